@@ -1,0 +1,25 @@
+# Every target creates the virtual environment it needs, so a fresh machine with Python 3.11 is enough.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test bench clean
+
+$(BIN)/iac-code: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+# The main job: the ACP server over HTTP+SSE on 127.0.0.1:8765 (offline demo model when none is configured).
+run: $(BIN)/iac-code
+	$(BIN)/iac-code acp --transport http --host 127.0.0.1 --port 8765
+
+test: $(BIN)/iac-code
+	$(BIN)/python -m pytest -q
+
+bench: $(BIN)/iac-code
+	for f in bench/*.py; do $(BIN)/python $$f; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

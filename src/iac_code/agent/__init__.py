@@ -1,0 +1,1 @@
+"""The agent runtime: the turn loop (loop.py) and what it yields (events.py)."""

@@ -1,0 +1,77 @@
+"""The conversation vocabulary shared by providers, the agent loop and the session store.
+
+A history is a list of `Message`s in the order the model saw them. Each provider translates it to
+its own wire format; the store writes each message as one JSON line (`to_dict` / `from_dict`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "tool"]
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass
+class Message:
+    """One turn of the conversation.
+
+    - user: `text` (the prompt as the model sees it). `summary` marks a compaction summary: it
+      replaces every earlier message in the model's context except the `kept` ones just before it.
+      The log stays append-only, so a replay still shows the whole conversation.
+    - assistant: `text`, `thinking` (+ `thinking_signature` for Anthropic), `tool_calls`.
+    - tool: the result of the call `tool_call_id`; `is_error` for failures and denials.
+    """
+
+    role: Role
+    text: str = ""
+    thinking: str = ""
+    thinking_signature: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str = ""
+    tool_name: str = ""
+    is_error: bool = False
+    summary: bool = False
+    kept: int = 0  # on a summary: how many messages just before it stay in the model's context
+
+    def to_dict(self) -> dict[str, Any]:
+        # Drop defaults so a persisted line stays short and readable.
+        full = asdict(self)
+        defaults = asdict(Message(role=self.role))
+        return {k: v for k, v in full.items() if k == "role" or v != defaults[k]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        calls = [ToolCall(**c) for c in data.get("tool_calls", [])]
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "tool_calls"}
+        return cls(**known, tool_calls=calls)
+
+
+def user(text: str) -> Message:
+    return Message(role="user", text=text)
+
+
+def tool_result(call: ToolCall, text: str, *, is_error: bool = False) -> Message:
+    return Message(role="tool", text=text, tool_call_id=call.id, tool_name=call.name, is_error=is_error)
+
+
+def context_messages(history: list[Message]) -> list[Message]:
+    """What the model sees: the latest summary, the turns it kept, and everything after it."""
+    for index in range(len(history) - 1, -1, -1):
+        summary = history[index]
+        if summary.summary:
+            return [summary, *history[index - summary.kept : index], *history[index + 1 :]]
+    return history
+
+
+def unanswered_tool_calls(history: list[Message]) -> list[ToolCall]:
+    """Tool calls that have no result yet, in order. Providers reject a history that has any."""
+    answered = {m.tool_call_id for m in history if m.role == "tool"}
+    return [c for m in history if m.role == "assistant" for c in m.tool_calls if c.id not in answered]

@@ -1,0 +1,1 @@
+"""Model providers: each streams one model call as `ProviderEvent`s (see base.py)."""

@@ -1,0 +1,76 @@
+"""The one interface every model provider implements.
+
+A provider turns (system prompt, history, tool schemas) into a stream of events for one model call.
+It never retries a half-streamed answer; the SDKs retry before the first byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from iac_code.messages import Message, ToolCall
+
+# Why a model call ended, already mapped onto ACP stop reasons (plus "tool_use": the loop continues).
+FinishReason = Literal["end_turn", "tool_use", "max_tokens", "refusal"]
+
+
+@dataclass
+class TextDelta:
+    text: str
+
+
+@dataclass
+class ThinkingDelta:
+    text: str
+    signature: str = ""  # Anthropic signs thinking blocks; they must be echoed back verbatim.
+
+
+@dataclass
+class ToolCallReady:
+    """A complete tool call: arguments fully streamed and parsed (unparseable JSON becomes {})."""
+
+    call: ToolCall
+
+
+@dataclass
+class Usage:
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass
+class Finish:
+    reason: FinishReason
+
+
+ProviderEvent = TextDelta | ThinkingDelta | ToolCallReady | Usage | Finish
+
+
+@dataclass
+class ToolSchema:
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=dict)  # JSON Schema of the arguments
+
+
+class ProviderError(Exception):
+    """A model call failed for good (after the SDK's retries). The message is safe to show a user."""
+
+
+class ModelProvider(Protocol):
+    name: str  # the provider's configured name, e.g. "openai", "dashscope", "scripted"
+    model: str  # the model id in use; assignable, takes effect on the next call
+    context_window: int  # tokens
+
+    def stream(
+        self,
+        system: str,
+        history: list[Message],
+        tools: list[ToolSchema],
+        *,
+        max_tokens: int,
+    ) -> AsyncIterator[ProviderEvent]:
+        """Stream one model call. Ends with exactly one `Finish`; raises `ProviderError` on failure."""
+        ...

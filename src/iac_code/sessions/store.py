@@ -1,0 +1,58 @@
+"""What the protocol layer needs from session persistence, so another backend can replace files.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from iac_code.messages import Message
+
+Decision = Literal["allow", "reject"]
+
+
+@dataclass
+class SessionRecord:
+    """A session's metadata. Times are ISO 8601 UTC strings ("2026-11-30T02:36:16.123Z")."""
+
+    session_id: str
+    cwd: str
+    title: str = ""
+    created_at: str = ""
+    updated_at: str = ""
+    model: str = ""
+    mode: str = "default"
+    permissions: dict[str, Decision] = field(default_factory=dict)  # tool name → allow/reject_always
+
+
+class SessionNotFound(KeyError):
+    pass
+
+
+class SessionStore(Protocol):
+    def create(self, record: SessionRecord) -> None:
+        """Persist a new, empty session (durable on return)."""
+
+    def append(self, session_id: str, message: Message) -> None:
+        """Append one message to the session's log; durable on return; bumps updated_at."""
+
+    def update(self, session_id: str, **changes: object) -> SessionRecord:
+        """Change metadata fields (title, model, mode, permissions); returns the new record."""
+
+    def load(self, session_id: str) -> tuple[SessionRecord, list[Message]]:
+        """The record and the full log, repaired (torn last line dropped, unanswered tool calls
+        answered "interrupted"), with the repair written back. Raises SessionNotFound."""
+
+    def get(self, session_id: str) -> SessionRecord:
+        """The record alone (cheap). Raises SessionNotFound."""
+
+    def list(self, cwd: str | None, cursor: str | None = None, limit: int = 50) -> tuple[list[SessionRecord], str | None]:
+        """Sessions of `cwd` (all when None), newest updated first, and the next page's cursor."""
+
+    def fork(self, session_id: str, new_session_id: str) -> SessionRecord:
+        """Copy a session's log and metadata under a new id, durable on return."""
+
+    def clear(self, session_id: str) -> None:
+        """Start the session's log afresh (for /clear); durable."""
+
+    def delete(self, session_id: str) -> None:
+        """Remove the session entirely; no error if unknown."""

@@ -1,0 +1,1 @@
+"""Tools the model can call. Each is small; see base.py for the contract."""

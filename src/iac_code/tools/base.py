@@ -1,0 +1,65 @@
+"""The tool contract: what a tool declares, what it receives, and what it returns.
+
+Category decides permissions (the seed's table): read tools run without asking, write and execute
+tools pass through the caller's permission hook. Kind is the ACP ToolKind a client uses for icons.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+Category = Literal["read", "write", "execute"]
+Kind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
+
+# Default cap on what one tool result may put into the model's context.
+MAX_OUTPUT_CHARS = 30_000
+
+
+class ToolError(Exception):
+    """A failure the model should see as an error result (bad path, timeout, bad arguments)."""
+
+
+@dataclass
+class Diff:
+    path: str  # absolute
+    old_text: str | None  # None: the file is new
+    new_text: str
+
+
+@dataclass
+class ToolResult:
+    text: str  # what the model receives
+    is_error: bool = False
+    diff: Diff | None = None  # for edits: shown to the client as an ACP diff block
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use. `workspace` is the session's cwd; no path may leave it."""
+
+    workspace: Path
+    # Runs a sub-agent on a task and returns its final answer (set by the loop for the `agent` tool).
+    run_subagent: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Tool(Protocol):
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON Schema the model sees
+    category: Category
+    kind: Kind
+
+    def title(self, args: dict[str, Any]) -> str:
+        """A short human title for the client, e.g. "Write main.tf", "Run terraform validate"."""
+        ...
+
+    def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
+        """Absolute paths the call touches (for the client's follow-along), may be empty."""
+        ...
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Do the work. Raise ToolError for failures the model should see; cancellable."""
+        ...
