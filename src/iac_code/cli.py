@@ -1,0 +1,91 @@
+"""The `iac-code` command: `iac-code acp` (the ACP server), `iac-code -p PROMPT` (one headless turn)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from iac_code import __version__
+from iac_code.config import ConfigError, load_settings
+from iac_code.logs import configure_logging
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="iac-code",
+        description="An AI agent for infrastructure-as-code work (Terraform, ROS, CloudFormation, Kubernetes).",
+    )
+    parser.add_argument("--version", action="version", version=f"iac-code {__version__}")
+    parser.add_argument("-p", "--prompt", help="run one headless turn in the current directory ('-' reads stdin)")
+    parser.add_argument(
+        "--output-format", choices=["text", "json", "stream-json"], default="text", help="headless output format"
+    )
+    parser.add_argument(
+        "--allow-tools", default="", help="headless: comma-separated write/execute tools allowed to run (e.g. write_file,bash)"
+    )
+    parser.add_argument("--yes", action="store_true", help="headless: allow every tool without asking")
+    _add_logging_flags(parser)
+
+    commands = parser.add_subparsers(dest="command")
+    acp = commands.add_parser(
+        "acp",
+        help="serve the Agent Client Protocol (stdio by default, or HTTP+SSE)",
+        description="Serve the Agent Client Protocol. With stdio (the default) an editor launches this "
+        "command and speaks JSON-RPC on its stdin/stdout; with --transport http it serves /acp over HTTP+SSE.",
+    )
+    acp.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default: stdio")
+    acp.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    acp.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    acp.add_argument(
+        "--allow-insecure-bind",
+        action="store_true",
+        help="allow binding a non-loopback address without IACCODE_ACP_HTTP_TOKEN (unsafe)",
+    )
+    acp.add_argument(
+        "--max-body-bytes", type=int, default=16 * 1024 * 1024, help="HTTP request body limit (default 16 MiB)"
+    )
+    acp.add_argument(
+        "--idle-timeout", type=float, default=600.0, help="seconds before an idle HTTP connection is reaped"
+    )
+    acp.add_argument(
+        "--allowed-origin", action="append", default=[], help="extra Origin allowed to call the HTTP server"
+    )
+    _add_logging_flags(acp)
+    return parser
+
+
+def _add_logging_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--debug", "-d", action="store_true", default=argparse.SUPPRESS, help="verbose logs on stderr")
+    parser.add_argument("--log-file", default=argparse.SUPPRESS, help="also write logs to this file")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging(debug=getattr(args, "debug", False), log_file=getattr(args, "log_file", None))
+    try:
+        settings = load_settings()
+        if args.command == "acp":
+            return _run_acp(args, settings)
+        if args.prompt is not None:
+            from iac_code.headless import run_headless
+
+            return run_headless(args, settings)
+    except ConfigError as exc:
+        print(f"iac-code: {exc}", file=sys.stderr)
+        return 2
+    build_parser().print_help(sys.stderr)
+    return 2
+
+
+def _run_acp(args: argparse.Namespace, settings) -> int:
+    if args.transport == "http":
+        from iac_code.acp.http import run_http
+
+        return run_http(args, settings)
+    from iac_code.acp.stdio import run_stdio
+
+    return run_stdio(settings)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+"""Logging set-up. Logs go to stderr (and optionally a file), never stdout: in stdio mode stdout is the protocol."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+
+def configure_logging(*, debug: bool = False, log_file: str | None = None) -> None:
+    level = logging.DEBUG if debug else logging.INFO
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_file:
+        handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
+    logging.basicConfig(
+        level=level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        handlers=handlers,
+        force=True,
+    )
+    # The HTTP client libraries are chatty at INFO and would log every model request.
+    for noisy in ("httpx", "httpcore", "openai", "anthropic"):
+        logging.getLogger(noisy).setLevel(logging.DEBUG if debug else logging.WARNING)
