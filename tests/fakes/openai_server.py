@@ -46,6 +46,8 @@ class DanglingToolCalls(Exception):
 class ScriptedServer:
     """Base: a queue of replies served over HTTP; subclasses speak one API's wire format."""
 
+    url_suffix = "/v1"  # what the API's SDK expects at the end of its base URL
+
     def __init__(self, replies: tuple[ReplySource, ...] | list[ReplySource] = (), *, default: ReplySource | None = None):
         self.requests: list[dict[str, Any]] = []
         self.default = default
@@ -68,7 +70,7 @@ class ScriptedServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         port = self._httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{port}/v1"
+        self.url = f"http://127.0.0.1:{port}{self.url_suffix}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, name=type(self).__name__, daemon=True)
         self._thread.start()
         return self
