@@ -1,0 +1,437 @@
+"""The default SessionStore: one directory per session, JSON lines on disk.
+
+    root/
+      index.jsonl           what list() and get() read: record snapshots, updated_at bumps, deletions
+      index.lock            flock'd around every index write and metadata rewrite (several processes)
+      <session_id>/
+        messages.jsonl      one Message.to_dict() per line, append-only
+        meta.json           the SessionRecord, rewritten atomically; its updated_at may lag the index's
+
+The message log is the durable truth; the index is a cache that can be rebuilt from the meta.json
+files (and the logs' mtimes) whenever it is missing or damaged. See README.md for the reasoning.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import fcntl
+import json
+import logging
+import os
+import re
+import shutil
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from iac_code.messages import Message, tool_result, unanswered_tool_calls
+from iac_code.sessions.store import SessionNotFound, SessionRecord
+
+logger = logging.getLogger(__name__)
+
+INTERRUPTED = "Tool call interrupted: the session ended before it finished."
+UPDATABLE_FIELDS = frozenset({"title", "model", "mode", "permissions"})
+
+# Ids become directory names: a strict charset with no dot can never name "..", a path or a temp file.
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+# Rewrite the index once dead lines (superseded snapshots, bumps, tombstones) outnumber live ones.
+_COMPACT_SLACK = 1000
+
+
+class InvalidSessionId(SessionNotFound, ValueError):
+    """An id that no session can have; callers may treat it as either "not found" or a bad argument."""
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _iso_from_timestamp(seconds: float) -> str:
+    moment = datetime.fromtimestamp(seconds, timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _check_id(session_id: str) -> str:
+    if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
+        raise InvalidSessionId(f"invalid session id {str(session_id)[:40]!r}")
+    return session_id
+
+
+def _encode_line(payload: dict[str, Any]) -> bytes:
+    return (json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path: Path, data: bytes, *, durable: bool) -> None:
+    """Readers see the old content or the new, never a mix, even after a crash."""
+    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        _write_all(fd, data)
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temp, path)
+    if durable:
+        _fsync_dir(path.parent)
+
+
+def encode_cursor(updated_at: str, session_id: str) -> str:
+    return base64.urlsafe_b64encode(f"{updated_at}|{session_id}".encode()).decode()
+
+
+def decode_cursor(cursor: str) -> tuple[str, str]:
+    try:
+        updated_at, session_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
+    except (ValueError, binascii.Error, UnicodeError):
+        raise ValueError("invalid cursor") from None
+    if not _TIMESTAMP.fullmatch(updated_at) or not _SESSION_ID.fullmatch(session_id):
+        raise ValueError("invalid cursor")
+    return updated_at, session_id
+
+
+def _record(data: dict[str, Any]) -> SessionRecord:
+    """A record the caller may change freely: it shares nothing with the cached index."""
+    return SessionRecord(**{**data, "permissions": dict(data["permissions"])})
+
+
+def parse_log(data: bytes) -> tuple[list[Message], bool, bool]:
+    """The messages of a raw log, whether it ended in a torn line, and whether a middle line was bad."""
+    *lines, tail = data.split(b"\n")
+    messages: list[Message] = []
+    bad_middle = False
+    for number, line in enumerate(lines, 1):
+        try:
+            messages.append(Message.from_dict(json.loads(line)))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            logger.warning("dropping unreadable line %d of a session log", number)
+            bad_middle = True
+    return messages, bool(tail), bad_middle
+
+
+def with_interrupted_results(history: list[Message]) -> tuple[list[Message], bool]:
+    """The history with an "interrupted" result for every unanswered tool call, each placed after
+    its assistant message and that message's existing results; and whether any landed mid-history."""
+    unanswered = {call.id for call in unanswered_tool_calls(history)}
+    repaired: list[Message] = []
+    pending: list[Message] = []
+    in_middle = False
+    for message in history:
+        if pending and message.role != "tool":
+            repaired.extend(pending)
+            pending, in_middle = [], True
+        repaired.append(message)
+        if message.role == "assistant":
+            pending += [tool_result(c, INTERRUPTED, is_error=True) for c in message.tool_calls if c.id in unanswered]
+    repaired.extend(pending)
+    return repaired, in_middle
+
+
+class FileSessionStore:
+    """A SessionStore on the local file system, safe for several processes sharing `root`.
+
+    Each session has a single writer (the process that has it open); different sessions, and the
+    shared index, may be written by any number of processes at once. With `durable` (the default)
+    every append is fdatasync'd, so it also survives power loss; without it, a process crash still
+    loses nothing the kernel has accepted.
+    """
+
+    def __init__(self, root: Path, *, durable: bool = True) -> None:
+        self.root = Path(root)
+        self.durable = durable
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._index_path = self.root / "index.jsonl"
+        self._lock_path = self.root / "index.lock"
+        self._mutex = threading.RLock()
+        self._lock_depth = 0
+        self._lock_fd = -1
+        # The index as last read: an open handle (which also pins its inode, so a replaced file
+        # is always noticed), how far it was read, and the live records it describes.
+        self._index: BinaryIO | None = None
+        self._offset = 0
+        self._lines = 0
+        self._records: dict[str, dict[str, Any]] = {}
+
+    # ---- SessionStore ----
+
+    def create(self, record: SessionRecord) -> None:
+        session_dir = self._dir(record.session_id)
+        now = now_iso()
+        record = replace(
+            record,
+            created_at=record.created_at or now,
+            updated_at=record.updated_at or now,
+            permissions=dict(record.permissions),
+        )
+        try:
+            session_dir.mkdir(mode=0o700)
+        except FileExistsError:
+            raise ValueError(f"session {record.session_id} already exists") from None
+        os.close(os.open(session_dir / "messages.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        self._save(record)
+
+    def append(self, session_id: str, message: Message) -> None:
+        line = _encode_line(message.to_dict())
+        try:
+            fd = os.open(self._dir(session_id) / "messages.jsonl", os.O_RDWR | os.O_APPEND)
+        except FileNotFoundError:
+            raise SessionNotFound(session_id) from None
+        try:
+            # A line left torn by an earlier crash must not swallow this one.
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line
+            _write_all(fd, line)
+            if self.durable:
+                os.fdatasync(fd)
+        finally:
+            os.close(fd)
+        self._touch(session_id)
+
+    def update(self, session_id: str, **changes: object) -> SessionRecord:
+        unknown = set(changes) - UPDATABLE_FIELDS
+        if unknown:
+            raise ValueError(f"cannot update {', '.join(sorted(unknown))}")
+        if "permissions" in changes:
+            changes["permissions"] = dict(changes["permissions"])  # type: ignore[call-overload]
+        with self._locked():
+            record = replace(self.get(session_id), **changes, updated_at=now_iso())  # type: ignore[arg-type]
+            self._save(record)
+        return record
+
+    def load(self, session_id: str) -> tuple[SessionRecord, list[Message]]:
+        record = self.get(session_id)
+        path = self._dir(session_id) / "messages.jsonl"
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise SessionNotFound(session_id) from None
+        messages, torn_tail, bad_middle = parse_log(data)
+        repaired, repaired_in_middle = with_interrupted_results(messages)
+        if bad_middle or repaired_in_middle:
+            logger.warning("session %s: rewriting its log to repair it", session_id)
+            _write_atomic(path, b"".join(_encode_line(m.to_dict()) for m in repaired), durable=self.durable)
+            return record, repaired
+        if torn_tail:
+            logger.warning("session %s: dropping a torn last line", session_id)
+            os.truncate(path, data.rindex(b"\n") + 1 if b"\n" in data else 0)
+        for message in repaired[len(messages) :]:
+            self.append(session_id, message)
+        return record, repaired
+
+    def get(self, session_id: str) -> SessionRecord:
+        _check_id(session_id)
+        with self._locked():
+            self._refresh()
+            data = self._records.get(session_id)
+        if data is None:
+            raise SessionNotFound(session_id)
+        return _record(data)
+
+    def list(
+        self, cwd: str | None, cursor: str | None = None, limit: int = 50
+    ) -> tuple[list[SessionRecord], str | None]:
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        after = decode_cursor(cursor) if cursor else None
+        with self._locked():
+            self._refresh()
+            records = list(self._records.values())
+        if cwd is not None:
+            wanted = os.path.normpath(cwd)
+            records = [r for r in records if os.path.normpath(r["cwd"]) == wanted]
+        keys = sorted(((r["updated_at"], r["session_id"]) for r in records), reverse=True)
+        if after is not None:
+            keys = [key for key in keys if key < after]
+        page = keys[:limit]
+        by_id = {r["session_id"]: r for r in records}
+        next_cursor = encode_cursor(*page[-1]) if len(keys) > limit else None
+        return [_record(by_id[session_id]) for _, session_id in page], next_cursor
+
+    def fork(self, session_id: str, new_session_id: str) -> SessionRecord:
+        source = self.get(session_id)
+        target_dir = self._dir(new_session_id)
+        try:
+            target_dir.mkdir(mode=0o700)
+        except FileExistsError:
+            raise ValueError(f"session {new_session_id} already exists") from None
+        try:
+            data = (self._dir(session_id) / "messages.jsonl").read_bytes()
+        except FileNotFoundError:
+            shutil.rmtree(target_dir, ignore_errors=True)
+            raise SessionNotFound(session_id) from None
+        _write_atomic(target_dir / "messages.jsonl", data, durable=self.durable)
+        now = now_iso()
+        record = replace(
+            source, session_id=new_session_id, created_at=now, updated_at=now, permissions=dict(source.permissions)
+        )
+        self._save(record)
+        return record
+
+    def clear(self, session_id: str) -> None:
+        self.get(session_id)
+        try:
+            fd = os.open(self._dir(session_id) / "messages.jsonl", os.O_WRONLY)
+        except FileNotFoundError:
+            raise SessionNotFound(session_id) from None
+        try:
+            os.ftruncate(fd, 0)  # one system call: readers see the old log or an empty one
+            if self.durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._touch(session_id)
+
+    def delete(self, session_id: str) -> None:
+        try:
+            session_dir = self._dir(session_id)
+        except InvalidSessionId:
+            return
+        # Renaming first makes the removal atomic: a crash leaves a dotted name that no rebuild reads.
+        doomed = self.root / f".{session_id}.{uuid.uuid4().hex}.deleted"
+        with self._locked():
+            try:
+                session_dir.rename(doomed)
+            except FileNotFoundError:
+                pass
+            self._refresh()
+            if session_id in self._records:
+                self._write_index_line({"drop": session_id})
+        shutil.rmtree(doomed, ignore_errors=True)
+
+    # ---- files ----
+
+    def _dir(self, session_id: str) -> Path:
+        return self.root / _check_id(session_id)
+
+    def _save(self, record: SessionRecord) -> None:
+        """Write the record's meta.json, then its index snapshot."""
+        data = asdict(record)
+        with self._locked():
+            self._refresh()  # first: a rebuild now must not see this meta.json and index it twice
+            _write_atomic(self._dir(record.session_id) / "meta.json", json.dumps(data).encode(), durable=self.durable)
+            self._write_index_line({"put": data})
+
+    def _touch(self, session_id: str) -> None:
+        with self._locked():
+            self._refresh()
+            if session_id in self._records:
+                self._write_index_line({"touch": session_id, "at": now_iso()})
+
+    # ---- the index ----
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Exclusive access to the index, across threads and processes; re-entrant."""
+        with self._mutex:
+            if self._lock_depth == 0:
+                # Opened per acquisition, not kept: a descriptor inherited by a forked child would share the lock.
+                self._lock_fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+                if self._lock_depth == 0:
+                    os.close(self._lock_fd)  # closing releases the flock
+                    self._lock_fd = -1
+
+    def _refresh(self) -> None:
+        """Bring the in-memory index up to date, reading only what was appended since last time.
+        Call with the lock held."""
+        try:
+            on_disk = os.stat(self._index_path)
+        except FileNotFoundError:
+            self._rebuild()
+            return
+        if self._index is None or os.fstat(self._index.fileno()).st_ino != on_disk.st_ino or on_disk.st_size < self._offset:
+            self._open_index()
+        self._index.seek(self._offset)  # type: ignore[union-attr]
+        data = self._index.read()  # type: ignore[union-attr]
+        if not data:
+            return
+        try:
+            if not data.endswith(b"\n"):
+                raise ValueError("torn last line")
+            for line in data.splitlines():
+                self._apply(json.loads(line))
+                self._lines += 1
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            logger.warning("session index damaged (%s); rebuilding it", exc)
+            self._rebuild()
+            return
+        self._offset += len(data)
+        if self._lines > 2 * len(self._records) + _COMPACT_SLACK:
+            self._rewrite_index(self._records)
+
+    def _apply(self, entry: dict[str, Any]) -> None:
+        if "put" in entry:
+            record = entry["put"]
+            SessionRecord(**record)  # refuse a line that is not a record
+            self._records[record["session_id"]] = record
+        elif "touch" in entry:
+            record = self._records.get(entry["touch"])
+            if record is not None:  # a bump racing a deletion must not resurrect the session
+                record["updated_at"] = max(record["updated_at"], entry["at"])
+        else:
+            self._records.pop(entry["drop"], None)
+
+    def _write_index_line(self, entry: dict[str, Any]) -> None:
+        """Append one entry; call with the lock held, just after `_refresh`, so the cache stays in step."""
+        line = _encode_line(entry)
+        self._index.write(line)  # type: ignore[union-attr]
+        self._index.flush()  # type: ignore[union-attr]
+        self._apply(entry)
+        self._offset += len(line)
+        self._lines += 1
+
+    def _open_index(self) -> None:
+        if self._index is not None:
+            self._index.close()
+        self._index = open(self._index_path, "a+b", buffering=0)  # noqa: SIM115 - kept open on purpose
+        self._offset = self._lines = 0
+        self._records = {}
+
+    def _rebuild(self) -> None:
+        """Recreate the index from every session's meta.json; the log's mtime stands in for lost bumps."""
+        records: dict[str, dict[str, Any]] = {}
+        for entry in os.scandir(self.root):
+            if not (_SESSION_ID.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
+                continue
+            try:
+                record = asdict(SessionRecord(**json.loads(Path(entry.path, "meta.json").read_bytes())))
+                logged = _iso_from_timestamp(os.stat(Path(entry.path, "messages.jsonl")).st_mtime)
+            except (OSError, ValueError, TypeError) as exc:
+                logger.warning("session %s skipped while rebuilding the index: %s", entry.name, exc)
+                continue
+            record["updated_at"] = max(record["updated_at"], logged)
+            records[entry.name] = record
+        self._rewrite_index(records)
+
+    def _rewrite_index(self, records: dict[str, dict[str, Any]]) -> None:
+        data = b"".join(_encode_line({"put": record}) for record in records.values())
+        _write_atomic(self._index_path, data, durable=False)  # rebuildable: no need to pay for fsync
+        self._open_index()
+        self._refresh()
