@@ -1,0 +1,377 @@
+"""The turn loop: model call → tool calls → results → next model call, until the model stops.
+
+It knows nothing of ACP. `run()` yields events (events.py); the last is always `TurnEnd`. The turn's
+work runs in its own task so that `cancel()` can stop the model stream, a permission wait and running
+tools at once; whatever was cut short is written into the history so it stays valid for every provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from iac_code.agent import compaction
+from iac_code.agent.events import (
+    Compaction,
+    ErrorReport,
+    Event,
+    StopReason,
+    ToolFinished,
+    ToolRunning,
+    ToolUseStart,
+    TurnEnd,
+    UsageReport,
+)
+from iac_code.agent.system_prompt import build_system_prompt
+from iac_code.messages import Message, ToolCall, context_messages, tool_result, unanswered_tool_calls, user
+from iac_code.providers.base import (
+    Finish,
+    ModelProvider,
+    ProviderError,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallReady,
+    ToolSchema,
+    Usage,
+)
+from iac_code.tools.base import Tool, ToolContext, ToolError, ToolResult
+
+log = logging.getLogger(__name__)
+
+Decision = Literal["allow", "deny", "cancel"]
+PermissionHook = Callable[[ToolCall, Tool], Awaitable[Decision]]
+Emit = Callable[[Event], Awaitable[None]]
+
+PERMISSION_DENIED = "Permission denied."
+CANCELLED = "Cancelled: the user stopped the turn before this tool call finished."
+NOT_RUN = "Not run: the model's answer ended before this tool call could run."
+SUBAGENT_TOOLS_CATEGORY = "read"  # sub-agents explore; only the main agent writes or executes
+MAX_PARALLEL_READS = 8
+
+
+class _TurnCancelled(Exception):
+    """The client answered a permission request with `cancelled`: the whole turn stops."""
+
+
+@dataclass
+class _ModelReply:
+    message: Message
+    finish: str
+    usage: Usage = field(default_factory=lambda: Usage(0, 0))
+
+
+async def _drain(queue: asyncio.Queue[Event | None]) -> None:
+    while True:
+        await queue.get()
+
+
+async def allow_all(call: ToolCall, tool: Tool) -> Decision:
+    return "allow"
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        provider: ModelProvider,
+        tools: dict[str, Tool],
+        workspace: Path,
+        *,
+        permission: PermissionHook,
+        history: list[Message] | None = None,
+        on_message: Callable[[Message], None] | None = None,
+        system_prompt: str | None = None,
+        max_turns: int = 50,
+        max_tokens: int = 8192,
+        compact_threshold: float = 0.8,
+        allow_subagents: bool = True,
+    ) -> None:
+        self.provider = provider
+        self.tools = tools
+        self.workspace = workspace
+        self.permission = permission
+        self.history: list[Message] = list(history or [])
+        self.on_message = on_message
+        self.system_prompt = system_prompt or build_system_prompt(workspace)
+        self.max_turns = max_turns
+        self.max_tokens = max_tokens
+        self.compact_threshold = compact_threshold
+        self.allow_subagents = allow_subagents
+        self.meter = compaction.ContextMeter()
+        self._turn: asyncio.Task[None] | None = None
+        self._partial: list[str] = []  # text streamed so far in the current model call
+
+    @property
+    def running(self) -> bool:
+        return self._turn is not None and not self._turn.done()
+
+    # ----------------------------------------------------------------- public API
+
+    async def run(self, prompt: str) -> AsyncIterator[Event]:
+        async for event in self._drive(lambda emit: self._turn_body(prompt, emit)):
+            yield event
+
+    async def compact(self) -> AsyncIterator[Event]:
+        """Manual compaction (the /compact command)."""
+
+        async def body(emit: Emit) -> None:
+            await self._compact(emit, manual=True)
+
+        async for event in self._drive(body):
+            yield event
+
+    def cancel(self) -> None:
+        if self.running:
+            assert self._turn is not None
+            self._turn.cancel()
+
+    def clear(self) -> None:
+        self.history.clear()
+        self.meter = compaction.ContextMeter()
+
+    # ----------------------------------------------------------------- turn machinery
+
+    async def _drive(self, body: Callable[[Emit], Awaitable[None]]) -> AsyncIterator[Event]:
+        if self.running:
+            raise RuntimeError("a turn is already running")
+        queue: asyncio.Queue[Event | None] = asyncio.Queue(maxsize=256)
+        turn = asyncio.create_task(self._guarded(body, queue))
+        self._turn = turn
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+        finally:
+            if not turn.done():  # the consumer stopped early: stop the turn, draining what it still emits
+                turn.cancel()
+                drain = asyncio.create_task(_drain(queue))
+                await asyncio.gather(turn, return_exceptions=True)
+                drain.cancel()
+            self._turn = None
+
+    async def _guarded(self, body: Callable[[Emit], Awaitable[None]], queue: asyncio.Queue[Event | None]) -> None:
+        try:
+            await body(queue.put)
+        except asyncio.CancelledError:
+            pass  # _turn_body already recorded the cancellation; a bare body just stops
+        finally:
+            await queue.put(None)
+
+    async def _turn_body(self, prompt: str, emit: Emit) -> None:
+        totals = Usage(0, 0)
+        try:
+            self._append(user(prompt))
+            stop = await self._steps(emit, totals)
+        except (asyncio.CancelledError, _TurnCancelled):
+            self._close_partial_message()
+            self._answer_dangling(CANCELLED)
+            stop = "cancelled"
+        await emit(TurnEnd(stop, totals.input_tokens, totals.output_tokens))
+
+    async def _steps(self, emit: Emit, totals: Usage) -> StopReason:
+        for _ in range(self.max_turns):
+            if self._context_tokens() > self.compact_threshold * self.provider.context_window:
+                await self._compact(emit, manual=False)
+            try:
+                reply = await self._call_model(emit)
+            except ProviderError as exc:
+                self._close_partial_message()
+                await emit(ErrorReport(str(exc)))
+                return "end_turn"
+            totals.input_tokens += reply.usage.input_tokens
+            totals.output_tokens += reply.usage.output_tokens
+            self._append(reply.message)
+            await emit(
+                UsageReport(
+                    reply.usage.input_tokens,
+                    reply.usage.output_tokens,
+                    self._context_tokens(),
+                    self.provider.context_window,
+                )
+            )
+            if reply.finish != "tool_use" or not reply.message.tool_calls:
+                self._answer_dangling(NOT_RUN)
+                return "end_turn" if reply.finish == "tool_use" else reply.finish  # type: ignore[return-value]
+            await self._run_tools(reply.message.tool_calls, emit)
+        return "max_turn_requests"
+
+    # ----------------------------------------------------------------- model
+
+    async def _call_model(self, emit: Emit) -> _ModelReply:
+        self._partial = []
+        thinking: list[str] = []
+        signature = ""
+        calls: list[ToolCall] = []
+        finish = "end_turn"
+        usage = Usage(0, 0)
+        context = context_messages(self.history)
+        stream = self.provider.stream(self.system_prompt, context, self._tool_schemas(), max_tokens=self.max_tokens)
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                self._partial.append(event.text)
+                await emit(event)
+            elif isinstance(event, ThinkingDelta):
+                thinking.append(event.text)
+                signature = event.signature or signature
+                if event.text:
+                    await emit(event)
+            elif isinstance(event, ToolCallReady):
+                calls.append(event.call)
+            elif isinstance(event, Usage):
+                usage = event
+            elif isinstance(event, Finish):
+                finish = event.reason
+        if usage.input_tokens:
+            self.meter.record(usage.input_tokens, context, len(self.system_prompt))
+        text, self._partial = "".join(self._partial), []
+        message = Message(
+            role="assistant", text=text, thinking="".join(thinking), thinking_signature=signature, tool_calls=calls
+        )
+        return _ModelReply(message, finish, usage)
+
+    def _tool_schemas(self) -> list[ToolSchema]:
+        return [ToolSchema(t.name, t.description, t.parameters) for t in self.tools.values()]
+
+    def _context_tokens(self) -> int:
+        return self.meter.estimate(context_messages(self.history), len(self.system_prompt))
+
+    # ----------------------------------------------------------------- tools
+
+    async def _run_tools(self, calls: list[ToolCall], emit: Emit) -> None:
+        ctx = ToolContext(workspace=self.workspace, run_subagent=self._run_subagent if self.allow_subagents else None)
+        for call in calls:
+            tool = self.tools.get(call.name)
+            await emit(
+                ToolUseStart(
+                    call,
+                    title=tool.title(call.arguments) if tool else call.name,
+                    kind=tool.kind if tool else "other",
+                    category=tool.category if tool else "execute",
+                    locations=self._locations(tool, call, ctx),
+                )
+            )
+        # Consecutive read-only calls run together; a write or execute call runs alone, in order.
+        batch: list[ToolCall] = []
+        for call in calls:
+            tool = self.tools.get(call.name)
+            if tool is not None and tool.category == "read":
+                batch.append(call)
+                continue
+            await self._run_parallel(batch, ctx, emit)
+            batch = []
+            await self._run_guarded(call, tool, ctx, emit)
+        await self._run_parallel(batch, ctx, emit)
+
+    async def _run_parallel(self, calls: list[ToolCall], ctx: ToolContext, emit: Emit) -> None:
+        if not calls:
+            return
+        limit = asyncio.Semaphore(MAX_PARALLEL_READS)
+
+        async def one(call: ToolCall) -> ToolResult:
+            async with limit:
+                await emit(ToolRunning(call))
+                return await self._execute(self.tools[call.name], call, ctx)
+
+        results = await asyncio.gather(*(one(c) for c in calls))
+        for call, result in zip(calls, results, strict=True):
+            await self._finish(call, result, emit)
+
+    async def _run_guarded(self, call: ToolCall, tool: Tool | None, ctx: ToolContext, emit: Emit) -> None:
+        if tool is None:
+            await self._finish(call, ToolResult(f"Unknown tool: {call.name}", is_error=True), emit)
+            return
+        decision = await self.permission(call, tool)
+        if decision == "cancel":
+            raise _TurnCancelled
+        if decision != "allow":
+            await self._finish(call, ToolResult(PERMISSION_DENIED, is_error=True), emit)
+            return
+        await emit(ToolRunning(call))
+        await self._finish(call, await self._execute(tool, call, ctx), emit)
+
+    async def _execute(self, tool: Tool, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        try:
+            return await tool.run(call.arguments, ctx)
+        except ToolError as exc:
+            return ToolResult(str(exc), is_error=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a tool bug must not end the session: the model sees it and can adapt
+            log.exception("tool %s failed", call.name)
+            return ToolResult(f"Tool '{call.name}' failed: {type(exc).__name__}: {exc}", is_error=True)
+
+    async def _finish(self, call: ToolCall, result: ToolResult, emit: Emit) -> None:
+        self._append(tool_result(call, result.text, is_error=result.is_error))
+        await emit(ToolFinished(call, result))
+
+    @staticmethod
+    def _locations(tool: Tool | None, call: ToolCall, ctx: ToolContext) -> list[str]:
+        if tool is None:
+            return []
+        try:
+            return tool.locations(call.arguments, ctx)
+        except Exception:  # a bad path is reported when the tool runs, not here
+            return []
+
+    async def _run_subagent(self, prompt: str) -> str:
+        child = AgentLoop(
+            self.provider,
+            {name: t for name, t in self.tools.items() if t.category == SUBAGENT_TOOLS_CATEGORY},
+            self.workspace,
+            permission=self.permission,
+            system_prompt=self.system_prompt,
+            max_turns=self.max_turns,
+            max_tokens=self.max_tokens,
+            compact_threshold=self.compact_threshold,
+            allow_subagents=False,
+        )
+        answer: list[str] = []
+        async for event in child.run(prompt):
+            if isinstance(event, TextDelta):
+                answer.append(event.text)
+            elif isinstance(event, ErrorReport):
+                raise ToolError(f"sub-agent failed: {event.message}")
+            elif isinstance(event, ToolUseStart):
+                answer.clear()  # only the text after its last tool call is the final answer
+        return "".join(answer).strip() or "(the sub-agent gave no answer)"
+
+    # ----------------------------------------------------------------- compaction
+
+    async def _compact(self, emit: Emit, *, manual: bool) -> None:
+        old, kept = compaction.split_for_compaction(self.history)
+        if not old:
+            if manual:
+                await emit(Compaction("Nothing to compact yet: the conversation is too short."))
+            return
+        before = self._context_tokens()
+        try:
+            summary = await compaction.summarise(self.provider, old, max_tokens=self.max_tokens)
+        except ProviderError as exc:
+            await emit(Compaction(f"Context compaction failed: {exc}"))
+            return
+        self._append(Message(role="user", text=compaction.SUMMARY_PREFIX + summary, summary=True, kept=kept))
+        after = self._context_tokens()
+        window = self.provider.context_window
+        await emit(
+            Compaction(f"Context compacted: about {before:,} → {after:,} tokens ({100 * after // window}% of {window:,}).")
+        )
+        await emit(UsageReport(0, 0, after, window))
+
+    # ----------------------------------------------------------------- history
+
+    def _append(self, message: Message) -> None:
+        self.history.append(message)
+        if self.on_message is not None:
+            self.on_message(message)
+
+    def _close_partial_message(self) -> None:
+        """Keep what the user already saw of an interrupted answer."""
+        if self._partial:
+            text, self._partial = "".join(self._partial), []
+            self._append(Message(role="assistant", text=text))
+
+    def _answer_dangling(self, text: str) -> None:
+        for call in unanswered_tool_calls(self.history):
+            self._append(tool_result(call, text, is_error=True))

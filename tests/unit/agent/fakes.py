@@ -1,0 +1,73 @@
+"""In-process fakes for loop tests: a provider that plays scripted events, and tiny tools."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from iac_code.messages import Message, ToolCall
+from iac_code.providers.base import Finish, ProviderError, TextDelta, ToolCallReady, Usage
+from iac_code.tools.base import ToolContext, ToolResult
+
+
+class FakeProvider:
+    """Each model call plays the next script entry: a list of events, an exception, or "hang"."""
+
+    name = "fake"
+
+    def __init__(self, *script: Any, context_window: int = 100_000) -> None:
+        self.script = list(script)
+        self.model = "fake-model"
+        self.context_window = context_window
+        self.calls: list[list[Message]] = []
+
+    async def stream(self, system, history, tools, *, max_tokens):
+        self.calls.append(list(history))
+        entry = self.script.pop(0) if self.script else [TextDelta("(done)"), Finish("end_turn")]
+        if isinstance(entry, Exception):
+            raise entry
+        for event in entry:
+            if event == "hang":
+                await asyncio.Event().wait()
+            yield event
+
+
+def say(text: str, *, input_tokens: int = 10) -> list[Any]:
+    return [TextDelta(text), Usage(input_tokens, len(text)), Finish("end_turn")]
+
+
+def call(name: str, call_id: str = "c1", **arguments: Any) -> list[Any]:
+    return [ToolCallReady(ToolCall(call_id, name, arguments)), Usage(10, 5), Finish("tool_use")]
+
+
+@dataclass
+class FakeTool:
+    name: str
+    category: str = "read"
+    kind: str = "read"
+    delay: float = 0.0
+    description: str = "a fake tool"
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    running_now: int = 0
+    max_concurrent: int = 0
+
+    def title(self, args: dict[str, Any]) -> str:
+        return f"Fake {self.name}"
+
+    def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
+        return []
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        self.runs.append(args)
+        self.running_now += 1
+        self.max_concurrent = max(self.max_concurrent, self.running_now)
+        try:
+            await asyncio.sleep(self.delay)
+        finally:
+            self.running_now -= 1
+        return ToolResult(f"{self.name} ok")
+
+
+__all__ = ["FakeProvider", "FakeTool", "ProviderError", "call", "say"]

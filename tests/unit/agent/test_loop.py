@@ -1,0 +1,232 @@
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from iac_code.agent.events import ErrorReport, TextDelta, ToolFinished, ToolRunning, ToolUseStart, TurnEnd, UsageReport
+from iac_code.agent.loop import CANCELLED, PERMISSION_DENIED, AgentLoop, allow_all
+from iac_code.messages import Message, ToolCall, unanswered_tool_calls
+from iac_code.providers.base import Finish, ProviderError, TextDelta as Delta, ToolCallReady, Usage
+
+from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+
+
+def make_loop(provider, tools=(), permission=allow_all, **kwargs) -> AgentLoop:
+    return AgentLoop(provider, {t.name: t for t in tools}, Path("/tmp"), permission=permission, **kwargs)
+
+
+async def collect(aiter):
+    return [event async for event in aiter]
+
+
+async def test_plain_answer_ends_turn_with_usage():
+    loop = make_loop(FakeProvider(say("hello", input_tokens=7)))
+    events = await collect(loop.run("hi"))
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["hello"]
+    end = events[-1]
+    assert isinstance(end, TurnEnd) and end.stop_reason == "end_turn"
+    assert (end.input_tokens, end.output_tokens) == (7, 5)
+    assert any(isinstance(e, UsageReport) for e in events)
+    assert [m.role for m in loop.history] == ["user", "assistant"]
+
+
+async def test_tool_result_reaches_the_next_model_call():
+    provider = FakeProvider(call("look", path="a"), say("done"))
+    tool = FakeTool("look")
+    loop = make_loop(provider, [tool])
+    events = await collect(loop.run("go"))
+    assert tool.runs == [{"path": "a"}]
+    kinds = [type(e).__name__ for e in events if isinstance(e, (ToolUseStart, ToolRunning, ToolFinished))]
+    assert kinds == ["ToolUseStart", "ToolRunning", "ToolFinished"]
+    second_call = provider.calls[1]
+    assert second_call[-1].role == "tool" and second_call[-1].text == "look ok"
+
+
+async def test_denied_write_tool_does_not_run_and_model_is_told():
+    asked = []
+
+    async def deny(call, tool):
+        asked.append(call.name)
+        return "deny"
+
+    writer = FakeTool("write", category="write", kind="edit")
+    reader = FakeTool("look")
+    loop = make_loop(FakeProvider(call("write"), call("look", "c2"), say("ok")), [writer, reader], permission=deny)
+    events = await collect(loop.run("go"))
+    assert asked == ["write"], "read-only tools must not ask"
+    assert writer.runs == [] and reader.runs == [{}]
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert finished[0].result.is_error and finished[0].result.text == PERMISSION_DENIED
+    assert not any(isinstance(e, ToolRunning) and e.call.name == "write" for e in events)
+
+
+async def test_read_calls_in_one_step_run_in_parallel_and_results_keep_call_order():
+    tool = FakeTool("look", delay=0.05)
+    calls = [ToolCallReady(ToolCall(f"c{i}", "look", {"i": i})) for i in range(4)]
+    loop = make_loop(FakeProvider([*calls, Finish("tool_use")], say("ok")), [tool])
+    await collect(loop.run("go"))
+    assert tool.max_concurrent == 4
+    results = [m.tool_call_id for m in loop.history if m.role == "tool"]
+    assert results == ["c0", "c1", "c2", "c3"]
+
+
+async def test_write_calls_run_one_by_one():
+    tool = FakeTool("write", category="write", kind="edit", delay=0.02)
+    calls = [ToolCallReady(ToolCall(f"c{i}", "write", {})) for i in range(3)]
+    loop = make_loop(FakeProvider([*calls, Finish("tool_use")], say("ok")), [tool])
+    await collect(loop.run("go"))
+    assert tool.max_concurrent == 1 and len(tool.runs) == 3
+
+
+async def test_turn_limit_gives_max_turn_requests_and_a_valid_history():
+    loop = make_loop(FakeProvider(*[call("look", f"c{i}") for i in range(5)]), [FakeTool("look")], max_turns=2)
+    events = await collect(loop.run("go"))
+    assert events[-1].stop_reason == "max_turn_requests"
+    assert unanswered_tool_calls(loop.history) == []
+
+
+@pytest.mark.parametrize("reason", ["max_tokens", "refusal"])
+async def test_model_finish_reasons_become_stop_reasons(reason):
+    loop = make_loop(FakeProvider([Delta("partial"), Finish(reason)]))
+    events = await collect(loop.run("go"))
+    assert events[-1].stop_reason == reason
+
+
+async def test_tool_calls_cut_by_the_output_limit_are_answered():
+    script = [ToolCallReady(ToolCall("c1", "look", {})), Finish("max_tokens")]
+    loop = make_loop(FakeProvider(script), [FakeTool("look")])
+    events = await collect(loop.run("go"))
+    assert events[-1].stop_reason == "max_tokens"
+    assert unanswered_tool_calls(loop.history) == []
+
+
+async def test_provider_error_is_reported_and_the_turn_ends():
+    loop = make_loop(FakeProvider(ProviderError("authentication failed for provider fake")))
+    events = await collect(loop.run("go"))
+    assert isinstance(events[-2], ErrorReport) and "authentication failed" in events[-2].message
+    assert events[-1].stop_reason == "end_turn"
+
+
+async def test_unknown_tool_is_an_error_result_not_a_crash():
+    loop = make_loop(FakeProvider(call("nope"), say("ok")))
+    events = await collect(loop.run("go"))
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert finished[0].result.is_error and "Unknown tool" in finished[0].result.text
+    assert events[-1].stop_reason == "end_turn"
+
+
+async def test_cancel_mid_stream_stops_within_a_second_and_keeps_what_was_shown():
+    loop = make_loop(FakeProvider([Delta("partial "), "hang"]))
+    events = []
+
+    async def consume():
+        async for event in loop.run("go"):
+            events.append(event)
+
+    task = asyncio.create_task(consume())
+    while not any(isinstance(e, TextDelta) for e in events):
+        await asyncio.sleep(0.01)
+    started = time.monotonic()
+    loop.cancel()
+    await asyncio.wait_for(task, 1.0)
+    assert time.monotonic() - started < 1.0
+    assert events[-1].stop_reason == "cancelled"
+    assert loop.history[-1] == Message(role="assistant", text="partial ")
+    assert not loop.running
+
+
+async def test_cancel_mid_tool_answers_every_call_and_next_turn_works():
+    slow = FakeTool("look", delay=30)
+    calls = [ToolCallReady(ToolCall("c1", "look", {})), ToolCallReady(ToolCall("c2", "look", {}))]
+    provider = FakeProvider([*calls, Finish("tool_use")], say("next"))
+    loop = make_loop(provider, [slow])
+    events = []
+
+    async def consume():
+        async for event in loop.run("go"):
+            events.append(event)
+
+    task = asyncio.create_task(consume())
+    while slow.running_now < 2:
+        await asyncio.sleep(0.01)
+    loop.cancel()
+    await asyncio.wait_for(task, 1.0)
+    assert events[-1].stop_reason == "cancelled"
+    results = [m for m in loop.history if m.role == "tool"]
+    assert [m.text for m in results] == [CANCELLED, CANCELLED]
+    assert unanswered_tool_calls(loop.history) == []
+    events = await collect(loop.run("again"))
+    assert events[-1].stop_reason == "end_turn"
+
+
+async def test_permission_answered_cancelled_cancels_the_turn():
+    async def cancelled(call, tool):
+        return "cancel"
+
+    tool = FakeTool("write", category="write", kind="edit")
+    loop = make_loop(FakeProvider(call("write")), [tool], permission=cancelled)
+    events = await collect(loop.run("go"))
+    assert events[-1].stop_reason == "cancelled" and tool.runs == []
+    assert unanswered_tool_calls(loop.history) == []
+
+
+async def test_cancel_while_waiting_for_permission():
+    waiting = asyncio.Event()
+
+    async def slow_answer(call, tool):
+        waiting.set()
+        await asyncio.sleep(30)
+        return "allow"
+
+    tool = FakeTool("write", category="write", kind="edit")
+    loop = make_loop(FakeProvider(call("write")), [tool], permission=slow_answer)
+    task = asyncio.create_task(collect(loop.run("go")))
+    await waiting.wait()
+    loop.cancel()
+    events = await asyncio.wait_for(task, 1.0)
+    assert events[-1].stop_reason == "cancelled" and tool.runs == []
+
+
+async def test_second_concurrent_run_is_refused():
+    loop = make_loop(FakeProvider([Delta("x"), "hang"]))
+    first = loop.run("one")
+    await first.__anext__()
+    with pytest.raises(RuntimeError):
+        await loop.run("two").__anext__()
+    loop.cancel()
+    await first.aclose()
+
+
+async def test_on_message_sees_every_appended_message_in_order():
+    seen = []
+    loop = make_loop(FakeProvider(call("look"), say("done")), [FakeTool("look")], on_message=seen.append)
+    await collect(loop.run("go"))
+    assert seen == loop.history
+    assert [m.role for m in seen] == ["user", "assistant", "tool", "assistant"]
+
+
+async def test_subagent_runs_its_own_loop_with_read_tools_only():
+    provider = FakeProvider(
+        call("agent", "p1", prompt="find it"),  # parent asks for a sub-agent
+        call("look", "s1"),  # sub-agent uses a read tool
+        say("found in main.tf"),  # sub-agent's answer
+        say("the sub-agent says: found"),  # parent's final answer
+    )
+
+    class AgentTool(FakeTool):
+        async def run(self, args, ctx):
+            from iac_code.tools.base import ToolResult
+
+            assert ctx.run_subagent is not None
+            return ToolResult(await ctx.run_subagent(args["prompt"]))
+
+    look = FakeTool("look")
+    loop = make_loop(provider, [AgentTool("agent", category="execute", kind="execute"), look])
+    events = await collect(loop.run("go"))
+    assert events[-1].stop_reason == "end_turn"
+    agent_result = [m for m in loop.history if m.role == "tool" and m.tool_name == "agent"][0]
+    assert agent_result.text == "found in main.tf"
+    assert look.runs == [{}]
+    sub_call_tools = provider.calls[1]
+    assert sub_call_tools[0].text == "find it", "the sub-agent starts from its task prompt alone"
