@@ -20,6 +20,7 @@ from iac_code.agent.events import (
     TextDelta,
     ThinkingDelta,
     ToolFinished,
+    ToolRunning,
     ToolUseStart,
     TurnEnd,
     UsageReport,
@@ -156,6 +157,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
     if isinstance(event, ToolUseStart):
         call = event.call
         return {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments, "title": event.title}
+    if isinstance(event, ToolRunning):
+        return {"type": "tool_running", "id": event.call.id}
     if isinstance(event, ToolFinished):
         return {"type": "tool_result", "id": event.call.id, "isError": event.result.is_error, "output": event.result.text}
     if isinstance(event, UsageReport):
@@ -164,4 +167,4 @@ def event_to_json(event: Event) -> dict[str, Any]:
         return {"type": "result", "stopReason": event.stop_reason, "usage": _usage(event)}
     if isinstance(event, (ErrorReport, Compaction)):
         return {"type": "error" if isinstance(event, ErrorReport) else "compaction", "message": event.message}
-    return {"type": type(event).__name__}
+    raise TypeError(f"unknown event {event!r}")
