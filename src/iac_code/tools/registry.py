@@ -1,0 +1,26 @@
+"""The tool set a session starts with. Permissions follow each tool's `category`."""
+
+from __future__ import annotations
+
+from iac_code.tools.base import Tool
+from iac_code.tools.files import EditFileTool, ListFilesTool, ReadFileTool, WriteFileTool
+from iac_code.tools.search import GlobTool, GrepTool
+from iac_code.tools.shell import BashTool
+from iac_code.tools.subagent import AgentTool
+from iac_code.tools.web import WebFetchTool
+
+
+def default_tools() -> dict[str, Tool]:
+    """Fresh instances of every built-in tool, keyed by the name the model calls."""
+    tools: list[Tool] = [
+        ReadFileTool(),
+        ListFilesTool(),
+        GlobTool(),
+        GrepTool(),
+        WriteFileTool(),
+        EditFileTool(),
+        BashTool(),
+        WebFetchTool(),
+        AgentTool(),
+    ]
+    return {tool.name: tool for tool in tools}

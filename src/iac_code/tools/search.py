@@ -1,0 +1,221 @@
+"""glob and grep, both run by ripgrep: fast, .gitignore-aware, and it never follows symlinks out.
+
+ripgrep runs with the searched directory as its cwd, so globs are relative to that directory; the
+paths it prints are then given back relative to the workspace, ready for read_file. Hidden files
+are searched (.github, .terraform.lock.hcl...) but .git never is. The ripgrep binary comes from the
+`ripgrep` wheel, next to the Python executable; a system `rg` on PATH is the fallback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from iac_code.tools.base import ToolContext, ToolError, ToolResult
+from iac_code.tools.shell import kill_process_group
+from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten
+
+GLOB_MAX_FILES = 1000
+GREP_DEFAULT_RESULTS = 200
+GREP_MAX_RESULTS = 2000
+GREP_MAX_CONTEXT = 10
+LINE_PREVIEW_COLUMNS = 500  # a minified file must not flood the result with one line
+
+# --no-config: RIPGREP_CONFIG_PATH must not inject flags such as --pre (runs a program per file).
+# --no-require-git: .gitignore applies even when the workspace is not a git checkout.
+COMMON_FLAGS = ["--no-config", "--no-require-git", "--hidden", "--glob=!.git", "--color=never"]
+
+
+def ripgrep_path() -> str:
+    bundled = Path(sys.executable).parent / "rg"
+    if bundled.is_file():
+        return str(bundled)
+    found = shutil.which("rg")
+    if found is None:
+        raise ToolError("ripgrep (rg) is not installed; use bash with find/grep instead")
+    return found
+
+
+async def run_ripgrep(args: list[str], cwd: Path, max_lines: int | None) -> tuple[list[str], bool, int, str]:
+    """Run rg; return (stdout lines, whether reading stopped at `max_lines`, exit code, stderr).
+
+    Reading stops as soon as `max_lines` lines arrived and rg is killed: a pattern that matches
+    everywhere then costs little. The process dies with its group if the caller is cancelled.
+    """
+    process = await asyncio.create_subprocess_exec(
+        ripgrep_path(),
+        *args,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    lines: list[str] = []
+    stderr = asyncio.ensure_future(process.stderr.read())
+    try:
+        capped = False
+        while raw := await process.stdout.readline():
+            if max_lines is not None and len(lines) >= max_lines:
+                capped = True
+                break
+            lines.append(raw.decode("utf-8", errors="replace").rstrip("\n"))
+        if capped:
+            await kill_process_group(process)
+        code = await process.wait()
+        return lines, capped, code, (await stderr).decode("utf-8", errors="replace")
+    except BaseException:
+        await kill_process_group(process)
+        raise
+    finally:
+        stderr.cancel()
+
+
+def _search_target(args: dict[str, Any], ctx: ToolContext) -> Path:
+    target = resolve_in_workspace(ctx.workspace, str(args.get("path") or "."))
+    if not target.exists():
+        raise ToolError(f"path not found: {args.get('path')}")
+    return target
+
+
+def _workspace_prefix(ctx: ToolContext, directory: Path) -> str:
+    """What turns a path rg printed from `directory` into a workspace-relative one."""
+    relative = relative_to_workspace(ctx.workspace, directory)
+    return "" if relative == "." else relative + "/"
+
+
+def _bounded_int(args: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
+    value = args.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ToolError(f"'{name}' must be an integer")
+    return min(max(int(value), low), high)
+
+
+def _string_arg(args: dict[str, Any], name: str) -> str:
+    value = args.get(name)
+    if not isinstance(value, str) or not value:
+        raise ToolError(f"'{name}' is required")
+    return value
+
+
+class GlobTool:
+    name = "glob"
+    description = (
+        "Find files by name with a glob pattern, e.g. '**/*.tf', 'modules/*/variables.tf', '*.{yaml,yml}'. "
+        "A pattern without '/' matches file names at any depth. Respects .gitignore and skips .git. "
+        f"Paths are relative to the workspace, newest first (by modification time), at most {GLOB_MAX_FILES}."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Glob pattern, relative to `path`."},
+            "path": {"type": "string", "description": "Directory to search in (default: the workspace root)."},
+        },
+        "required": ["pattern"],
+    }
+    category = "read"
+    kind = "search"
+
+    def title(self, args: dict[str, Any]) -> str:
+        return f"Find {shorten(str(args.get('pattern', '')))}"
+
+    def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
+        return []
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        pattern = _string_arg(args, "pattern")
+        root = _search_target(args, ctx)
+        if not root.is_dir():
+            raise ToolError(f"not a directory: {args.get('path')}")
+        prefix = _workspace_prefix(ctx, root)
+        # rg sorts by mtime itself; a sorted walk is single-threaded, still far quicker than stat()ing here.
+        flags = ["--files", *COMMON_FLAGS, f"--glob={pattern}", "--sortr=modified"]
+        files, _, code, stderr = await run_ripgrep(flags, root, None)
+        if code > 1 and not files:
+            raise ToolError(f"glob failed: {stderr.strip()}")
+        if not files:
+            return ToolResult(f"No files match {pattern!r}.")
+        shown = [prefix + f for f in files[:GLOB_MAX_FILES]]
+        if len(files) > GLOB_MAX_FILES:
+            shown.append(f"[{len(files) - GLOB_MAX_FILES} more files not shown: narrow the pattern or path.]")
+        return ToolResult("\n".join(shown))
+
+
+class GrepTool:
+    name = "grep"
+    description = (
+        "Search file contents with a regular expression (Rust regex syntax, like ripgrep). "
+        "output_mode 'content' (default) prints matching lines as path:line:text (context lines as "
+        "path-line-text); 'files_with_matches' prints only file paths. Filter files with `glob` "
+        "(e.g. '*.tf'). Respects .gitignore and skips .git. Paths are relative to the workspace."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Regular expression to search for."},
+            "path": {"type": "string", "description": "File or directory to search (default: the workspace root)."},
+            "glob": {"type": "string", "description": "Only search files matching this glob, e.g. '*.tf'."},
+            "output_mode": {"type": "string", "enum": ["content", "files_with_matches"]},
+            "context": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": GREP_MAX_CONTEXT,
+                "description": "Lines of context around each match (content mode).",
+            },
+            "case_insensitive": {"type": "boolean"},
+            "max_results": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": GREP_MAX_RESULTS,
+                "description": f"Maximum output lines (default {GREP_DEFAULT_RESULTS}).",
+            },
+        },
+        "required": ["pattern"],
+    }
+    category = "read"
+    kind = "search"
+
+    def title(self, args: dict[str, Any]) -> str:
+        where = f" in {shorten(str(args['path']), 40)}" if args.get("path") else ""
+        return f"Search {shorten(repr(str(args.get('pattern', ''))), 50)}{where}"
+
+    def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
+        return []
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        pattern = _string_arg(args, "pattern")
+        target = _search_target(args, ctx)
+        files_only = args.get("output_mode") == "files_with_matches"
+        max_results = _bounded_int(args, "max_results", GREP_DEFAULT_RESULTS, 1, GREP_MAX_RESULTS)
+        flags = [*COMMON_FLAGS, f"--max-columns={LINE_PREVIEW_COLUMNS}", "--max-columns-preview"]
+        if files_only:
+            flags.append("--files-with-matches")
+        else:
+            context = _bounded_int(args, "context", 0, 0, GREP_MAX_CONTEXT)
+            flags += ["--line-number", "--with-filename", "--no-heading"]
+            if context:
+                flags.append(f"--context={context}")
+        if args.get("case_insensitive"):
+            flags.append("--ignore-case")
+        if args.get("glob"):
+            flags.append(f"--glob={args['glob']}")
+        # A single file is searched from its parent so that printed paths keep its name.
+        cwd, names = (target, []) if target.is_dir() else (target.parent, [target.name])
+        prefix = _workspace_prefix(ctx, cwd)
+        lines, capped, code, stderr = await run_ripgrep([*flags, "--", pattern, *names], cwd, max_results)
+        if code > 1 and not lines:
+            raise ToolError(f"grep failed: {stderr.strip()}")
+        if not lines:
+            return ToolResult(f"No matches for {pattern!r}.")
+        if files_only:
+            lines.sort()
+        shown = [line if line == "--" else prefix + line for line in lines]
+        if capped:
+            shown.append(f"[Stopped at {max_results} lines: narrow the pattern, path or glob, or raise max_results.]")
+        return ToolResult("\n".join(shown))

@@ -1,0 +1,189 @@
+"""The bash tool, and the subprocess plumbing every tool that spawns a process shares.
+
+Each child runs in its own session (process group), so a timeout or a cancelled turn can kill the
+command together with everything it started, not just the shell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Mapping
+from typing import Any
+
+from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolContext, ToolError, ToolResult
+from iac_code.tools.workspace import shorten
+
+DEFAULT_TIMEOUT = 120
+MAX_TIMEOUT = 600
+KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL; well inside the one-second cancel budget
+READ_CHUNK = 64 * 1024
+
+# The agent's own model credentials: a command has no use for them, and printing them would put them
+# in the transcript. Cloud credentials (ALICLOUD_*, AWS_*...) stay: terraform and aliyun need them.
+MODEL_KEY_VARIABLES = frozenset(
+    {
+        "IAC_CODE_API_KEY",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "DASHSCOPE_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "OPENROUTER_API_KEY",
+    }
+)
+# Nothing may wait for a terminal that is not there.
+NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TF_INPUT": "0"}
+
+
+def command_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in MODEL_KEY_VARIABLES}
+    env.update(NON_INTERACTIVE)
+    return env
+
+
+async def kill_process_group(process: asyncio.subprocess.Process) -> None:
+    """SIGTERM the process's group, then SIGKILL whatever is left after a short grace."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
+        if sig == signal.SIGTERM:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(process.wait(), KILL_GRACE)
+    await process.wait()
+
+
+class HeadTailBuffer:
+    """Keeps the first and last `limit // 2` bytes of a stream, so huge outputs cost bounded memory."""
+
+    def __init__(self, limit: int = MAX_OUTPUT_CHARS) -> None:
+        self.half = limit // 2
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            del self.tail[: max(0, len(self.tail) - self.half)]
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", errors="replace")
+        cut = self.total - len(self.head) - len(self.tail)
+        if cut <= 0:
+            return head + self.tail.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        return f"{head}\n\n[... {cut:,} bytes of output cut ...]\n\n{tail}"
+
+
+async def _drain(stream: asyncio.StreamReader, buffer: HeadTailBuffer) -> None:
+    while chunk := await stream.read(READ_CHUNK):
+        buffer.feed(chunk)
+
+
+class BashTool:
+    name = "bash"
+    description = (
+        "Run a shell command with bash in the workspace directory and return its output (stdout and "
+        "stderr interleaved) and exit code. No stdin and no terminal: commands must not prompt "
+        "(use -auto-approve / -input=false style flags). "
+        f"Default timeout {DEFAULT_TIMEOUT} s, at most {MAX_TIMEOUT} s; the command and all its child "
+        f"processes are killed on timeout. Long output keeps its first and last {MAX_OUTPUT_CHARS // 2:,} bytes."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The bash command line to run."},
+            "timeout": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_TIMEOUT,
+                "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT}).",
+            },
+            "description": {
+                "type": "string",
+                "description": "A few words saying what the command does, e.g. 'Validate the Terraform config'.",
+            },
+        },
+        "required": ["command"],
+    }
+    category = "execute"
+    kind = "execute"
+
+    def title(self, args: dict[str, Any]) -> str:
+        description = str(args.get("description") or "").strip()
+        if description:
+            return shorten(description)
+        return f"Run {shorten(str(args.get('command', '')))}"
+
+    def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
+        return []
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise ToolError("'command' is required")
+        timeout = _timeout(args.get("timeout"))
+        process = await asyncio.create_subprocess_exec(
+            "bash",
+            "-c",
+            command,
+            cwd=ctx.workspace,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            env=command_environment(),
+        )
+        assert process.stdout is not None
+        output = HeadTailBuffer()
+        try:
+            await asyncio.wait_for(_run_to_end(process, process.stdout, output), timeout)
+        except asyncio.TimeoutError:
+            await kill_process_group(process)
+            return ToolResult(
+                f"{output.text()}\nCommand timed out after {timeout} s and was killed.".lstrip(), is_error=True
+            )
+        except BaseException:  # cancelled turn: nothing may outlive it
+            await kill_process_group(process)
+            raise
+        return _result(process.returncode, output.text())
+
+
+async def _run_to_end(
+    process: asyncio.subprocess.Process, stdout: asyncio.StreamReader, output: HeadTailBuffer
+) -> None:
+    """Wait for the shell, then reap what it left behind: a background job would hold the pipe open."""
+    drain = asyncio.ensure_future(_drain(stdout, output))
+    try:
+        await process.wait()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(drain), KILL_GRACE)
+        if not drain.done():
+            await kill_process_group(process)
+        await drain
+    finally:
+        drain.cancel()
+
+
+def _timeout(value: Any) -> int:
+    if value is None:
+        return DEFAULT_TIMEOUT
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ToolError("'timeout' must be a positive number of seconds")
+    return min(int(value) or 1, MAX_TIMEOUT)
+
+
+def _result(returncode: int | None, output: str) -> ToolResult:
+    if returncode is not None and returncode < 0:
+        status = f"Killed by signal {signal.Signals(-returncode).name}"
+    else:
+        status = f"Exit code: {returncode}"
+    text = f"{output.rstrip()}\n{status}" if output.strip() else f"(no output)\n{status}"
+    return ToolResult(text, is_error=returncode != 0)

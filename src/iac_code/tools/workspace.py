@@ -1,0 +1,51 @@
+"""Confinement of tool paths to the session workspace, and output trimming shared by the tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolError
+
+
+def resolve_in_workspace(workspace: Path, path: str) -> Path:
+    """The absolute, symlink-free path `path` names, refused unless it lies inside `workspace`.
+
+    Relative paths are taken from the workspace. `Path.resolve` follows every symlink that exists
+    and keeps the missing tail as written, so a file that does not exist yet is judged by its
+    deepest existing parent: a link to the outside cannot smuggle a new file out either.
+    """
+    root = workspace.resolve()
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
+        raise ToolError(f"cannot resolve path {path!r}: {exc}") from None
+    if not resolved.is_relative_to(root):
+        raise ToolError(f"path {path!r} is outside the workspace {root}")
+    return resolved
+
+
+def relative_to_workspace(workspace: Path, path: Path) -> str:
+    """How the model should name `path` in later calls: relative to the workspace, "." for the root."""
+    relative = path.relative_to(workspace.resolve()).as_posix()
+    return relative or "."
+
+
+def truncate_middle(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """`text` cut to about `limit` characters, keeping its head and tail (errors tend to sit at the end)."""
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    tail = limit - head
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n\n[... {cut:,} characters cut ...]\n\n{text[-tail:]}"
+
+
+def shorten(text: str, width: int = 60) -> str:
+    """The first line of `text`, cut to `width` characters with an ellipsis: for tool titles."""
+    first_line = text.strip().splitlines()[0] if text.strip() else ""
+    if len(first_line) <= width and first_line == text.strip():
+        return first_line
+    return first_line[: width - 1].rstrip() + "…"
