@@ -423,6 +423,8 @@ class FileSessionStore:
             try:
                 record = asdict(SessionRecord(**json.loads(Path(entry.path, "meta.json").read_bytes())))
                 logged = _iso_from_timestamp(os.stat(Path(entry.path, "messages.jsonl")).st_mtime)
+            except FileNotFoundError:
+                continue  # a create that crashed before writing meta.json: the client never got the id
             except (OSError, ValueError, TypeError) as exc:
                 logger.warning("session %s skipped while rebuilding the index: %s", entry.name, exc)
                 continue
