@@ -383,8 +383,7 @@ class FileSessionStore:
             self._rebuild()
             return
         self._offset += len(data)
-        if self._lines > 2 * len(self._records) + _COMPACT_SLACK:
-            self._rewrite_index(self._records)
+        self._compact_if_bloated()
 
     def _apply(self, entry: dict[str, Any]) -> None:
         if "put" in entry:
@@ -406,6 +405,11 @@ class FileSessionStore:
         self._apply(entry)
         self._offset += len(line)
         self._lines += 1
+        self._compact_if_bloated()
+
+    def _compact_if_bloated(self) -> None:
+        if self._lines > 2 * len(self._records) + _COMPACT_SLACK:
+            self._rewrite_index(self._records)
 
     def _open_index(self) -> None:
         if self._index is not None:
