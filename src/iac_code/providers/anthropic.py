@@ -1,0 +1,235 @@
+"""Anthropic Messages (and Anthropic-compatible endpoints) through the official `anthropic` SDK.
+
+Thinking blocks come back signed; the signature is kept on the assistant message and the block is
+echoed verbatim on the next call, as the API requires around tool use.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+import httpx
+
+from iac_code.messages import Message, ToolCall
+from iac_code.providers.base import (
+    Finish,
+    FinishReason,
+    ProviderError,
+    ProviderEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallReady,
+    ToolSchema,
+    Usage,
+)
+from iac_code.providers.openai_chat import auth_failure, parse_arguments
+
+logger = logging.getLogger(__name__)
+
+STOP_REASONS: dict[str, FinishReason] = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "pause_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "refusal": "refusal",
+}
+
+
+class AnthropicProvider:
+    def __init__(
+        self,
+        name: str,
+        model: str,
+        base_url: str,
+        api_key: str,
+        context_window: int,
+        max_retries: int = 2,
+        timeout: float = 120.0,
+        *,
+        key_env: str = "",
+    ) -> None:
+        self.name = name
+        self.model = model
+        self.context_window = context_window
+        # The SDK appends /v1/messages itself; a base URL copied with /v1 would double it.
+        self.base_url = base_url.rstrip("/").removesuffix("/v1")
+        self._key_env = key_env
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=self.base_url or None,
+            max_retries=max_retries,
+            timeout=anthropic.Timeout(timeout, connect=10.0),
+        )
+
+    async def stream(
+        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int
+    ) -> AsyncIterator[ProviderEvent]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_anthropic_messages(history),
+            "max_tokens": max_tokens,
+            "stream": True,
+        }
+        if system:
+            request["system"] = system
+        if tools:
+            request["tools"] = [to_anthropic_tool(tool) for tool in tools]
+        reply = _StreamedReply()
+        try:
+            events = await self._client.messages.create(**request)
+            async with events:
+                async for event in events:
+                    for translated in reply.absorb(event):
+                        yield translated
+        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError):
+            raise ProviderError(auth_failure(self.name, self._key_env)) from None
+        except anthropic.APIStatusError as exc:
+            raise ProviderError(f"{self.name} returned HTTP {exc.status_code}: {_api_message(exc)}") from None
+        except anthropic.APITimeoutError:
+            raise ProviderError(f"{self.name} timed out (model {self.model})") from None
+        except anthropic.APIConnectionError:
+            raise ProviderError(f"cannot reach {self.name} at {self.base_url or 'the Anthropic API'}") from None
+        except (anthropic.APIError, httpx.HTTPError) as exc:
+            raise ProviderError(f"{self.name} stream failed: {type(exc).__name__}") from None
+        for translated in reply.finish(self.name):
+            yield translated
+
+
+def _api_message(exc: anthropic.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+    return exc.message
+
+
+@dataclass
+class _PendingToolUse:
+    id: str
+    name: str
+    input_json: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _StreamedReply:
+    """Accumulates one streamed message: tool_use blocks by index, usage, and the stop reason."""
+
+    tool_uses: dict[int, _PendingToolUse] = field(default_factory=dict)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    stop_reason: str | None = None
+    stopped: bool = False
+
+    def absorb(self, event: Any) -> list[ProviderEvent]:
+        kind = event.type
+        if kind == "message_start":
+            usage = event.message.usage
+            # Cached prompt tokens are still context the model read.
+            self.input_tokens = (
+                (usage.input_tokens or 0)
+                + (usage.cache_creation_input_tokens or 0)
+                + (usage.cache_read_input_tokens or 0)
+            )
+            self.output_tokens = usage.output_tokens or 0
+        elif kind == "content_block_start":
+            return self._block_start(event.index, event.content_block)
+        elif kind == "content_block_delta":
+            return self._block_delta(event.index, event.delta)
+        elif kind == "message_delta":
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            if event.usage is not None and event.usage.output_tokens is not None:
+                self.output_tokens = event.usage.output_tokens
+        elif kind == "message_stop":
+            self.stopped = True
+        return []
+
+    def _block_start(self, index: int, block: Any) -> list[ProviderEvent]:
+        if block.type == "tool_use":
+            self.tool_uses[index] = _PendingToolUse(block.id, block.name)
+        elif block.type == "text" and block.text:
+            return [TextDelta(block.text)]
+        elif block.type == "thinking" and block.thinking:
+            return [ThinkingDelta(block.thinking, signature=block.signature or "")]
+        return []
+
+    def _block_delta(self, index: int, delta: Any) -> list[ProviderEvent]:
+        if delta.type == "text_delta":
+            return [TextDelta(delta.text)]
+        if delta.type == "thinking_delta":
+            return [ThinkingDelta(delta.thinking)]
+        if delta.type == "signature_delta":
+            return [ThinkingDelta("", signature=delta.signature)]
+        if delta.type == "input_json_delta" and index in self.tool_uses:
+            self.tool_uses[index].input_json.append(delta.partial_json)
+        return []
+
+    def finish(self, provider: str) -> list[ProviderEvent]:
+        if not self.stopped or self.stop_reason is None:
+            raise ProviderError(f"{provider}: stream ended before the model finished")
+        events: list[ProviderEvent] = [
+            ToolCallReady(ToolCall(id=use.id, name=use.name, arguments=parse_arguments("".join(use.input_json))))
+            for _, use in sorted(self.tool_uses.items())
+        ]
+        events.append(Usage(self.input_tokens, self.output_tokens))
+        events.append(Finish(STOP_REASONS.get(self.stop_reason, "end_turn")))
+        return events
+
+
+def to_anthropic_tool(tool: ToolSchema) -> dict[str, Any]:
+    schema = tool.parameters or {"type": "object", "properties": {}}
+    return {"name": tool.name, "description": tool.description, "input_schema": schema}
+
+
+def to_anthropic_messages(history: list[Message]) -> list[dict[str, Any]]:
+    """Tool results travel as user `tool_result` blocks; consecutive user-side turns merge into one
+    message so roles alternate and tool results stay first, as the API requires."""
+    messages: list[dict[str, Any]] = []
+    for message in history:
+        if message.role == "assistant":
+            blocks = _assistant_blocks(message)
+            if blocks:
+                messages.append({"role": "assistant", "content": blocks})
+            continue
+        block = _tool_result_block(message) if message.role == "tool" else _text_block(message.text)
+        if block is None:
+            continue
+        if messages and messages[-1]["role"] == "user":
+            messages[-1]["content"].append(block)
+        else:
+            messages.append({"role": "user", "content": [block]})
+    return messages
+
+
+def _text_block(text: str) -> dict[str, Any] | None:
+    # The API rejects empty text blocks.
+    return {"type": "text", "text": text} if text else None
+
+
+def _tool_result_block(message: Message) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+    if message.text:
+        block["content"] = message.text
+    if message.is_error:
+        block["is_error"] = True
+    return block
+
+
+def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    # Unsigned thinking (e.g. from an OpenAI-compatible model earlier in the session) would be rejected.
+    if message.thinking and message.thinking_signature:
+        blocks.append({"type": "thinking", "thinking": message.thinking, "signature": message.thinking_signature})
+    if message.text:
+        blocks.append({"type": "text", "text": message.text})
+    blocks += [
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+        for call in message.tool_calls
+    ]
+    return blocks

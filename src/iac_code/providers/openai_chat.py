@@ -1,0 +1,232 @@
+"""OpenAI chat completions (and every OpenAI-compatible endpoint) through the official `openai` SDK.
+
+The SDK retries 408/409/429/5xx and timeouts before the first byte; once a stream has started,
+a failure is final (the loop decides what to do with the half answer).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import openai
+from openai.types.chat import ChatCompletionChunk
+
+from iac_code.messages import Message, ToolCall
+from iac_code.providers.base import (
+    Finish,
+    FinishReason,
+    ProviderError,
+    ProviderEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallReady,
+    ToolSchema,
+    Usage,
+)
+
+logger = logging.getLogger(__name__)
+
+FINISH_REASONS: dict[str, FinishReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+# Local servers ignore the key, but the SDK refuses to build a client without one.
+NO_KEY = "not-needed"
+
+
+class OpenAIChatProvider:
+    def __init__(
+        self,
+        name: str,
+        model: str,
+        base_url: str,
+        api_key: str,
+        context_window: int,
+        max_retries: int = 2,
+        timeout: float = 120.0,
+        *,
+        key_env: str = "",
+        max_tokens_field: str = "max_tokens",
+    ) -> None:
+        self.name = name
+        self.model = model
+        self.context_window = context_window
+        self.base_url = base_url
+        self._key_env = key_env
+        # OpenAI's own newer models only accept max_completion_tokens; most compatible servers want max_tokens.
+        self._max_tokens_field = max_tokens_field
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key or NO_KEY,
+            base_url=base_url,
+            max_retries=max_retries,
+            timeout=openai.Timeout(timeout, connect=10.0),
+        )
+
+    async def stream(
+        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int
+    ) -> AsyncIterator[ProviderEvent]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_openai_messages(system, history),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            self._max_tokens_field: max_tokens,
+        }
+        if tools:
+            request["tools"] = [to_openai_tool(tool) for tool in tools]
+        reply = _StreamedReply()
+        try:
+            chunks = await self._client.chat.completions.create(**request)
+            async with chunks:
+                async for chunk in chunks:
+                    for event in reply.absorb(chunk):
+                        yield event
+        except (openai.AuthenticationError, openai.PermissionDeniedError):
+            raise ProviderError(auth_failure(self.name, self._key_env)) from None
+        except openai.APIStatusError as exc:
+            raise ProviderError(f"{self.name} returned HTTP {exc.status_code}: {_api_message(exc)}") from None
+        except openai.APITimeoutError:
+            raise ProviderError(f"{self.name} timed out (model {self.model})") from None
+        except openai.APIConnectionError:
+            raise ProviderError(f"cannot reach {self.name} at {self.base_url}") from None
+        except (openai.APIError, httpx.HTTPError) as exc:
+            raise ProviderError(f"{self.name} stream failed: {type(exc).__name__}") from None
+        for event in reply.finish(self.name):
+            yield event
+
+
+def auth_failure(name: str, key_env: str) -> str:
+    also = f" (or {key_env})" if key_env else ""
+    return f"authentication failed for provider {name}: check IAC_CODE_API_KEY{also}"
+
+
+def _api_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+    return exc.message
+
+
+@dataclass
+class _PendingCall:
+    id: str
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+    def ready(self) -> ToolCallReady:
+        return ToolCallReady(ToolCall(id=self.id, name=self.name, arguments=parse_arguments("".join(self.arguments))))
+
+
+@dataclass
+class _StreamedReply:
+    """Accumulates one streamed answer: tool calls by index, usage, and why it ended."""
+
+    calls: list[_PendingCall] = field(default_factory=list)
+    slots: dict[int, int] = field(default_factory=dict)  # wire index → position in `calls`
+    finish_reason: str | None = None
+    refused: bool = False
+    usage: Usage | None = None
+
+    def absorb(self, chunk: ChatCompletionChunk) -> list[ProviderEvent]:
+        if chunk.usage is not None:
+            # Some servers repeat a running total on every chunk: the last one wins.
+            self.usage = Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
+        events: list[ProviderEvent] = []
+        for choice in chunk.choices[:1]:
+            delta = choice.delta
+            thinking = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+            if isinstance(thinking, str) and thinking:
+                events.append(ThinkingDelta(thinking))
+            if delta.content:
+                events.append(TextDelta(delta.content))
+            if delta.refusal:
+                self.refused = True
+                events.append(TextDelta(delta.refusal))
+            for position, call in enumerate(delta.tool_calls or []):
+                self._absorb_call(call.index if call.index is not None else position, call)
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+        return events
+
+    def _absorb_call(self, index: int, call: Any) -> None:
+        slot = self.slots.get(index)
+        pending = self.calls[slot] if slot is not None else None
+        # A new id at a used index is a new call (some servers send every call at index 0).
+        if pending is None or (call.id and call.id != pending.id and pending.name):
+            pending = _PendingCall(id=call.id or f"call_{uuid.uuid4().hex[:12]}")
+            self.slots[index] = len(self.calls)
+            self.calls.append(pending)
+        if call.function is not None:
+            if call.function.name and not pending.name:
+                pending.name = call.function.name
+            if call.function.arguments:
+                pending.arguments.append(call.function.arguments)
+
+    def finish(self, provider: str) -> list[ProviderEvent]:
+        if self.finish_reason is None:
+            raise ProviderError(f"{provider}: stream ended before the model finished")
+        events: list[ProviderEvent] = [pending.ready() for pending in self.calls]
+        if self.usage is not None:
+            events.append(self.usage)
+        events.append(Finish(self._reason()))
+        return events
+
+    def _reason(self) -> FinishReason:
+        if self.refused:
+            return "refusal"
+        reason = FINISH_REASONS.get(self.finish_reason or "", "end_turn")
+        # Some compatible servers say "stop" even when the answer is tool calls.
+        if reason == "end_turn" and self.calls:
+            return "tool_use"
+        return reason
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        logger.warning("tool call arguments are not valid JSON (%d chars); using {}", len(raw))
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def to_openai_tool(tool: ToolSchema) -> dict[str, Any]:
+    parameters = tool.parameters or {"type": "object", "properties": {}}
+    return {"type": "function", "function": {"name": tool.name, "description": tool.description, "parameters": parameters}}
+
+
+def to_openai_messages(system: str, history: list[Message]) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in history:
+        if message.role == "user":
+            messages.append({"role": "user", "content": message.text})
+        elif message.role == "tool":
+            messages.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": message.text})
+        else:
+            messages.append(_assistant_message(message))
+    return messages
+
+
+def _assistant_message(message: Message) -> dict[str, Any]:
+    entry: dict[str, Any] = {"role": "assistant", "content": message.text or (None if message.tool_calls else "")}
+    if message.thinking:
+        # DeepSeek and Qwen thinking models want their reasoning back, notably around tool calls.
+        entry["reasoning_content"] = message.thinking
+    if message.tool_calls:
+        entry["tool_calls"] = [
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": json.dumps(call.arguments)}}
+            for call in message.tool_calls
+        ]
+    return entry
