@@ -1,0 +1,274 @@
+"""The ACP method handlers. The SDK router validates params and calls these with snake_case keywords."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.connection import Connection
+from acp.schema import (
+    AgentCapabilities,
+    AuthEnvVar,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    EnvVarAuthMethod,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    PromptCapabilities,
+    PromptResponse,
+    RequestPermissionRequest,
+    SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionForkCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionNotification,
+    SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
+)
+from pydantic import BaseModel
+
+from iac_code import __version__
+from iac_code.acp.config_options import MODE_IDS, config_options, mode_state, model_state
+from iac_code.acp.outbox import Outbox
+from iac_code.acp.prompt import PromptBlock
+from iac_code.acp.session import LoopFactory, Session
+from iac_code.config import ConfigError, Settings
+from iac_code.sessions.store import SessionRecord, SessionStore
+
+logger = logging.getLogger(__name__)
+
+_DUMP = {"mode": "json", "by_alias": True, "exclude_none": True}
+
+
+class ConnectionPeer:
+    """The client seen through one SDK connection."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    async def update(self, session_id: str, update: BaseModel) -> None:
+        notification = SessionNotification(session_id=session_id, update=update)  # type: ignore[arg-type]
+        await self._connection.send_notification("session/update", notification.model_dump(**_DUMP))
+
+    async def request_permission(self, request: RequestPermissionRequest) -> Any:
+        return await self._connection.send_request("session/request_permission", request.model_dump(**_DUMP))
+
+
+class IacAgent:
+    def __init__(
+        self, settings: Settings, outbox: Outbox, *, store: SessionStore | None = None, make_loop: Any = None
+    ) -> None:
+        self.settings = settings
+        self.sessions: dict[str, Session] = {}
+        self._outbox = outbox
+        self._store = store
+        self._make_loop = make_loop or self._build_loop
+        self._peer: ConnectionPeer | None = None
+        self._background: set[asyncio.Task[None]] = set()
+
+    def attach(self, connection: Connection) -> None:
+        self._peer = ConnectionPeer(connection)
+
+    async def shutdown(self) -> None:
+        """The connection ended: stop every turn and free every session."""
+        await asyncio.gather(*(session.close() for session in self.sessions.values()))
+        self.sessions.clear()
+
+    # -- methods -----------------------------------------------------------------------------
+
+    async def initialize(self, protocol_version: int, **_: Any) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=protocol_version if 1 <= protocol_version <= PROTOCOL_VERSION else PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=False, audio=False),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(),
+                    close=SessionCloseCapabilities(),
+                    fork=SessionForkCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                ),
+            ),
+            agent_info=Implementation(name="iac-code", title="iac-code", version=__version__),
+            auth_methods=[] if self.settings.model_configured else [_ENV_AUTH],
+        )
+
+    async def authenticate(self, method_id: str, **_: Any) -> None:
+        # Credentials come from the environment; there is nothing to do at runtime.
+        return None
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> dict[str, Any]:
+        workspace = _workspace(cwd)
+        session_id = f"sess_{uuid.uuid4().hex}"
+        session = self._open(session_id, workspace, mcp_servers or [])
+        if self._store is not None:
+            self._store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=session.model))
+        self.sessions[session_id] = session
+        self._outbox.hold(session_id)  # its updates wait for this response
+        self._spawn(session.announce_commands())
+        return {"sessionId": session_id, **self._state(session)}
+
+    async def prompt(self, session_id: str, prompt: list[PromptBlock], **_: Any) -> PromptResponse:
+        return await self._session(session_id).prompt(prompt)
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.cancel()
+
+    async def close_session(self, session_id: str, **_: Any) -> None:
+        session = self._session(session_id)
+        del self.sessions[session_id]
+        await session.close()
+
+    async def delete_session(self, session_id: str, **_: Any) -> None:
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            await session.close()
+        if self._store is not None:
+            self._store.delete(session_id)
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
+        if self._store is None:
+            infos = [
+                SessionInfo(session_id=s.id, cwd=str(s.cwd), title=s.title or None)
+                for s in self.sessions.values()
+                if cwd is None or str(s.cwd) == cwd
+            ]
+            return ListSessionsResponse(sessions=infos)
+        records, next_cursor = self._store.list(cwd, cursor)
+        infos = [
+            SessionInfo(session_id=r.session_id, cwd=r.cwd, title=r.title or None, updated_at=r.updated_at or None)
+            for r in records
+        ]
+        return ListSessionsResponse(sessions=infos, next_cursor=next_cursor)
+
+    async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> None:
+        session = self._session(session_id)
+        _check_choice("modeId", mode_id, MODE_IDS)
+        session.set_mode(mode_id)  # type: ignore[arg-type]
+        await self._push_config(session)
+
+    async def set_model(self, model_id: str, session_id: str) -> None:
+        session = self._session(session_id)
+        _check_choice("modelId", model_id, self._models(session))
+        session.set_model(model_id)
+        await self._push_config(session)
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: Any, **_: Any
+    ) -> SetSessionConfigOptionResponse:
+        session = self._session(session_id)
+        if config_id == "mode":
+            _check_choice("value", value, MODE_IDS)
+            session.set_mode(value)
+            await self._peer_update(session, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=value))
+        elif config_id == "model":
+            _check_choice("value", value, self._models(session))
+            session.set_model(value)
+        else:
+            raise RequestError.invalid_params({"configId": f"unknown config option {config_id!r} (mode, model)"})
+        return SetSessionConfigOptionResponse(config_options=self._options(session))
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _open(self, session_id: str, workspace: Path, mcp_servers: list[Any]) -> Session:
+        assert self._peer is not None, "attach() the connection first"
+        try:
+            return Session(
+                session_id,
+                workspace,
+                self._peer,
+                lambda permission, on_message: self._make_loop(workspace, permission, on_message),
+                store=self._store,
+                mcp_servers=mcp_servers,
+            )
+        except ConfigError as exc:
+            raise RequestError.auth_required({"config": str(exc)}) from None
+
+    def _build_loop(self, workspace: Path, permission: Any, on_message: Any) -> Any:
+        from iac_code.agent.loop import AgentLoop
+        from iac_code.providers.presets import build_provider
+        from iac_code.tools.registry import default_tools
+
+        settings = self.settings
+        return AgentLoop(
+            build_provider(settings),
+            default_tools(),
+            workspace,
+            permission=permission,
+            on_message=on_message,
+            max_turns=settings.max_turns,
+            max_tokens=settings.max_tokens,
+            compact_threshold=settings.compact_threshold,
+        )
+
+    def _session(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"sessionId": "Session not found"})
+        return session
+
+    def _models(self, session: Session) -> list[str]:
+        from iac_code.providers.presets import available_models
+
+        models = available_models(self.settings)
+        return models if session.model in models else [session.model, *models]
+
+    def _options(self, session: Session) -> list[Any]:
+        return config_options(session.mode, session.model, self._models(session))
+
+    def _state(self, session: Session) -> dict[str, Any]:
+        """`modes`, `models` and `configOptions`, as new/load/fork answer them."""
+        return {
+            "modes": mode_state(session.mode).model_dump(**_DUMP),
+            "models": model_state(session.model, self._models(session)),
+            "configOptions": [option.model_dump(**_DUMP) for option in self._options(session)],
+        }
+
+    async def _push_config(self, session: Session) -> None:
+        await self._peer_update(
+            session, ConfigOptionUpdate(session_update="config_option_update", config_options=self._options(session))
+        )
+
+    async def _peer_update(self, session: Session, update: BaseModel) -> None:
+        assert self._peer is not None
+        await self._peer.update(session.id, update)
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+
+_ENV_AUTH = EnvVarAuthMethod(
+    type="env_var",
+    id="env",
+    name="Model settings",
+    description="Set these variables in the agent's environment (or ~/.iac-code/config.json), then restart it.",
+    vars=[
+        AuthEnvVar(name="IAC_CODE_PROVIDER", label="Provider (openai, anthropic, dashscope, deepseek, ...)", secret=False),
+        AuthEnvVar(name="IAC_CODE_API_KEY", label="API key"),
+        AuthEnvVar(name="IAC_CODE_MODEL", label="Model id", secret=False, optional=True),
+    ],
+)
+
+
+def _workspace(cwd: str) -> Path:
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise RequestError.invalid_params({"cwd": f"must be an absolute path, got {cwd!r}"})
+    if not path.is_dir():
+        raise RequestError.invalid_params({"cwd": f"no such directory: {cwd}"})
+    return path.resolve()
+
+
+def _check_choice(field: str, value: Any, allowed: list[str]) -> None:
+    if value not in allowed:
+        raise RequestError.invalid_params({field: f"must be one of {', '.join(allowed)}"})

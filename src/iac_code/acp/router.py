@@ -1,0 +1,87 @@
+"""The JSON-RPC method table: the SDK's router, plus the seed's aliases and uniform errors.
+
+- `sessions/list` and `config/set` (the seed's names) reach `session/list` / `session/set_config_option`;
+  `session/set_model` (removed from ACP, still sent by some clients) and `session/delete` (not routed by
+  SDK 0.12) are added.
+- A missing `mcpServers` defaults to `[]` (the SDK model requires it; the seed calls it optional).
+- Invalid params answer -32602 with `data` naming each bad field; any other fault answers a bare
+  -32603 (details go to the log, never to the client).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from acp import RequestError
+from acp.agent.router import build_agent_router
+from acp.connection import MethodHandler
+from acp.router import MessageRouter, Route
+from acp.schema import DeleteSessionRequest
+from acp.utils import normalize_result
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+logger = logging.getLogger(__name__)
+
+ALIASES = {"sessions/list": "session/list", "config/set": "session/set_config_option"}
+_WITH_MCP_SERVERS = {"session/new", "session/load", "session/resume", "session/fork"}
+
+
+class SetSessionModelRequest(BaseModel):
+    """The removed `session/set_model` params (no longer in the SDK schema)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+    session_id: str = Field(alias="sessionId")
+    model_id: str = Field(alias="modelId")
+
+
+def build_handler(agent: Any) -> MethodHandler:
+    router = build_agent_router(agent, use_unstable_protocol=True)
+    _add_extra_routes(router, agent)
+
+    async def handle(method: str, params: Any, is_notification: bool) -> Any:
+        try:
+            return await router(method, _with_defaults(method, params), is_notification)
+        except RequestError:
+            raise
+        except ValidationError as exc:
+            raise RequestError.invalid_params(field_errors(exc)) from None
+        except Exception:
+            logger.exception("internal error in %s", method)
+            raise RequestError(-32603, "Internal error") from None
+
+    return handle
+
+
+def _add_extra_routes(router: MessageRouter, agent: Any) -> None:
+    for alias, target in ALIASES.items():
+
+        async def forward(params: Any, target: str = target) -> Any:
+            return await router(target, params, False)
+
+        router.add_route(Route(method=alias, func=forward, kind="request"))
+
+    async def set_model(params: Any) -> Any:
+        request = SetSessionModelRequest.model_validate(params)
+        return await agent.set_model(model_id=request.model_id, session_id=request.session_id)
+
+    async def delete(params: Any) -> Any:
+        return await agent.delete_session(session_id=DeleteSessionRequest.model_validate(params).session_id)
+
+    router.add_route(Route(method="session/set_model", func=set_model, kind="request", adapt_result=normalize_result))
+    router.add_route(Route(method="session/delete", func=delete, kind="request", adapt_result=normalize_result))
+
+
+def _with_defaults(method: str, params: Any) -> Any:
+    if method in _WITH_MCP_SERVERS and isinstance(params, dict) and params.get("mcpServers") is None:
+        return {**params, "mcpServers": []}
+    return params
+
+
+def field_errors(exc: ValidationError) -> dict[str, str]:
+    """{"cwd": "Field required", "prompt.0.text": "Input should be a valid string"}."""
+    errors: dict[str, str] = {}
+    for error in exc.errors(include_url=False, include_input=False):
+        name = ".".join(str(part) for part in error["loc"]) or "params"
+        errors.setdefault(name, error["msg"])
+    return errors

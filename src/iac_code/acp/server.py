@@ -1,0 +1,31 @@
+"""Serve one ACP connection over any message transport (stdio, HTTP+SSE, in-memory)."""
+
+from __future__ import annotations
+
+import logging
+
+from acp._transport import Transport
+from acp.connection import Connection
+
+from iac_code.acp.agent import IacAgent
+from iac_code.acp.outbox import Outbox
+from iac_code.acp.router import build_handler
+from iac_code.config import Settings
+from iac_code.sessions.store import SessionStore
+
+logger = logging.getLogger(__name__)
+
+
+async def serve(transport: Transport, settings: Settings, *, store: SessionStore | None = None) -> None:
+    """Serve one ACP connection until transport.receive() returns None; then cancel running turns
+    and free this connection's sessions."""
+    outbox = Outbox(transport)
+    agent = IacAgent(settings, outbox, store=store)
+    connection = Connection(build_handler(agent), outbox, listening=False)
+    agent.attach(connection)
+    try:
+        await connection.main_loop()
+    finally:
+        await agent.shutdown()
+        await connection.close()
+    logger.debug("connection closed")
