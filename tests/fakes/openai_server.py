@@ -71,7 +71,10 @@ class ScriptedServer:
         self._httpd.daemon_threads = True
         port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{port}{self.url_suffix}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name=type(self).__name__, daemon=True)
+        # A short poll interval keeps stop() (and so every test's teardown) quick.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name=type(self).__name__, daemon=True
+        )
         self._thread.start()
         return self
 
