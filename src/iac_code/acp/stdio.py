@@ -1,0 +1,127 @@
+"""`iac-code acp` over stdio: one JSON-RPC message per line on stdin/stdout, nothing else on stdout."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+import sys
+import threading
+from typing import Any
+
+from iac_code.config import Settings
+
+logger = logging.getLogger(__name__)
+
+_READ_CHUNK = 1 << 20  # bytes per read; lines of any length are stitched together
+
+
+def run_stdio(settings: Settings) -> int:
+    """Serve ACP on stdin/stdout until stdin closes or SIGTERM/SIGINT; 0 on a clean exit."""
+    return asyncio.run(_serve_stdio(settings))
+
+
+async def _serve_stdio(settings: Settings) -> int:
+    from iac_code.acp.server import serve
+    from iac_code.sessions.files import FileSessionStore
+
+    transport = await StdioTransport.open()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, transport.stop)
+    await serve(transport, settings, store=FileSessionStore(settings.sessions_dir))
+    return 0
+
+
+class StdioTransport:
+    """The SDK Transport over this process's stdin and stdout.
+
+    Malformed input is answered here (-32700 / -32600) and skipped, since the SDK would drop it
+    silently. Each message is written with one write() call, so two messages never interleave.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter | None) -> None:
+        self._reader = reader
+        self._writer = writer  # None: stdout is a regular file, written directly
+        self._stopping = asyncio.Event()
+
+    @classmethod
+    async def open(cls) -> StdioTransport:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=_READ_CHUNK)
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+        except ValueError:  # a regular file cannot be polled: feed it from a thread
+            _feed_from_thread(loop, reader)
+        try:
+            pipe, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout.buffer)
+        except ValueError:
+            return cls(reader, None)
+        return cls(reader, asyncio.StreamWriter(pipe, protocol, None, loop))
+
+    def stop(self) -> None:
+        """End the session as if stdin had closed (signal handlers call this)."""
+        self._stopping.set()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        if self._writer is None:
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+            return
+        self._writer.write(data)
+        await self._writer.drain()
+
+    async def receive(self) -> dict[str, Any] | None:
+        from iac_code.acp.jsonrpc import decode
+
+        while True:
+            line = await self._next_line()
+            if line is None:
+                return None
+            if not line.strip():
+                continue
+            message, error = decode(line)
+            if error is None:
+                return message
+            logger.warning("bad input: %s", error["error"]["message"])
+            await self.send(error)
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+    async def _next_line(self) -> bytes | None:
+        reading = asyncio.ensure_future(_read_line(self._reader))
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if not reading.done():
+            reading.cancel()
+            return None
+        return reading.result() or None
+
+
+async def _read_line(reader: asyncio.StreamReader) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        try:
+            parts.append(await reader.readuntil(b"\n"))
+            return b"".join(parts)
+        except asyncio.LimitOverrunError as exc:
+            parts.append(await reader.readexactly(exc.consumed))
+        except asyncio.IncompleteReadError as exc:  # EOF: the last line may lack its newline
+            parts.append(exc.partial)
+            return b"".join(parts)
+
+
+def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
+    def pump() -> None:
+        try:
+            while chunk := sys.stdin.buffer.read1(_READ_CHUNK):
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+        finally:
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, name="stdin-reader", daemon=True).start()
