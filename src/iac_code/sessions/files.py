@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -39,6 +40,7 @@ INTERRUPTED = "Tool call interrupted: the session ended before it finished."
 UPDATABLE_FIELDS = frozenset({"title", "model", "mode", "permissions"})
 
 # Ids become directory names: a strict charset with no dot can never name "..", a path or a temp file.
+_RECORD_FIELDS = SessionRecord.__dataclass_fields__.keys()
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 # Rewrite the index once dead lines (superseded snapshots, bumps, tombstones) outnumber live ones.
@@ -56,6 +58,11 @@ def now_iso() -> str:
 def _iso_from_timestamp(seconds: float) -> str:
     moment = datetime.fromtimestamp(seconds, timezone.utc)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@functools.lru_cache(maxsize=4096)  # a handful of distinct cwds, compared for every session listed
+def _normpath(path: str) -> str:
+    return os.path.normpath(path)
 
 
 def _check_id(session_id: str) -> str:
@@ -259,8 +266,8 @@ class FileSessionStore:
             self._refresh()
             records = list(self._records.values())
         if cwd is not None:
-            wanted = os.path.normpath(cwd)
-            records = [r for r in records if os.path.normpath(r["cwd"]) == wanted]
+            wanted = _normpath(cwd)
+            records = [r for r in records if _normpath(r["cwd"]) == wanted]
         keys = sorted(((r["updated_at"], r["session_id"]) for r in records), reverse=True)
         if after is not None:
             keys = [key for key in keys if key < after]
@@ -375,9 +382,11 @@ class FileSessionStore:
         try:
             if not data.endswith(b"\n"):
                 raise ValueError("torn last line")
-            for line in data.splitlines():
-                self._apply(json.loads(line))
-                self._lines += 1
+            # One parse of all new lines as a JSON array is several times faster than one per line.
+            entries = json.loads(b"[" + data[:-1].replace(b"\n", b",") + b"]")
+            for entry in entries:
+                self._apply(entry)
+            self._lines += len(entries)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             logger.warning("session index damaged (%s); rebuilding it", exc)
             self._rebuild()
@@ -386,9 +395,10 @@ class FileSessionStore:
         self._compact_if_bloated()
 
     def _apply(self, entry: dict[str, Any]) -> None:
-        if "put" in entry:
-            record = entry["put"]
-            SessionRecord(**record)  # refuse a line that is not a record
+        record = entry.get("put")
+        if record is not None:
+            if record.keys() != _RECORD_FIELDS:
+                raise ValueError("index entry is not a session record")
             self._records[record["session_id"]] = record
         elif "touch" in entry:
             record = self._records.get(entry["touch"])
