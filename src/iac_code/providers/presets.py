@@ -13,9 +13,7 @@ from importlib import resources
 from typing import Literal
 
 from iac_code.config import ConfigError, Settings
-from iac_code.providers.anthropic import AnthropicProvider
 from iac_code.providers.base import ModelProvider
-from iac_code.providers.openai_chat import OpenAIChatProvider
 from iac_code.providers.scripted import ScriptedProvider
 
 DEMO_NOTICE = (
@@ -122,18 +120,24 @@ def build_provider(settings: Settings) -> ModelProvider:
     preset = _preset(name, settings.provider)
     if preset.kind == "scripted":
         return _scripted(settings)
-    model = settings.model or preset.default_model
-    if not model:
-        raise ConfigError(f"no model for provider '{name}': set IAC_CODE_MODEL")
     base_url = settings.base_url or preset.base_url
     if not base_url:
         raise ConfigError(f"no base URL for provider '{name}': set IAC_CODE_BASE_URL")
+    model = settings.model or preset.default_model
+    if not model:
+        raise ConfigError(f"no model for provider '{name}': set IAC_CODE_MODEL")
     api_key = settings.api_key or (settings.env.get(preset.key_env, "") if preset.key_env else "")
     if preset.needs_key and not api_key:
         raise ConfigError(f"no API key for provider '{name}': set IAC_CODE_API_KEY or {preset.key_env}")
     context_window = settings.context_window or context_window_for(model)
+    # The SDKs are imported only when used: together they add seconds to start-up, which the
+    # offline demo and scripted runs should not pay.
     if preset.kind == "anthropic":
+        from iac_code.providers.anthropic import AnthropicProvider
+
         return AnthropicProvider(name, model, base_url, api_key, context_window, key_env=preset.key_env)
+    from iac_code.providers.openai_chat import OpenAIChatProvider
+
     return OpenAIChatProvider(
         name, model, base_url, api_key, context_window,
         key_env=preset.key_env, max_tokens_field=preset.max_tokens_field,

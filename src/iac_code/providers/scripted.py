@@ -28,7 +28,6 @@ from iac_code.providers.base import (
     ToolSchema,
     Usage,
 )
-from iac_code.providers.openai_chat import parse_arguments
 
 Reply = dict[str, Any]
 
@@ -108,10 +107,18 @@ def _pieces(text: str) -> Iterator[str]:
 def _tool_call(spec: dict[str, Any]) -> ToolCall:
     arguments = spec.get("arguments", {})
     if isinstance(arguments, str):
-        arguments = parse_arguments(arguments)
+        arguments = _parse_json_object(arguments)
     # Random ids: a replayed script must not reuse an id already answered in a reloaded session.
     call_id = spec.get("id") or f"call_{uuid.uuid4().hex[:12]}"
     return ToolCall(id=call_id, name=spec["name"], arguments=arguments)
+
+
+def _parse_json_object(raw: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def _usage(reply: Reply, history: list[Message], system: str) -> Usage:
