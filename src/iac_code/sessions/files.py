@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,12 +52,9 @@ class InvalidSessionId(SessionNotFound, ValueError):
     """An id that no session can have; callers may treat it as either "not found" or a bad argument."""
 
 
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _iso_from_timestamp(seconds: float) -> str:
-    moment = datetime.fromtimestamp(seconds, timezone.utc)
+def iso_time(seconds: float | None = None) -> str:
+    """A Unix time (default: now) as ISO 8601 UTC with milliseconds: "2026-11-30T02:36:16.123Z"."""
+    moment = datetime.fromtimestamp(time.time() if seconds is None else seconds, timezone.utc)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -184,17 +182,14 @@ class FileSessionStore:
 
     def create(self, record: SessionRecord) -> None:
         session_dir = self._dir(record.session_id)
-        now = now_iso()
+        now = iso_time()
         record = replace(
             record,
             created_at=record.created_at or now,
             updated_at=record.updated_at or now,
             permissions=dict(record.permissions),
         )
-        try:
-            session_dir.mkdir(mode=0o700)
-        except FileExistsError:
-            raise ValueError(f"session {record.session_id} already exists") from None
+        self._make_dir(session_dir)
         os.close(os.open(session_dir / "messages.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self._save(record)
 
@@ -223,7 +218,7 @@ class FileSessionStore:
         if "permissions" in changes:
             changes["permissions"] = dict(changes["permissions"])  # type: ignore[call-overload]
         with self._locked():
-            record = replace(self.get(session_id), **changes, updated_at=now_iso())  # type: ignore[arg-type]
+            record = replace(self.get(session_id), **changes, updated_at=iso_time())  # type: ignore[arg-type]
             self._save(record)
         return record
 
@@ -279,17 +274,14 @@ class FileSessionStore:
     def fork(self, session_id: str, new_session_id: str) -> SessionRecord:
         source = self.get(session_id)
         target_dir = self._dir(new_session_id)
-        try:
-            target_dir.mkdir(mode=0o700)
-        except FileExistsError:
-            raise ValueError(f"session {new_session_id} already exists") from None
+        self._make_dir(target_dir)
         try:
             data = (self._dir(session_id) / "messages.jsonl").read_bytes()
         except FileNotFoundError:
             shutil.rmtree(target_dir, ignore_errors=True)
             raise SessionNotFound(session_id) from None
         _write_atomic(target_dir / "messages.jsonl", data, durable=self.durable)
-        now = now_iso()
+        now = iso_time()
         record = replace(
             source, session_id=new_session_id, created_at=now, updated_at=now, permissions=dict(source.permissions)
         )
@@ -332,6 +324,14 @@ class FileSessionStore:
     def _dir(self, session_id: str) -> Path:
         return self.root / _check_id(session_id)
 
+    def _make_dir(self, session_dir: Path) -> None:
+        try:
+            session_dir.mkdir(mode=0o700)
+        except FileExistsError:
+            raise ValueError(f"session {session_dir.name} already exists") from None
+        if self.durable:
+            _fsync_dir(self.root)
+
     def _save(self, record: SessionRecord) -> None:
         """Write the record's meta.json, then its index snapshot."""
         data = asdict(record)
@@ -344,7 +344,7 @@ class FileSessionStore:
         with self._locked():
             self._refresh()
             if session_id in self._records:
-                self._write_index_line({"touch": session_id, "at": now_iso()})
+                self._write_index_line({"touch": session_id, "at": iso_time()})
 
     # ---- the index ----
 
@@ -433,14 +433,17 @@ class FileSessionStore:
         records: dict[str, dict[str, Any]] = {}
         for entry in os.scandir(self.root):
             if not (_SESSION_ID.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
-                continue
+                continue  # the index itself, temp files, directories being deleted
             try:
                 record = asdict(SessionRecord(**json.loads(Path(entry.path, "meta.json").read_bytes())))
-                logged = _iso_from_timestamp(os.stat(Path(entry.path, "messages.jsonl")).st_mtime)
+                logged = iso_time(os.stat(Path(entry.path, "messages.jsonl")).st_mtime)
             except FileNotFoundError:
                 continue  # a create that crashed before writing meta.json: the client never got the id
             except (OSError, ValueError, TypeError) as exc:
                 logger.warning("session %s skipped while rebuilding the index: %s", entry.name, exc)
+                continue
+            if record["session_id"] != entry.name:
+                logger.warning("session %s skipped while rebuilding the index: its meta.json names another", entry.name)
                 continue
             record["updated_at"] = max(record["updated_at"], logged)
             records[entry.name] = record

@@ -181,3 +181,25 @@ def test_files_are_private(store: FileSessionStore, root: Path) -> None:
     store.append("s1", user("secret"))
     for path in (root / "s1", root / "s1" / "messages.jsonl", root / "s1" / "meta.json"):
         assert path.stat().st_mode & 0o077 == 0, path
+
+
+def test_durable_store_round_trip(root: Path) -> None:
+    store = FileSessionStore(root)  # fsync on every write, as in production
+    make_session(store, "s1", title="T")
+    for message in conversation():
+        store.append("s1", message)
+    store.fork("s1", "s2")
+    store.update("s2", title="U")
+    store.clear("s1")
+    fresh = FileSessionStore(root)
+    assert fresh.load("s1")[1] == [] and fresh.load("s2")[1] == conversation()
+    assert (fresh.get("s1").title, fresh.get("s2").title) == ("T", "U")
+
+
+def test_rebuild_skips_a_meta_json_naming_another_session(store: FileSessionStore, root: Path) -> None:
+    make_session(store, "s1")
+    (root / "copy").mkdir()
+    (root / "copy" / "messages.jsonl").write_bytes(b"")
+    (root / "copy" / "meta.json").write_bytes((root / "s1" / "meta.json").read_bytes())
+    (root / "index.jsonl").unlink()
+    assert [r.session_id for r in FileSessionStore(root).list(None)[0]] == ["s1"]
