@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.tools.base import ToolContext, ToolError, ToolResult
-from iac_code.tools.shell import kill_process_group
+from iac_code.tools.shell import kill_process_group, spawn
 from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten
 
 GLOB_MAX_FILES = 1000
@@ -45,14 +45,13 @@ async def run_ripgrep(args: list[str], cwd: Path, max_lines: int | None) -> tupl
     Reading stops as soon as `max_lines` lines arrived and rg is killed: a pattern that matches
     everywhere then costs little. The process dies with its group if the caller is cancelled.
     """
-    process = await asyncio.create_subprocess_exec(
+    process = await spawn(
         ripgrep_path(),
         *args,
         cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
     )
     assert process.stdout is not None and process.stderr is not None
     lines: list[str] = []

@@ -18,7 +18,8 @@ from iac_code.tools.workspace import shorten
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
-KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL; well inside the one-second cancel budget
+KILL_GRACE = 0.4  # seconds between SIGTERM and SIGKILL; well inside the one-second cancel budget
+EXIT_POLL = 0.02
 READ_CHUNK = 64 * 1024
 
 # The agent's own model credentials: a command has no use for them, and printing them would put them
@@ -43,15 +44,44 @@ def command_environment(base: Mapping[str, str] | None = None) -> dict[str, str]
     return env
 
 
+async def spawn(program: str, *args: str, **kwargs: Any) -> asyncio.subprocess.Process:
+    """Start `program` in a new process group, the group killed even if we are cancelled mid-start.
+
+    A cancel that lands while asyncio is still wiring the pipes would make it kill the leader
+    alone, leaving anything it already started orphaned and running.
+    """
+    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(program, *args, start_new_session=True, **kwargs))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await kill_process_group(await starting)
+        raise
+
+
+async def wait_for_exit(process: asyncio.subprocess.Process, timeout: float | None = None) -> bool:
+    """Whether the process exited within `timeout`.
+
+    Not `Process.wait()`: on Python 3.11 it also waits for the pipes to close, which a background
+    job (or a grandchild that left the group) can hold open indefinitely.
+    """
+    deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+    while process.returncode is None:
+        if deadline is not None and asyncio.get_running_loop().time() >= deadline:
+            return False
+        await asyncio.sleep(EXIT_POLL)
+    return True
+
+
 async def kill_process_group(process: asyncio.subprocess.Process) -> None:
     """SIGTERM the process's group, then SIGKILL whatever is left after a short grace."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-        if sig == signal.SIGTERM:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(process.wait(), KILL_GRACE)
-    await process.wait()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    await wait_for_exit(process, KILL_GRACE)
+    # Even if the leader is gone, members it left behind may be ignoring SIGTERM.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    await wait_for_exit(process, KILL_GRACE)
 
 
 class HeadTailBuffer:
@@ -130,7 +160,7 @@ class BashTool:
         if not isinstance(command, str) or not command.strip():
             raise ToolError("'command' is required")
         timeout = _timeout(args.get("timeout"))
-        process = await asyncio.create_subprocess_exec(
+        process = await spawn(
             "bash",
             "-c",
             command,
@@ -138,7 +168,6 @@ class BashTool:
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
             env=command_environment(),
         )
         assert process.stdout is not None
@@ -159,17 +188,21 @@ class BashTool:
 async def _run_to_end(
     process: asyncio.subprocess.Process, stdout: asyncio.StreamReader, output: HeadTailBuffer
 ) -> None:
-    """Wait for the shell, then reap what it left behind: a background job would hold the pipe open."""
+    """Read until the shell is done, then reap what it left behind: a background job holds the pipe."""
     drain = asyncio.ensure_future(_drain(stdout, output))
+    exited = asyncio.ensure_future(wait_for_exit(process))
     try:
-        await process.wait()
+        await asyncio.wait({drain, exited}, return_when=asyncio.FIRST_COMPLETED)
+        await exited
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(drain), KILL_GRACE)
         if not drain.done():
             await kill_process_group(process)
-        await drain
+            with contextlib.suppress(asyncio.TimeoutError):  # a process that escaped the group may keep it
+                await asyncio.wait_for(asyncio.shield(drain), KILL_GRACE)
     finally:
         drain.cancel()
+        exited.cancel()
 
 
 def _timeout(value: Any) -> int:

@@ -1,0 +1,128 @@
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from iac_code.tools.base import ToolContext, ToolError
+from iac_code.tools.shell import BashTool, HeadTailBuffer
+
+
+def process_alive(pid: int) -> bool:
+    """False once the process is gone or a zombie (it may wait for a reaper that never comes)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def wait_for_file(path: Path) -> str:
+    for _ in range(500):
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{path} never appeared")
+
+
+async def gone_within(pid: int, seconds: float) -> bool:
+    for _ in range(int(seconds / 0.02)):
+        if not process_alive(pid):
+            return True
+        await asyncio.sleep(0.02)
+    return not process_alive(pid)
+
+
+async def test_output_and_exit_code(ctx: ToolContext) -> None:
+    result = await BashTool().run({"command": "echo out; echo err >&2; exit 3"}, ctx)
+    assert result.text == "out\nerr\nExit code: 3"
+    assert result.is_error
+    ok = await BashTool().run({"command": "true"}, ctx)
+    assert ok.text == "(no output)\nExit code: 0" and not ok.is_error
+
+
+async def test_runs_in_the_workspace_without_stdin(ctx: ToolContext, workspace: Path) -> None:
+    result = await BashTool().run({"command": "pwd; cat; echo done"}, ctx)
+    assert result.text.splitlines() == [str(workspace), "done", "Exit code: 0"]
+
+
+async def test_model_keys_are_not_passed_to_commands(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+    monkeypatch.setenv("ALICLOUD_REGION", "cn-hangzhou")
+    result = await BashTool().run({"command": 'echo "${OPENAI_API_KEY:-unset} $ALICLOUD_REGION"'}, ctx)
+    assert result.text.splitlines()[0] == "unset cn-hangzhou"
+
+
+async def test_timeout_kills_the_whole_process_group(ctx: ToolContext, workspace: Path) -> None:
+    command = "echo started; sleep 30 & echo $! > child.pid; wait"
+    result = await BashTool().run({"command": command, "timeout": 1}, ctx)
+    assert result.is_error
+    assert "timed out after 1 s" in result.text and "started" in result.text
+    child = int((workspace / "child.pid").read_text())
+    assert await gone_within(child, 1.0)
+
+
+async def test_cancellation_kills_the_process_group(ctx: ToolContext, workspace: Path) -> None:
+    command = "sleep 30 & echo $! > child.pid; echo $$ > shell.pid; wait"
+    task = asyncio.create_task(BashTool().run({"command": command}, ctx))
+    child = int(await wait_for_file(workspace / "child.pid"))
+    shell = int(await wait_for_file(workspace / "shell.pid"))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await gone_within(child, 1.0)
+    assert await gone_within(shell, 1.0)
+
+
+async def test_sigterm_ignoring_command_is_killed(ctx: ToolContext, workspace: Path) -> None:
+    command = "trap '' TERM; sleep 30 & echo $! > child.pid; wait"
+    result = await BashTool().run({"command": command, "timeout": 1}, ctx)
+    assert "timed out" in result.text
+    assert await gone_within(int((workspace / "child.pid").read_text()), 1.0)
+
+
+async def test_background_job_does_not_hold_the_call_open(ctx: ToolContext, workspace: Path) -> None:
+    command = "(sleep 30; echo late) & echo $! > bg.pid; echo started"
+    result = await asyncio.wait_for(BashTool().run({"command": command}, ctx), 10)
+    assert result.text.splitlines()[0] == "started" and "late" not in result.text
+    assert await gone_within(int((workspace / "bg.pid").read_text()), 1.0)
+
+
+async def test_huge_output_keeps_head_and_tail(ctx: ToolContext) -> None:
+    command = "echo FIRST-LINE; yes 0123456789 | head -c 5000000; echo LAST-LINE"
+    result = await BashTool().run({"command": command}, ctx)
+    assert result.text.startswith("FIRST-LINE\n")
+    assert result.text.endswith("LAST-LINE\nExit code: 0")
+    assert "bytes of output cut" in result.text
+    assert len(result.text) < 31_000
+
+
+def test_head_tail_buffer_small_and_large() -> None:
+    small = HeadTailBuffer(100)
+    small.feed(b"hello ")
+    small.feed(b"world")
+    assert small.text() == "hello world"
+    large = HeadTailBuffer(10)
+    for chunk in (b"abc", b"defgh", b"ijklmnop", b"qrstuvwxyz"):
+        large.feed(chunk)
+    assert large.text() == "abcde\n\n[... 16 bytes of output cut ...]\n\nvwxyz"
+
+
+async def test_bad_arguments(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError, match="command"):
+        await BashTool().run({"command": "  "}, ctx)
+    with pytest.raises(ToolError, match="timeout"):
+        await BashTool().run({"command": "true", "timeout": -1}, ctx)
+
+
+def test_titles() -> None:
+    assert BashTool().title({"command": "terraform validate"}) == "Run terraform validate"
+    assert BashTool().title({"command": "x", "description": "Validate config"}) == "Validate config"
+    assert len(BashTool().title({"command": "echo " + "a" * 200})) <= 64
+
+
+async def test_a_process_that_left_the_group_does_not_hang_the_call(ctx: ToolContext) -> None:
+    # setsid escapes the process group (so it is not killed); it holds the output pipe for 2 s.
+    command = "setsid sleep 2 & echo started"
+    result = await asyncio.wait_for(BashTool().run({"command": command}, ctx), 1.9)
+    assert result.text.splitlines() == ["started", "Exit code: 0"]
+    await asyncio.sleep(1.5)  # let the escapee end so its pipe closes before the loop does
