@@ -276,4 +276,4 @@ def html_to_text(html: str, base_url: str = "") -> str:
         line.replace(PRESERVE, "").rstrip() if PRESERVE in line else line.strip()
         for line in "".join(extractor.parts).split("\n")
     )
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")

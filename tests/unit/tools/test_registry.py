@@ -1,0 +1,38 @@
+from iac_code.tools.registry import default_tools
+
+
+def test_every_tool_is_registered_under_its_own_name() -> None:
+    tools = default_tools()
+    expected = ["read_file", "list_files", "glob", "grep", "write_file", "edit_file", "bash", "web_fetch", "agent"]
+    assert sorted(tools) == sorted(expected)
+    assert all(name == tool.name for name, tool in tools.items())
+
+
+def test_read_only_tools_are_exactly_the_read_category() -> None:
+    read_only = {name for name, tool in default_tools().items() if tool.category == "read"}
+    assert read_only == {"read_file", "list_files", "glob", "grep", "web_fetch"}
+
+
+def test_kinds_and_schemas() -> None:
+    tools = default_tools()
+    kinds = {name: tool.kind for name, tool in tools.items()}
+    assert kinds == {
+        "read_file": "read",
+        "list_files": "read",
+        "glob": "search",
+        "grep": "search",
+        "write_file": "edit",
+        "edit_file": "edit",
+        "bash": "execute",
+        "web_fetch": "fetch",
+        "agent": "execute",
+    }
+    for tool in tools.values():
+        assert tool.parameters["type"] == "object"
+        assert set(tool.parameters.get("required", [])) <= set(tool.parameters["properties"])
+        assert tool.description
+
+
+def test_instances_are_fresh() -> None:
+    assert default_tools()["bash"] is not default_tools()["bash"]
+    assert default_tools()["web_fetch"].allow_private is False
