@@ -25,12 +25,13 @@ import shutil
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from iac_code.messages import Message, tool_result, unanswered_tool_calls
 from iac_code.sessions.store import SessionNotFound, SessionRecord
@@ -77,6 +78,14 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def _read_from(fd: int, offset: int) -> bytes:
+    chunks = []
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -171,9 +180,10 @@ class FileSessionStore:
         self._mutex = threading.RLock()
         self._lock_depth = 0
         self._lock_fd = -1
-        # The index as last read: an open handle (which also pins its inode, so a replaced file
+        # The index as last read: an open descriptor (which also pins its inode, so a replaced file
         # is always noticed), how far it was read, and the live records it describes.
-        self._index: BinaryIO | None = None
+        self._index_fd = -1
+        self._index_closer: weakref.finalize | None = None
         self._offset = 0
         self._lines = 0
         self._records: dict[str, dict[str, Any]] = {}
@@ -373,10 +383,9 @@ class FileSessionStore:
         except FileNotFoundError:
             self._rebuild()
             return
-        if self._index is None or os.fstat(self._index.fileno()).st_ino != on_disk.st_ino or on_disk.st_size < self._offset:
+        if self._index_fd < 0 or os.fstat(self._index_fd).st_ino != on_disk.st_ino or on_disk.st_size < self._offset:
             self._open_index()
-        self._index.seek(self._offset)  # type: ignore[union-attr]
-        data = self._index.read()  # type: ignore[union-attr]
+        data = _read_from(self._index_fd, self._offset)
         if not data:
             return
         try:
@@ -410,8 +419,7 @@ class FileSessionStore:
     def _write_index_line(self, entry: dict[str, Any]) -> None:
         """Append one entry; call with the lock held, just after `_refresh`, so the cache stays in step."""
         line = _encode_line(entry)
-        self._index.write(line)  # type: ignore[union-attr]
-        self._index.flush()  # type: ignore[union-attr]
+        _write_all(self._index_fd, line)
         self._apply(entry)
         self._offset += len(line)
         self._lines += 1
@@ -421,10 +429,17 @@ class FileSessionStore:
         if self._lines > 2 * len(self._records) + _COMPACT_SLACK:
             self._rewrite_index(self._records)
 
+    def close(self) -> None:
+        """Release the index descriptor (also done when the store is garbage-collected)."""
+        with self._mutex:
+            if self._index_closer is not None:
+                self._index_closer()
+            self._index_fd = -1
+
     def _open_index(self) -> None:
-        if self._index is not None:
-            self._index.close()
-        self._index = open(self._index_path, "a+b", buffering=0)  # noqa: SIM115 - kept open on purpose
+        self.close()
+        self._index_fd = os.open(self._index_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        self._index_closer = weakref.finalize(self, os.close, self._index_fd)
         self._offset = self._lines = 0
         self._records = {}
 

@@ -68,7 +68,7 @@ def test_kill_9_while_appending_leaves_a_valid_prefix(root: Path) -> None:
         if durable >= 40:
             break
     writer.send_signal(signal.SIGKILL)
-    writer.wait(timeout=10)
+    writer.communicate(timeout=10)
     assert durable >= 40, "the writer died on its own"
 
     _, loaded = FileSessionStore(root).load("victim")
