@@ -44,6 +44,7 @@ class HttpConnection:
         self.last_activity = time.monotonic()
         self.task: asyncio.Task[None] | None = None
         self.closed = False
+        self.close_reason = ""
         self._inbound: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._request_sessions: dict[str, str] = {}
         self._initialize: tuple[str, asyncio.Future[dict[str, Any]]] | None = None
@@ -63,10 +64,10 @@ class HttpConnection:
             self.events.publish(message, session_id)
         except EventBufferFull as exc:
             logger.warning("closing connection %s: the client is not reading its event stream: %s", self.id, exc)
-            self.shutdown()
+            self.shutdown("the client was not reading its event stream")
 
     async def close(self) -> None:
-        self.shutdown()
+        self.shutdown("the agent closed it")
 
     # -- HTTP side ----------------------------------------------------------------------------
 
@@ -96,11 +97,12 @@ class HttpConnection:
         if self._initialize is not None and not self._initialize[1].done():
             self._initialize[1].set_exception(AgentGone())
 
-    def shutdown(self) -> None:
+    def shutdown(self, reason: str) -> None:
         """End the agent's receive loop (it then cancels its turns) and every SSE stream."""
         if self.closed:
             return
         self.closed = True
+        self.close_reason = reason
         self._inbound.put_nowait(None)
         self.events.close()
 
@@ -165,7 +167,7 @@ class ConnectionRegistry:
         if self._connections.pop(conn.id, None) is None:
             return
         logger.info("connection %s closed: %s", conn.id, reason)
-        conn.shutdown()
+        conn.shutdown(reason)
         if conn.task is None or conn.task is asyncio.current_task():
             return
         try:
@@ -189,7 +191,7 @@ class ConnectionRegistry:
         """Synchronously end every stream and agent loop (called from the signal handler)."""
         self.accepting = False
         for conn in list(self._connections.values()):
-            conn.shutdown()
+            conn.shutdown("the server is shutting down")
 
     async def reap_idle_forever(self) -> None:
         interval = min(max(self._idle_timeout / 4, 0.05), 30.0)
@@ -213,4 +215,4 @@ class ConnectionRegistry:
         finally:
             conn.agent_ended()
             if conn.id in self._connections:
-                self.close_soon(conn, "the agent ended")
+                self.close_soon(conn, conn.close_reason or "the agent ended")
