@@ -193,22 +193,15 @@ class FileSessionStore:
     def create(self, record: SessionRecord) -> None:
         session_dir = self._dir(record.session_id)
         now = iso_time()
-        record = replace(
-            record,
-            created_at=record.created_at or now,
-            updated_at=record.updated_at or now,
-            permissions=dict(record.permissions),
-        )
+        times = {"created_at": record.created_at or now, "updated_at": record.updated_at or now}
+        record = replace(record, **times, permissions=dict(record.permissions))
         self._make_dir(session_dir)
         os.close(os.open(session_dir / "messages.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self._save(record)
 
     def append(self, session_id: str, message: Message) -> None:
         line = _encode_line(message.to_dict())
-        try:
-            fd = os.open(self._dir(session_id) / "messages.jsonl", os.O_RDWR | os.O_APPEND)
-        except FileNotFoundError:
-            raise SessionNotFound(session_id) from None
+        fd = self._open_log(session_id, os.O_RDWR | os.O_APPEND)
         try:
             # A line left torn by an earlier crash must not swallow this one.
             size = os.fstat(fd).st_size
@@ -235,10 +228,7 @@ class FileSessionStore:
     def load(self, session_id: str) -> tuple[SessionRecord, list[Message]]:
         record = self.get(session_id)
         path = self._dir(session_id) / "messages.jsonl"
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise SessionNotFound(session_id) from None
+        data = self._read_log(session_id)
         messages, torn_tail, bad_middle = parse_log(data)
         repaired, repaired_in_middle = with_interrupted_results(messages)
         if bad_middle or repaired_in_middle:
@@ -284,26 +274,18 @@ class FileSessionStore:
     def fork(self, session_id: str, new_session_id: str) -> SessionRecord:
         source = self.get(session_id)
         target_dir = self._dir(new_session_id)
+        data = self._read_log(session_id)
         self._make_dir(target_dir)
-        try:
-            data = (self._dir(session_id) / "messages.jsonl").read_bytes()
-        except FileNotFoundError:
-            shutil.rmtree(target_dir, ignore_errors=True)
-            raise SessionNotFound(session_id) from None
         _write_atomic(target_dir / "messages.jsonl", data, durable=self.durable)
         now = iso_time()
-        record = replace(
-            source, session_id=new_session_id, created_at=now, updated_at=now, permissions=dict(source.permissions)
-        )
+        record = replace(source, session_id=new_session_id, created_at=now, updated_at=now,
+                         permissions=dict(source.permissions))
         self._save(record)
         return record
 
     def clear(self, session_id: str) -> None:
         self.get(session_id)
-        try:
-            fd = os.open(self._dir(session_id) / "messages.jsonl", os.O_WRONLY)
-        except FileNotFoundError:
-            raise SessionNotFound(session_id) from None
+        fd = self._open_log(session_id, os.O_WRONLY)
         try:
             os.ftruncate(fd, 0)  # one system call: readers see the old log or an empty one
             if self.durable:
@@ -333,6 +315,18 @@ class FileSessionStore:
 
     def _dir(self, session_id: str) -> Path:
         return self.root / _check_id(session_id)
+
+    def _open_log(self, session_id: str, flags: int) -> int:
+        try:
+            return os.open(self._dir(session_id) / "messages.jsonl", flags)
+        except FileNotFoundError:
+            raise SessionNotFound(session_id) from None
+
+    def _read_log(self, session_id: str) -> bytes:
+        try:
+            return (self._dir(session_id) / "messages.jsonl").read_bytes()
+        except FileNotFoundError:
+            raise SessionNotFound(session_id) from None
 
     def _make_dir(self, session_dir: Path) -> None:
         try:
