@@ -1,0 +1,95 @@
+"""`iac-code -p` as a subprocess against the scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.e2e.acp.wire import model_env
+from tests.fakes.openai_server import ScriptedOpenAI
+
+WRITE_MAIN_TF = {"tool_calls": [{"name": "write_file", "arguments": {"path": "main.tf", "content": 'resource "null_resource" "x" {}\n'}}]}
+
+
+def run(workspace, model, *flags: str, stdin: str | None = None, env_extra=None) -> subprocess.CompletedProcess:
+    env = model_env(model.url, workspace.parent / "config", **(env_extra or {}))
+    return subprocess.run(
+        [sys.executable, "-m", "iac_code.cli", *flags],
+        cwd=workspace,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+def test_write_is_denied_without_flags_and_the_model_is_told(workspace):
+    with ScriptedOpenAI([WRITE_MAIN_TF, {"text": "could not write"}]) as model:
+        result = run(workspace, model, "-p", "create main.tf")
+    assert result.returncode == 0
+    assert not (workspace / "main.tf").exists()
+    assert "denied write_file" in result.stderr
+    tool_message = model.requests[1]["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["content"] == "Permission denied."
+    assert result.stdout.strip() == "could not write"
+
+
+@pytest.mark.parametrize("flags", [["--allow-tools", "write_file"], ["--yes"]])
+def test_write_runs_when_the_flags_allow_it(workspace, flags):
+    with ScriptedOpenAI([WRITE_MAIN_TF, {"text": "written"}]) as model:
+        result = run(workspace, model, "-p", "create main.tf", *flags)
+    assert result.returncode == 0, result.stderr
+    assert (workspace / "main.tf").read_text() == 'resource "null_resource" "x" {}\n'
+
+
+def test_allowing_one_tool_does_not_allow_another(workspace):
+    bash_call = {"tool_calls": [{"name": "bash", "arguments": {"command": "touch made-by-bash"}}]}
+    with ScriptedOpenAI([bash_call, {"text": "ok"}]) as model:
+        run(workspace, model, "-p", "go", "--allow-tools", "write_file")
+    assert not (workspace / "made-by-bash").exists()
+
+
+def test_prompt_from_stdin_and_json_output(workspace):
+    with ScriptedOpenAI([{"text": "Hello from the model", "usage": {"prompt_tokens": 12, "completion_tokens": 4}}]) as model:
+        result = run(workspace, model, "-p", "-", "--output-format", "json", stdin="explain main.tf")
+    assert result.returncode == 0
+    out = json.loads(result.stdout)
+    assert out["result"] == "Hello from the model"
+    assert out["stopReason"] == "end_turn"
+    assert out["usage"] == {"inputTokens": 12, "outputTokens": 4, "totalTokens": 16}
+    assert model.requests[0]["messages"][-1] == {"role": "user", "content": "explain main.tf"}
+
+
+def test_stream_json_emits_one_event_per_line(workspace):
+    with ScriptedOpenAI([WRITE_MAIN_TF, {"text": "done"}]) as model:
+        result = run(workspace, model, "-p", "go", "--yes", "--output-format", "stream-json")
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    types = [e["type"] for e in events]
+    assert types.index("tool_use") < types.index("tool_running") < types.index("tool_result") < types.index("result")
+    assert events[-1]["stopReason"] == "end_turn"
+
+
+def test_non_end_turn_exits_non_zero(workspace):
+    with ScriptedOpenAI([{"text": "trunc", "finish_reason": "length"}]) as model:
+        result = run(workspace, model, "-p", "go")
+    assert result.returncode == 1
+    assert "max_tokens" in result.stderr
+
+
+def test_misconfiguration_is_one_clear_line(workspace):
+    with ScriptedOpenAI() as model:
+        result = run(workspace, model, "-p", "go", env_extra={"IAC_CODE_PROVIDER": "nonsense"})
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "IAC_CODE_PROVIDER" in result.stderr and "Traceback" not in result.stderr
