@@ -16,6 +16,7 @@ READ_DEFAULT_LINES = 2000
 LIST_MAX_ENTRIES = 1000
 LIST_MAX_DEPTH = 5
 BINARY_SNIFF_BYTES = 8192
+MAX_TEXT_FILE_BYTES = 64 * 1024 * 1024  # beyond this, loading the file whole is not worth it
 
 
 def _path_arg(args: dict[str, Any]) -> str:
@@ -48,6 +49,9 @@ def _read_text(path: Path) -> str:
     if path.is_dir():
         raise ToolError(f"{path} is a directory")
     try:
+        size = path.stat().st_size
+        if size > MAX_TEXT_FILE_BYTES:
+            raise ToolError(f"{path} is {size // (1024 * 1024)} MiB; search it with grep or read parts with bash")
         data = path.read_bytes()
     except FileNotFoundError:
         raise ToolError(f"file not found: {path}") from None

@@ -198,3 +198,12 @@ async def test_edit_refuses_a_symlink_out(ctx: ToolContext, workspace: Path, out
     with pytest.raises(ToolError, match="outside the workspace"):
         await EditFileTool().run({"path": "link.txt", "old_string": "top", "new_string": "no"}, ctx)
     assert (outside / "secret.txt").read_text() == "top secret\n"
+
+
+async def test_huge_files_are_not_loaded(ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(files, "MAX_TEXT_FILE_BYTES", 1000)
+    (workspace / "huge.log").write_text("x" * 2000)
+    with pytest.raises(ToolError, match="grep"):
+        await ReadFileTool().run({"path": "huge.log"}, ctx)
+    with pytest.raises(ToolError, match="grep"):
+        await EditFileTool().run({"path": "huge.log", "old_string": "x", "new_string": "y"}, ctx)
