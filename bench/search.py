@@ -83,15 +83,15 @@ def main() -> None:
         build_tree(root, options.files)
         print(f"tree: {options.files:,} files built in {time.perf_counter() - start:.1f} s; rg {ripgrep_path()}")
         ctx = ToolContext(workspace=root)
-        content_flags = ["--max-columns=500", "--max-columns-preview", "--line-number", "--with-filename", "--no-heading"]
+        preview = ["--max-columns=500", "--max-columns-preview"]
+        content_flags = [*preview, "--line-number", "--with-filename", "--no-heading"]
         cases = [
             ("grep rare (content)", GrepTool(), {"pattern": NEEDLE}, [*COMMON_FLAGS, *content_flags, "--", NEEDLE]),
             (
                 "grep files *.yaml",
                 GrepTool(),
-                {"pattern": "replicas: 1[0-9]$", "glob": "*.yaml", "output_mode": "files_with_matches", "max_results": 2000},
-                [*COMMON_FLAGS, "--max-columns=500", "--max-columns-preview", "--files-with-matches",
-                 "--glob=*.yaml", "--", "replicas: 1[0-9]$"],
+                {"pattern": "replicas: 1[0-9]$", "glob": "*.yaml", "output_mode": "files_with_matches"},
+                [*COMMON_FLAGS, *preview, "--files-with-matches", "--glob=*.yaml", "--", "replicas: 1[0-9]$"],
             ),
             (
                 "glob **/*.tf (mtime sort)",
