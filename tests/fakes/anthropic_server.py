@@ -85,7 +85,8 @@ class ScriptedAnthropic(ScriptedServer):
                   usage={"output_tokens": usage["output_tokens"]}),
             event("message_stop"),
         ]
-        self.send_events(handler, reply, events, tail)
+        first_delta = next((i for i, e in enumerate(events) if e.startswith(b"event: content_block_delta")), 0)
+        self.send_events(handler, reply, events, tail, first_content=first_delta)
 
     def _blocks(self, reply: Reply) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []

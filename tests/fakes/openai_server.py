@@ -8,7 +8,7 @@ A Reply is a dict with optional keys:
   tool_calls [{"name", "arguments": dict|str, "id"?}], finish_reason, usage
   {"prompt_tokens", "completion_tokens"}, status (HTTP error instead), delay (seconds between
   chunks), chunk_chars (text chunk size), truncate (stop mid-stream, no finish, no [DONE]),
-  hang (send one chunk, then block until the client goes away or the server stops).
+  hang (send the first content chunk, then block until the client goes away or the server stops).
 A reply may also be a callable `(request_body) -> Reply`.
 
 `ScriptedServer` holds the HTTP machinery shared with the Anthropic fake.
@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -48,7 +48,7 @@ class ScriptedServer:
 
     url_suffix = "/v1"  # what the API's SDK expects at the end of its base URL
 
-    def __init__(self, replies: tuple[ReplySource, ...] | list[ReplySource] = (), *, default: ReplySource | None = None):
+    def __init__(self, replies: Iterable[ReplySource] = (), *, default: ReplySource | None = None):
         self.requests: list[dict[str, Any]] = []
         self.default = default
         self.url = ""
@@ -125,12 +125,17 @@ class ScriptedServer:
     def send_error_reply(self, handler: _Handler, status: int, message: str) -> None:
         handler.send_json(status, self.error_body(status, message), {"retry-after-ms": "10"})
 
-    def send_events(self, handler: _Handler, reply: Reply, events: list[bytes], tail: list[bytes]) -> None:
-        """Stream `events` then `tail`, honouring the reply's delay, truncate and hang keys."""
+    def send_events(
+        self, handler: _Handler, reply: Reply, events: list[bytes], tail: list[bytes], *, first_content: int
+    ) -> None:
+        """Stream `events` then `tail`, honouring the reply's delay, truncate and hang keys.
+
+        `first_content` is the index of the first event that carries content: a hanging reply
+        sends up to it, so the client has something to show before the stream stalls."""
         handler.start_stream()
         if reply.get("truncate"):
             # Keep at least the first content chunk so the client has something half-finished.
-            events, tail = events[: max(2, (len(events) + 1) // 2)], []
+            events, tail = events[: max(first_content + 1, (len(events) + 1) // 2)], []
         delay = float(reply.get("delay", 0))
         try:
             for index, event in enumerate([*events, *tail]):
@@ -138,7 +143,7 @@ class ScriptedServer:
                     time.sleep(delay)
                 handler.wfile.write(event)
                 handler.wfile.flush()
-                if reply.get("hang"):
+                if reply.get("hang") and index >= first_content:
                     self._wait_for_disconnect(handler.connection)
                     return
         except (BrokenPipeError, ConnectionResetError):
@@ -276,7 +281,7 @@ class ScriptedOpenAI(ScriptedServer):
         if (body.get("stream_options") or {}).get("include_usage"):
             tail.append(chunk([], usage=self._usage(body, reply)))
         tail.append(b"data: [DONE]\n\n")
-        self.send_events(handler, reply, events, tail)
+        self.send_events(handler, reply, events, tail, first_content=1)
 
     def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.get("text") or None}

@@ -204,7 +204,8 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 
 def to_openai_tool(tool: ToolSchema) -> dict[str, Any]:
     parameters = tool.parameters or {"type": "object", "properties": {}}
-    return {"type": "function", "function": {"name": tool.name, "description": tool.description, "parameters": parameters}}
+    function = {"name": tool.name, "description": tool.description, "parameters": parameters}
+    return {"type": "function", "function": function}
 
 
 def to_openai_messages(system: str, history: list[Message]) -> list[dict[str, Any]]:
@@ -226,7 +227,11 @@ def _assistant_message(message: Message) -> dict[str, Any]:
         entry["reasoning_content"] = message.thinking
     if message.tool_calls:
         entry["tool_calls"] = [
-            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": json.dumps(call.arguments)}}
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
             for call in message.tool_calls
         ]
     return entry

@@ -124,7 +124,8 @@ def _parse_json_object(raw: str) -> dict[str, Any]:
 def _usage(reply: Reply, history: list[Message], system: str) -> Usage:
     usage = reply.get("usage") or {}
     prompt_chars = len(system) + sum(len(m.text) + len(m.thinking) for m in history)
-    produced_chars = len(reply.get("text", "")) + len(reply.get("thinking", "")) + len(json.dumps(reply.get("tool_calls", [])))
+    produced = [reply.get("text", ""), reply.get("thinking", ""), json.dumps(reply.get("tool_calls", []))]
+    produced_chars = sum(len(part) for part in produced)
     return Usage(
         input_tokens=int(usage.get("prompt_tokens", usage.get("input_tokens", max(1, prompt_chars // 4)))),
         output_tokens=int(usage.get("completion_tokens", usage.get("output_tokens", max(1, produced_chars // 4)))),

@@ -135,3 +135,12 @@ async def test_fake_server_non_streaming_and_exhaustion(anthropic_server):
     assert [b.type for b in message.content] == ["text", "tool_use"] and message.stop_reason == "tool_use"
     with pytest.raises(anthropic.InternalServerError, match="script exhausted"):
         await client.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
+
+
+async def test_hanging_stream_shows_first_text_and_can_be_abandoned(anthropic_server):
+    anthropic_server.add({"text": "first words then silence", "chunk_chars": 5, "hang": True}, {"text": "next"})
+    p = provider(anthropic_server)
+    stream = p.stream("", [user("hi")], [], max_tokens=10)
+    assert await stream.__anext__() == TextDelta("first")
+    await stream.aclose()
+    assert TextDelta("next") in await run(p)

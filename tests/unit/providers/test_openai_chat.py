@@ -1,5 +1,7 @@
 """OpenAIChatProvider: the real openai SDK against the scripted server."""
 
+import asyncio
+
 import pytest
 
 from iac_code.messages import Message, ToolCall, tool_result, user
@@ -147,3 +149,15 @@ async def test_model_change_applies_to_next_call(openai_server):
     p.model = "other-model"
     await run(p)
     assert [r["model"] for r in openai_server.requests] == ["gpt-test", "other-model"]
+
+
+async def test_cancelling_a_hung_stream_leaves_the_provider_usable(openai_server):
+    openai_server.add({"text": "never finishes", "hang": True}, {"text": "next"})
+    p = provider(openai_server)
+    task = asyncio.create_task(run(p))
+    while not openai_server.requests:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert TextDelta("next") in await run(p)

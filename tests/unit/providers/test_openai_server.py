@@ -93,8 +93,8 @@ async def test_truncated_stream_has_no_finish_and_no_done(openai_server):
 async def test_hang_blocks_until_client_leaves(openai_server):
     openai_server.add({"text": "first", "hang": True}, {"text": "after"})
     stream = await client(openai_server).chat.completions.create(model="m", messages=HI, stream=True)
-    first = await stream.__anext__()
-    assert first.choices[0].delta.role == "assistant"
+    first, second = await stream.__anext__(), await stream.__anext__()
+    assert first.choices[0].delta.role == "assistant" and second.choices[0].delta.content == "first"
     await stream.close()
     assert (await client(openai_server).chat.completions.create(model="m", messages=HI)).choices[0].message.content == "after"
 
