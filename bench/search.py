@@ -90,7 +90,9 @@ def main() -> None:
             (
                 "grep files *.yaml",
                 GrepTool(),
-                {"pattern": "replicas: 1[0-9]$", "glob": "*.yaml", "output_mode": "files_with_matches", "max_results": 2000},
+                # max_results above the match count, so the tool reads all that rg prints.
+                {"pattern": "replicas: 1[0-9]$", "glob": "*.yaml", "output_mode": "files_with_matches",
+                 "max_results": 2000},
                 [*COMMON_FLAGS, *preview, "--files-with-matches", "--glob=*.yaml", "--", "replicas: 1[0-9]$"],
             ),
             (
