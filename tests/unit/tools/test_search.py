@@ -1,3 +1,4 @@
+import asyncio
 import os
 from pathlib import Path
 
@@ -6,6 +7,7 @@ import pytest
 from iac_code.tools import search
 from iac_code.tools.base import ToolContext, ToolError
 from iac_code.tools.search import GlobTool, GrepTool
+from tests.unit.tools.test_shell import gone_within, wait_for_file
 
 
 @pytest.fixture
@@ -132,3 +134,18 @@ async def test_glob_refuses_paths_outside(ctx: ToolContext, project: Path) -> No
 def test_titles() -> None:
     assert GlobTool().title({"pattern": "**/*.tf"}) == "Find **/*.tf"
     assert GrepTool().title({"pattern": "vpc", "path": "modules"}) == "Search 'vpc' in modules"
+
+
+async def test_cancelling_a_search_kills_ripgrep_and_its_group(
+    ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slow_rg = workspace.parent / "slow-rg"
+    slow_rg.write_text(f"#!/bin/bash\nsleep 30 & echo $! > {workspace.parent}/rg-child.pid\nwait\n")
+    slow_rg.chmod(0o755)
+    monkeypatch.setattr(search, "ripgrep_path", lambda: str(slow_rg))
+    task = asyncio.create_task(GrepTool().run({"pattern": "x"}, ctx))
+    child = int(await wait_for_file(workspace.parent / "rg-child.pid"))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await gone_within(child, 1.0)
