@@ -24,7 +24,7 @@ from acp.schema import (
 from iac_code.acp.permissions import OPTIONS, Mode, decide_without_asking, parse_answer
 from iac_code.acp.prompt import PromptBlock, prompt_text
 from iac_code.acp.updates import coalesce, event_update, message_chunk
-from iac_code.agent.events import Event, TurnEnd
+from iac_code.agent.events import Event, ToolUseStart, TurnEnd
 from iac_code.messages import Message, ToolCall
 from iac_code.sessions.store import SessionStore
 from iac_code.tools.base import Tool, ToolContext
@@ -79,7 +79,7 @@ class Session:
         self._idle = asyncio.Event()
         self._idle.set()
         self._cancelled = asyncio.Event()
-        self._unsent: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._shown: dict[str, asyncio.Event] = {}  # tool call id → its tool_call update was sent
 
     @property
     def model(self) -> str:
@@ -111,8 +111,7 @@ class Session:
     def cancel(self) -> None:
         """Stop the running turn (no effect when idle); the prompt then answers `cancelled`."""
         if self._busy:
-            self._cancelled.set()
-            self.loop.cancel()
+            self._cancelled.set()  # _stream's watcher cancels the loop, even one not started yet
 
     async def close(self, grace: float = 2.0) -> None:
         self.cancel()
@@ -144,8 +143,9 @@ class Session:
         """Send the loop's events as updates. A producer task reads the loop so that text arriving
         while an update is being written is merged into the next one instead of queueing up."""
         unsent: asyncio.Queue[Event | None] = asyncio.Queue()
-        self._unsent = unsent
         producer = asyncio.create_task(_produce(events, unsent))
+        watcher = asyncio.create_task(self._cancelled.wait())
+        watcher.add_done_callback(lambda _: self.loop.cancel())
         end: TurnEnd | None = None
         try:
             finished = False
@@ -160,20 +160,25 @@ class Session:
                         end = event
                     elif (update := event_update(event)) is not None:
                         await self._peer.update(self.id, update)
-                for _ in batch:
-                    unsent.task_done()
+                        if isinstance(event, ToolUseStart):
+                            self._shown_event(event.call.id).set()
             await producer  # re-raises a programming error in the loop
         finally:
+            self._shown.clear()
+            watcher.cancel()
             if not producer.done():
                 self.loop.cancel()
                 producer.cancel()
         return end
 
+    def _shown_event(self, call_id: str) -> asyncio.Event:
+        return self._shown.setdefault(call_id, asyncio.Event())
+
     # -- permissions -------------------------------------------------------------------------
 
     async def _permission(self, call: ToolCall, tool: Tool) -> Decision:
         # The client must have seen the tool_call before it is asked about it.
-        await self._unsent.join()
+        await self._shown_event(call.id).wait()
         decided = decide_without_asking(tool.category, self.mode, self.always.get(tool.name))
         if decided is not None:
             return decided
