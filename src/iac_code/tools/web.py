@@ -129,7 +129,7 @@ class WebFetchTool:
                     "GET",
                     url.copy_with(host=str(address)),
                     headers={"Host": _host_header(url), "User-Agent": USER_AGENT, "Accept": "*/*"},
-                    extensions={"sni_hostname": url.host} if url.scheme == "https" else {},
+                    extensions={"sni_hostname": _ascii_host(url)} if url.scheme == "https" else {},
                 )
                 response = await client.send(request, stream=True)
                 try:
@@ -144,7 +144,7 @@ class WebFetchTool:
         raise ToolError(f"more than {MAX_REDIRECTS} redirects")
 
     async def _vetted_address(self, url: httpx.URL) -> IPAddress:
-        addresses = await resolve_host(url.host, url.port or (443 if url.scheme == "https" else 80))
+        addresses = await resolve_host(_ascii_host(url), url.port or (443 if url.scheme == "https" else 80))
         if not addresses:
             raise ToolError(f"cannot resolve host {url.host!r}")
         # One bad answer condemns the name: otherwise a rebinding server could mix good and bad ones.
@@ -169,8 +169,14 @@ def _parse_url(raw: str) -> httpx.URL:
     return url
 
 
+def _ascii_host(url: httpx.URL) -> str:
+    """The host as DNS, TLS and HTTP see it: an internationalised name in its punycode form."""
+    return url.raw_host.decode("ascii")
+
+
 def _host_header(url: httpx.URL) -> str:
-    host = f"[{url.host}]" if ":" in url.host else url.host
+    host = _ascii_host(url)
+    host = f"[{host}]" if ":" in host else host
     return f"{host}:{url.port}" if url.port else host
 
 
