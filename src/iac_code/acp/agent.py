@@ -8,36 +8,26 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, RequestError
+from acp import RequestError
 from acp.connection import Connection
 from acp.schema import (
-    AgentCapabilities,
-    AuthEnvVar,
     ConfigOptionUpdate,
     CurrentModeUpdate,
-    EnvVarAuthMethod,
-    Implementation,
     InitializeResponse,
     ListSessionsResponse,
-    PromptCapabilities,
     PromptResponse,
     RequestPermissionRequest,
-    SessionCapabilities,
-    SessionCloseCapabilities,
-    SessionForkCapabilities,
     SessionInfo,
-    SessionListCapabilities,
     SessionNotification,
-    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
 )
 from pydantic import BaseModel
 
-from iac_code import __version__
+from iac_code.acp.handshake import initialize_result
 from iac_code.acp.config_options import MODE_IDS, config_options, mode_state, model_state
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
-from iac_code.acp.session import LoopFactory, Session
+from iac_code.acp.session import Session
 from iac_code.config import ConfigError, Settings
 from iac_code.sessions.store import SessionRecord, SessionStore
 
@@ -83,21 +73,7 @@ class IacAgent:
     # -- methods -----------------------------------------------------------------------------
 
     async def initialize(self, protocol_version: int, **_: Any) -> InitializeResponse:
-        return InitializeResponse(
-            protocol_version=protocol_version if 1 <= protocol_version <= PROTOCOL_VERSION else PROTOCOL_VERSION,
-            agent_capabilities=AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True, image=False, audio=False),
-                session_capabilities=SessionCapabilities(
-                    list=SessionListCapabilities(),
-                    close=SessionCloseCapabilities(),
-                    fork=SessionForkCapabilities(),
-                    resume=SessionResumeCapabilities(),
-                ),
-            ),
-            agent_info=Implementation(name="iac-code", title="iac-code", version=__version__),
-            auth_methods=[] if self.settings.model_configured else [_ENV_AUTH],
-        )
+        return InitializeResponse.model_validate(initialize_result(self.settings, protocol_version))
 
     async def authenticate(self, method_id: str, **_: Any) -> None:
         # Credentials come from the environment; there is nothing to do at runtime.
@@ -245,19 +221,6 @@ class IacAgent:
         task = asyncio.ensure_future(coroutine)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-
-_ENV_AUTH = EnvVarAuthMethod(
-    type="env_var",
-    id="env",
-    name="Model settings",
-    description="Set these variables in the agent's environment (or ~/.iac-code/config.json), then restart it.",
-    vars=[
-        AuthEnvVar(name="IAC_CODE_PROVIDER", label="Provider (openai, anthropic, dashscope, deepseek, ...)", secret=False),
-        AuthEnvVar(name="IAC_CODE_API_KEY", label="API key"),
-        AuthEnvVar(name="IAC_CODE_MODEL", label="Model id", secret=False, optional=True),
-    ],
-)
 
 
 def _workspace(cwd: str) -> Path:

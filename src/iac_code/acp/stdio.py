@@ -10,6 +10,7 @@ import sys
 import threading
 from typing import Any
 
+from iac_code.acp.handshake import initialize_result, is_plain_initialize
 from iac_code.config import Settings
 
 logger = logging.getLogger(__name__)
@@ -23,15 +24,69 @@ def run_stdio(settings: Settings) -> int:
 
 
 async def _serve_stdio(settings: Settings) -> int:
-    from iac_code.acp.server import serve
-    from iac_code.sessions.files import FileSessionStore
-
     transport = await StdioTransport.open()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, transport.stop)
-    await serve(transport, settings, store=FileSessionStore(settings.sessions_dir))
+    # The SDK takes most of a second to load; answer the handshake meanwhile (see handshake.py).
+    loading = asyncio.ensure_future(asyncio.to_thread(_load_server, settings))
+    early = await _answer_handshake_until(loading, transport, settings)
+    serve, store = loading.result()
+    await serve(_Replay(early, transport), settings, store=store(settings.sessions_dir))
     return 0
+
+
+def _load_server(settings: Settings) -> tuple[Any, Any]:
+    from iac_code.acp.server import serve
+    from iac_code.providers.presets import warm_up
+    from iac_code.sessions.files import FileSessionStore
+
+    warm_up(settings)
+    return serve, FileSessionStore
+
+
+async def _answer_handshake_until(
+    loading: asyncio.Future[Any], transport: StdioTransport, settings: Settings
+) -> list[asyncio.Future[dict[str, Any] | None]]:
+    """Answer `initialize` requests until the SDK has loaded or another message comes; return the rest.
+
+    A receive still pending when loading ends is handed over as is, so no line is ever split or lost.
+    """
+    early: list[asyncio.Future[dict[str, Any] | None]] = []
+    while not loading.done():
+        receiving = asyncio.ensure_future(transport.receive())
+        await asyncio.wait({receiving, loading}, return_when=asyncio.FIRST_COMPLETED)
+        if not receiving.done():
+            early.append(receiving)
+            break
+        message = receiving.result()
+        if message is not None and is_plain_initialize(message):
+            result = initialize_result(settings, message["params"]["protocolVersion"])
+            await transport.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            continue
+        early.append(receiving)  # anything else waits for the SDK, and so does all that follows it
+        break
+    await asyncio.wait({loading})
+    return early
+
+
+class _Replay:
+    """The transport, after first handing out what arrived while the SDK was loading."""
+
+    def __init__(self, early: list[asyncio.Future[dict[str, Any] | None]], transport: StdioTransport) -> None:
+        self._early = early
+        self._transport = transport
+
+    async def receive(self) -> dict[str, Any] | None:
+        if self._early:
+            return await self._early.pop(0)
+        return await self._transport.receive()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self._transport.send(message)
+
+    async def close(self) -> None:
+        await self._transport.close()
 
 
 class StdioTransport:

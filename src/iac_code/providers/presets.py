@@ -7,7 +7,9 @@ well-known key is ever sent to a third-party endpoint by accident.
 
 from __future__ import annotations
 
+import importlib
 import json
+import threading
 from dataclasses import dataclass
 from importlib import resources
 from typing import Literal
@@ -142,6 +144,19 @@ def build_provider(settings: Settings) -> ModelProvider:
         name, model, base_url, api_key, context_window,
         key_env=preset.key_env, max_tokens_field=preset.max_tokens_field,
     )
+
+
+def warm_up(settings: Settings) -> None:
+    """Start importing the configured provider's SDK in a background thread.
+
+    The openai SDK alone takes one to two seconds to import; a server calls this once it is up, so
+    the first session does not pay for it. A later import simply waits for this one to finish.
+    """
+    preset = PRESETS.get(canonical_name(settings.provider)) if settings.provider else None
+    if preset is None or preset.kind == "scripted":
+        return
+    module = "iac_code.providers.anthropic" if preset.kind == "anthropic" else "iac_code.providers.openai_chat"
+    threading.Thread(target=importlib.import_module, args=(module,), name="sdk-warm-up", daemon=True).start()
 
 
 def available_models(settings: Settings) -> list[str]:

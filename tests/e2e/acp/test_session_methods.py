@@ -11,7 +11,7 @@ def test_initialize_answers_the_seed_capabilities_and_repeats_itself(agent):
     assert first["agentCapabilities"] == {
         "loadSession": True,
         "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-        "sessionCapabilities": {"list": {}, "close": {}, "fork": {}, "resume": {}},
+        "sessionCapabilities": {"list": {}, "close": {}, "fork": {}, "resume": {}, "delete": {}},
     }
     assert first["agentInfo"]["name"] == "iac-code"
     assert first["authMethods"] == []  # a model is configured

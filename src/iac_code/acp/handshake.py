@@ -1,0 +1,59 @@
+"""The answer to `initialize`, as plain JSON.
+
+It lives apart from the SDK on purpose: loading the SDK's schema (~280 pydantic models) takes most of a
+second, so the stdio server answers the handshake from here while the SDK loads in a thread. The
+agent's own `initialize` handler validates this same dict into the SDK's `InitializeResponse`, and a
+unit test checks that the two agree, so there is one source for the answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iac_code import __version__
+from iac_code.config import Settings
+
+PROTOCOL_VERSION = 1  # the only ACP wire version; the SDK's acp.PROTOCOL_VERSION agrees (tested)
+
+_ENV_AUTH = {
+    "type": "env_var",
+    "id": "env",
+    "name": "Model settings",
+    "description": "Set these variables in the agent's environment (or ~/.iac-code/config.json), then restart it.",
+    "vars": [
+        {"name": "IAC_CODE_PROVIDER", "label": "Provider (openai, anthropic, dashscope, deepseek, ...)", "secret": False},
+        {"name": "IAC_CODE_API_KEY", "label": "API key"},
+        {"name": "IAC_CODE_MODEL", "label": "Model id", "secret": False, "optional": True},
+    ],
+}
+
+
+def negotiate(requested: Any) -> int:
+    """The client's version if we speak it, else our latest (the spec's rule)."""
+    if isinstance(requested, int) and not isinstance(requested, bool) and 1 <= requested <= PROTOCOL_VERSION:
+        return requested
+    return PROTOCOL_VERSION
+
+
+def initialize_result(settings: Settings, requested_version: Any) -> dict[str, Any]:
+    return {
+        "protocolVersion": negotiate(requested_version),
+        "agentCapabilities": {
+            "loadSession": True,
+            "promptCapabilities": {"embeddedContext": True, "image": False, "audio": False},
+            "sessionCapabilities": {"list": {}, "close": {}, "fork": {}, "resume": {}, "delete": {}},
+        },
+        "agentInfo": {"name": "iac-code", "title": "iac-code", "version": __version__},
+        "authMethods": [] if settings.model_configured else [_ENV_AUTH],
+    }
+
+
+def is_plain_initialize(message: dict[str, Any]) -> bool:
+    """A well-formed initialize request; anything odd is left to the SDK so it errors the usual way."""
+    params = message.get("params")
+    return (
+        message.get("method") == "initialize"
+        and "id" in message
+        and isinstance(params, dict)
+        and isinstance(params.get("protocolVersion"), (int, str))
+    )

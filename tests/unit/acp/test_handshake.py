@@ -1,0 +1,38 @@
+import acp
+import pytest
+from acp.schema import InitializeResponse
+
+from iac_code.acp.handshake import PROTOCOL_VERSION, initialize_result, is_plain_initialize, negotiate
+from iac_code.config import Settings
+
+
+@pytest.mark.parametrize("configured", [True, False])
+def test_the_plain_answer_is_exactly_what_the_sdk_schema_emits(configured):
+    plain = initialize_result(Settings(provider="openai" if configured else ""), 1)
+    model = InitializeResponse.model_validate(plain)
+    emitted = model.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
+    assert emitted == plain
+    assert (plain["authMethods"] == []) is configured
+
+
+def test_capabilities_are_the_seeds():
+    caps = initialize_result(Settings(), 1)["agentCapabilities"]
+    assert caps["loadSession"] is True
+    assert caps["promptCapabilities"] == {"embeddedContext": True, "image": False, "audio": False}
+    assert set(caps["sessionCapabilities"]) >= {"list", "close", "fork", "resume"}
+
+
+def test_version_negotiation_follows_the_spec():
+    assert PROTOCOL_VERSION == acp.PROTOCOL_VERSION
+    assert negotiate(1) == 1
+    assert negotiate(7) == PROTOCOL_VERSION
+    assert negotiate(0) == PROTOCOL_VERSION
+    assert negotiate("2024-11-05") == PROTOCOL_VERSION
+    assert negotiate(True) == PROTOCOL_VERSION
+
+
+def test_only_well_formed_initialize_requests_take_the_fast_path():
+    assert is_plain_initialize({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+    assert not is_plain_initialize({"jsonrpc": "2.0", "method": "initialize", "params": {"protocolVersion": 1}})
+    assert not is_plain_initialize({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+    assert not is_plain_initialize({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"protocolVersion": 1}})
