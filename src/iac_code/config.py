@@ -22,6 +22,7 @@ ENV_KEYS = {
     "context_window": "IAC_CODE_CONTEXT_WINDOW",
     "compact_threshold": "IAC_CODE_COMPACT_THRESHOLD",
     "script": "IAC_CODE_SCRIPT",
+    "session_idle_seconds": "IAC_CODE_SESSION_IDLE_SECONDS",
 }
 
 
@@ -41,6 +42,7 @@ class Settings:
     max_tokens: int = 8192  # output tokens per model call
     context_window: int = 0  # 0: the provider's own figure
     compact_threshold: float = 0.8  # compact when the context passes this share of the window
+    session_idle_seconds: float = 1800  # an idle session's runtime leaves memory after this; reloaded on use
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
 
     @property

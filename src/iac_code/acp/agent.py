@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -25,11 +26,14 @@ from pydantic import BaseModel
 
 from iac_code.acp.handshake import initialize_result
 from iac_code.acp.config_options import MODE_IDS, config_options, mode_state, model_state
+from iac_code.acp.lazy_provider import LazyProvider
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
 from iac_code.acp.session import Session
 from iac_code.config import ConfigError, Settings
-from iac_code.sessions.store import SessionRecord, SessionStore
+from iac_code.messages import Message
+from iac_code.providers.presets import available_models
+from iac_code.sessions.store import SessionNotFound, SessionRecord, SessionStore
 
 logger = logging.getLogger(__name__)
 
@@ -50,12 +54,23 @@ class ConnectionPeer:
         return await self._connection.send_request("session/request_permission", request.model_dump(**_DUMP))
 
 
+# session id → the connection (of this process) holding its runtime. One runtime per session, so
+# one writer per session log: a second connection opening it takes it over, unless a prompt runs.
+_OWNERS: dict[str, IacAgent] = {}
+
+
 class IacAgent:
+    """The methods of one connection. Its sessions are live (`sessions`) or, after
+    `settings.session_idle_seconds` without a call, evicted: their runtime is freed and the next
+    call for them reloads it from the store, transparently."""
+
     def __init__(
         self, settings: Settings, outbox: Outbox, *, store: SessionStore | None = None, make_loop: Any = None
     ) -> None:
         self.settings = settings
         self.sessions: dict[str, Session] = {}
+        self._evicted: set[str] = set()
+        self._idle_timers: dict[str, asyncio.TimerHandle] = {}
         self._outbox = outbox
         self._store = store
         self._make_loop = make_loop or self._build_loop
@@ -67,8 +82,10 @@ class IacAgent:
 
     async def shutdown(self) -> None:
         """The connection ended: stop every turn and free every session."""
-        await asyncio.gather(*(session.close() for session in self.sessions.values()))
-        self.sessions.clear()
+        sessions = list(self.sessions.values())
+        for session_id in [*self.sessions, *self._evicted]:
+            self._forget(session_id)
+        await asyncio.gather(*(session.close() for session in sessions))
 
     # -- methods -----------------------------------------------------------------------------
 
@@ -81,17 +98,57 @@ class IacAgent:
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> dict[str, Any]:
         workspace = _workspace(cwd)
-        session_id = f"sess_{uuid.uuid4().hex}"
+        session_id = _new_id()
         session = self._open(session_id, workspace, mcp_servers or [])
         if self._store is not None:
             self._store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=session.model))
-        self.sessions[session_id] = session
+        self._claim(session_id)
+        self._register(session)
         self._outbox.hold(session_id)  # its updates wait for this response
         self._spawn(session.announce_commands())
         return {"sessionId": session_id, **self._state(session)}
 
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> dict[str, Any]:
+        """Replay the history, then answer: clients drop updates that come after the response."""
+        live = self.sessions.get(session_id)
+        if live is not None and live.busy:
+            raise RequestError.invalid_params({"sessionId": "a prompt is running for this session"})
+        session = self._restore(session_id, _workspace(cwd), mcp_servers or [])
+        await session.replay()
+        await session.announce_commands()
+        return self._state(session)
+
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> dict[str, Any]:
+        session = self._restore(session_id, _workspace(cwd), mcp_servers or [])
+        await session.announce_commands()
+        return self._state(session)  # no sessionId: the client already has it
+
+    async def fork_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> dict[str, Any]:
+        workspace = _workspace(cwd)
+        self._stored_record(session_id, workspace)
+        assert self._store is not None  # _stored_record found the session
+        fork_id = _new_id()
+        self._store.fork(session_id, fork_id)  # the log as written so far: complete messages only
+        record, history = self._store.load(fork_id)
+        session = self._open(fork_id, workspace, mcp_servers or [], record, history)
+        self._claim(fork_id)
+        self._register(session)
+        self._outbox.hold(fork_id)
+        self._spawn(session.announce_commands())
+        return {"sessionId": fork_id, **self._state(session)}
+
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **_: Any) -> PromptResponse:
-        return await self._session(session_id).prompt(prompt)
+        try:
+            return await self._live(session_id).prompt(prompt)
+        finally:
+            if session_id in self.sessions:
+                self._arm_idle_timer(session_id)  # idle from the end of the turn, not its start
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         session = self.sessions.get(session_id)
@@ -99,12 +156,17 @@ class IacAgent:
             session.cancel()
 
     async def close_session(self, session_id: str, **_: Any) -> None:
-        session = self._session(session_id)
-        del self.sessions[session_id]
-        await session.close()
+        """Free the runtime; the history stays in the store, and load or resume brings it back."""
+        if session_id not in self.sessions and session_id not in self._evicted:
+            raise _not_found()
+        session = self.sessions.get(session_id)
+        self._forget(session_id)
+        if session is not None:
+            await session.close()
 
     async def delete_session(self, session_id: str, **_: Any) -> None:
-        session = self.sessions.pop(session_id, None)
+        session = self.sessions.get(session_id)
+        self._forget(session_id)
         if session is not None:
             await session.close()
         if self._store is not None:
@@ -118,7 +180,10 @@ class IacAgent:
                 if cwd is None or str(s.cwd) == cwd
             ]
             return ListSessionsResponse(sessions=infos)
-        records, next_cursor = self._store.list(cwd, cursor)
+        try:
+            records, next_cursor = self._store.list(cwd, cursor)
+        except ValueError:
+            raise RequestError.invalid_params({"cursor": "invalid cursor: pass a nextCursor as received"}) from None
         infos = [
             SessionInfo(session_id=r.session_id, cwd=r.cwd, title=r.title or None, updated_at=r.updated_at or None)
             for r in records
@@ -126,13 +191,13 @@ class IacAgent:
         return ListSessionsResponse(sessions=infos, next_cursor=next_cursor)
 
     async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> None:
-        session = self._session(session_id)
+        session = self._live(session_id)
         _check_choice("modeId", mode_id, MODE_IDS)
         session.set_mode(mode_id)  # type: ignore[arg-type]
         await self._push_config(session)
 
     async def set_model(self, model_id: str, session_id: str) -> None:
-        session = self._session(session_id)
+        session = self._live(session_id)
         _check_choice("modelId", model_id, self._models(session))
         session.set_model(model_id)
         await self._push_config(session)
@@ -140,7 +205,7 @@ class IacAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: Any, **_: Any
     ) -> SetSessionConfigOptionResponse:
-        session = self._session(session_id)
+        session = self._live(session_id)
         if config_id == "mode":
             _check_choice("value", value, MODE_IDS)
             session.set_mode(value)
@@ -152,48 +217,149 @@ class IacAgent:
             raise RequestError.invalid_params({"configId": f"unknown config option {config_id!r} (mode, model)"})
         return SetSessionConfigOptionResponse(config_options=self._options(session))
 
+    # -- sessions in memory ------------------------------------------------------------------
+
+    def _live(self, session_id: str) -> Session:
+        """The session's runtime, reloaded from the store if it was evicted for idleness."""
+        session = self.sessions.get(session_id)
+        if session is None and session_id in self._evicted:
+            self._evicted.discard(session_id)
+            try:
+                record, history = self._store.load(session_id)  # type: ignore[union-attr]
+            except SessionNotFound:  # deleted meanwhile (by another window)
+                raise _not_found() from None
+            session = self._open(session_id, Path(record.cwd), [], record, history)
+            self._register(session)
+            logger.debug("session %s reloaded after idling", session_id)
+        if session is None:
+            raise _not_found()
+        self._arm_idle_timer(session_id)
+        return session
+
+    def _restore(self, session_id: str, workspace: Path, mcp_servers: list[Any]) -> Session:
+        """The session live in this connection, or rebuilt from the store (after a restart, a close,
+        an eviction, or from another connection of this process, which then loses it)."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            _check_cwd(session_id, str(session.cwd), workspace)
+            self._arm_idle_timer(session_id)
+            return session
+        self._stored_record(session_id, workspace)
+        self._claim(session_id)
+        record, history = self._store.load(session_id)  # type: ignore[union-attr]
+        session = self._open(session_id, workspace, mcp_servers, record, history)
+        self._register(session)
+        return session
+
+    def _stored_record(self, session_id: str, workspace: Path) -> SessionRecord:
+        if self._store is None:
+            raise _not_found()
+        try:
+            record = self._store.get(session_id)
+        except SessionNotFound:
+            raise _not_found() from None
+        _check_cwd(session_id, record.cwd, workspace)
+        return record
+
+    def _claim(self, session_id: str) -> None:
+        owner = _OWNERS.get(session_id)
+        if owner is not None and owner is not self:
+            held = owner.sessions.get(session_id)
+            if held is not None and held.busy:
+                raise RequestError.invalid_params(
+                    {"sessionId": "a prompt is running for this session in another connection"}
+                )
+            owner._forget(session_id)
+            logger.info("session %s moved to another connection", session_id)
+        _OWNERS[session_id] = self
+
+    def _register(self, session: Session) -> None:
+        self.sessions[session.id] = session
+        self._evicted.discard(session.id)
+        self._arm_idle_timer(session.id)
+
+    def _forget(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+        self._evicted.discard(session_id)
+        timer = self._idle_timers.pop(session_id, None)
+        if timer is not None:
+            timer.cancel()
+        if _OWNERS.get(session_id) is self:
+            del _OWNERS[session_id]
+
+    def _arm_idle_timer(self, session_id: str) -> None:
+        if self._store is None:
+            return  # nothing to reload it from
+        timer = self._idle_timers.pop(session_id, None)
+        if timer is not None:
+            timer.cancel()
+        self._idle_timers[session_id] = asyncio.get_running_loop().call_later(
+            self.settings.session_idle_seconds, self._evict_if_idle, session_id
+        )
+
+    def _evict_if_idle(self, session_id: str) -> None:
+        self._idle_timers.pop(session_id, None)
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        if session.busy:
+            self._arm_idle_timer(session_id)
+            return
+        del self.sessions[session_id]
+        self._evicted.add(session_id)
+        logger.debug("session %s evicted after %.0f s idle", session_id, self.settings.session_idle_seconds)
+
     # -- helpers -----------------------------------------------------------------------------
 
-    def _open(self, session_id: str, workspace: Path, mcp_servers: list[Any]) -> Session:
+    def _open(
+        self,
+        session_id: str,
+        workspace: Path,
+        mcp_servers: list[Any],
+        record: SessionRecord | None = None,
+        history: list[Message] | None = None,
+    ) -> Session:
         assert self._peer is not None, "attach() the connection first"
+        restored: dict[str, Any] = {}
+        if record is not None:
+            restored = {
+                "mode": record.mode if record.mode in MODE_IDS else "default",
+                "title": record.title,
+                "always": record.permissions,
+                "model": record.model,
+                "history": history or [],
+            }
         try:
             return Session(
                 session_id,
                 workspace,
                 self._peer,
-                lambda permission, on_message: self._make_loop(workspace, permission, on_message),
+                lambda permission, on_message, past: self._make_loop(workspace, permission, on_message, past),
                 store=self._store,
                 mcp_servers=mcp_servers,
+                **restored,
             )
         except ConfigError as exc:
             raise RequestError.auth_required({"config": str(exc)}) from None
 
-    def _build_loop(self, workspace: Path, permission: Any, on_message: Any) -> Any:
+    def _build_loop(self, workspace: Path, permission: Any, on_message: Any, history: list[Message]) -> Any:
         from iac_code.agent.loop import AgentLoop
-        from iac_code.providers.presets import build_provider
         from iac_code.tools.registry import default_tools
 
         settings = self.settings
         return AgentLoop(
-            build_provider(settings),
+            LazyProvider(settings),  # session/new must not wait for a model SDK to import
             default_tools(),
             workspace,
             permission=permission,
+            history=history,
             on_message=on_message,
             max_turns=settings.max_turns,
             max_tokens=settings.max_tokens,
             compact_threshold=settings.compact_threshold,
         )
 
-    def _session(self, session_id: str) -> Session:
-        session = self.sessions.get(session_id)
-        if session is None:
-            raise RequestError.invalid_params({"sessionId": "Session not found"})
-        return session
-
     def _models(self, session: Session) -> list[str]:
-        from iac_code.providers.presets import available_models
-
         models = available_models(self.settings)
         return models if session.model in models else [session.model, *models]
 
@@ -201,7 +367,7 @@ class IacAgent:
         return config_options(session.mode, session.model, self._models(session))
 
     def _state(self, session: Session) -> dict[str, Any]:
-        """`modes`, `models` and `configOptions`, as new/load/fork answer them."""
+        """`modes`, `models` and `configOptions`, as new/load/resume/fork answer them."""
         return {
             "modes": mode_state(session.mode).model_dump(**_DUMP),
             "models": model_state(session.model, self._models(session)),
@@ -221,6 +387,19 @@ class IacAgent:
         task = asyncio.ensure_future(coroutine)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+
+def _new_id() -> str:
+    return f"sess_{uuid.uuid4().hex}"
+
+
+def _not_found() -> RequestError:
+    return RequestError.invalid_params({"sessionId": "Session not found"})
+
+
+def _check_cwd(session_id: str, recorded: str, workspace: Path) -> None:
+    if os.path.normpath(recorded) != str(workspace):
+        raise RequestError.invalid_params({"cwd": f"session {session_id} belongs to {recorded}"})
 
 
 def _workspace(cwd: str) -> Path:

@@ -23,6 +23,7 @@ from acp.schema import (
 
 from iac_code.acp.permissions import OPTIONS, Mode, decide_without_asking, parse_answer
 from iac_code.acp.prompt import PromptBlock, prompt_text
+from iac_code.acp.replay import replay_updates
 from iac_code.acp.updates import coalesce, event_update, message_chunk
 from iac_code.agent.events import Event, ToolUseStart, TurnEnd
 from iac_code.messages import Message, ToolCall
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-LoopFactory = Callable[["PermissionHook", Callable[[Message], None]], "AgentLoop"]
+# (permission hook, on_message, history to start from) → the session's loop
+LoopFactory = Callable[["PermissionHook", Callable[[Message], None], list[Message]], "AgentLoop"]
 
 COMMANDS = {
     "compact": "Summarise the conversation so far to free context",
@@ -65,6 +67,8 @@ class Session:
         mode: Mode = "default",
         title: str = "",
         always: dict[str, Literal["allow", "reject"]] | None = None,
+        model: str = "",
+        history: Sequence[Message] = (),
     ) -> None:
         self.id = session_id
         self.cwd = cwd
@@ -74,7 +78,9 @@ class Session:
         self.always: dict[str, Literal["allow", "reject"]] = dict(always or {})
         self._peer = peer
         self._store = store
-        self.loop = make_loop(self._permission, self._on_message)
+        self.loop = make_loop(self._permission, self._on_message, list(history))
+        if model:
+            self.loop.provider.model = model  # the model this session last used, not the configured default
         self._busy = False
         self._idle = asyncio.Event()
         self._idle.set()
@@ -84,6 +90,11 @@ class Session:
     @property
     def model(self) -> str:
         return self.loop.provider.model
+
+    @property
+    def busy(self) -> bool:
+        """A prompt is running (its turn, a command, or a wait for a permission answer)."""
+        return self._busy
 
     # -- turns -------------------------------------------------------------------------------
 
@@ -229,6 +240,11 @@ class Session:
     def set_model(self, model: str) -> None:
         self.loop.provider.model = model  # the loop reads it on its next model call
         self._save(model=model)
+
+    async def replay(self) -> None:
+        """Show the whole history to the client again, as updates (for session/load)."""
+        for update in replay_updates(self.loop.history, self.loop.tools, self.cwd):
+            await self._peer.update(self.id, update)
 
     async def announce_commands(self) -> None:
         commands = [AvailableCommand(name=name, description=text) for name, text in COMMANDS.items()]

@@ -114,23 +114,37 @@ def demo_provider() -> ScriptedProvider:
     return ScriptedProvider(json.loads(text)["replies"], name="demo", model=DEMO_MODEL, notice=DEMO_NOTICE)
 
 
-def build_provider(settings: Settings) -> ModelProvider:
-    """The provider the settings ask for. Raises ConfigError naming what to set when they are incomplete."""
+def check_settings(settings: Settings) -> None:
+    """Raise the ConfigError build_provider would, for everything that can be checked without
+    importing a model SDK (a scripted provider's script is only read when it is built)."""
     if not settings.provider:
-        return demo_provider()
+        return
     name = canonical_name(settings.provider)
     preset = _preset(name, settings.provider)
     if preset.kind == "scripted":
+        if not settings.script:
+            raise ConfigError("provider 'scripted' needs a script: set IAC_CODE_SCRIPT to a JSON file of replies")
+        return
+    if not (settings.base_url or preset.base_url):
+        raise ConfigError(f"no base URL for provider '{name}': set IAC_CODE_BASE_URL")
+    if not (settings.model or preset.default_model):
+        raise ConfigError(f"no model for provider '{name}': set IAC_CODE_MODEL")
+    if preset.needs_key and not _api_key(settings, preset):
+        raise ConfigError(f"no API key for provider '{name}': set IAC_CODE_API_KEY or {preset.key_env}")
+
+
+def build_provider(settings: Settings) -> ModelProvider:
+    """The provider the settings ask for. Raises ConfigError naming what to set when they are incomplete."""
+    check_settings(settings)
+    if not settings.provider:
+        return demo_provider()
+    name = canonical_name(settings.provider)
+    preset = PRESETS[name]
+    if preset.kind == "scripted":
         return _scripted(settings)
     base_url = settings.base_url or preset.base_url
-    if not base_url:
-        raise ConfigError(f"no base URL for provider '{name}': set IAC_CODE_BASE_URL")
     model = settings.model or preset.default_model
-    if not model:
-        raise ConfigError(f"no model for provider '{name}': set IAC_CODE_MODEL")
-    api_key = settings.api_key or (settings.env.get(preset.key_env, "") if preset.key_env else "")
-    if preset.needs_key and not api_key:
-        raise ConfigError(f"no API key for provider '{name}': set IAC_CODE_API_KEY or {preset.key_env}")
+    api_key = _api_key(settings, preset)
     context_window = settings.context_window or context_window_for(model)
     # The SDKs are imported only when used: together they add seconds to start-up, which the
     # offline demo and scripted runs should not pay.
@@ -178,9 +192,11 @@ def _preset(name: str, given: str) -> Preset:
     return preset
 
 
+def _api_key(settings: Settings, preset: Preset) -> str:
+    return settings.api_key or (settings.env.get(preset.key_env, "") if preset.key_env else "")
+
+
 def _scripted(settings: Settings) -> ScriptedProvider:
-    if not settings.script:
-        raise ConfigError("provider 'scripted' needs a script: set IAC_CODE_SCRIPT to a JSON file of replies")
     try:
         provider = ScriptedProvider.from_file(settings.script, model=settings.model or "scripted")
     except ValueError as exc:
