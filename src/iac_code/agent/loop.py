@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from iac_code.agent import compaction
+from iac_code.agent.channel import EventChannel
 from iac_code.agent.events import (
     Compaction,
     ErrorReport,
@@ -64,9 +65,9 @@ class _ModelReply:
     usage: Usage = field(default_factory=lambda: Usage(0, 0))
 
 
-async def _drain(queue: asyncio.Queue[Event | None]) -> None:
+async def _drain(channel: EventChannel) -> None:
     while True:
-        await queue.get()
+        await channel.get()
 
 
 async def allow_all(call: ToolCall, tool: Tool) -> Decision:
@@ -137,27 +138,27 @@ class AgentLoop:
     async def _drive(self, body: Callable[[Emit], Awaitable[None]]) -> AsyncIterator[Event]:
         if self.running:
             raise RuntimeError("a turn is already running")
-        queue: asyncio.Queue[Event | None] = asyncio.Queue(maxsize=256)
-        turn = asyncio.create_task(self._guarded(body, queue))
+        channel = EventChannel()
+        turn = asyncio.create_task(self._guarded(body, channel))
         self._turn = turn
         try:
-            while (event := await queue.get()) is not None:
+            while (event := await channel.get()) is not None:
                 yield event
         finally:
             if not turn.done():  # the consumer stopped early: stop the turn, draining what it still emits
                 turn.cancel()
-                drain = asyncio.create_task(_drain(queue))
+                drain = asyncio.create_task(_drain(channel))
                 await asyncio.gather(turn, return_exceptions=True)
                 drain.cancel()
             self._turn = None
 
-    async def _guarded(self, body: Callable[[Emit], Awaitable[None]], queue: asyncio.Queue[Event | None]) -> None:
+    async def _guarded(self, body: Callable[[Emit], Awaitable[None]], channel: EventChannel) -> None:
         try:
-            await body(queue.put)
+            await body(channel.put)
         except asyncio.CancelledError:
             pass  # _turn_body already recorded the cancellation; a bare body just stops
         finally:
-            await queue.put(None)
+            await channel.put(None)
 
     async def _turn_body(self, prompt: str, emit: Emit) -> None:
         totals = Usage(0, 0)
