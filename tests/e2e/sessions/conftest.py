@@ -1,0 +1,64 @@
+"""Agents that can be restarted (and killed) over one config directory, and one scripted model per module."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.acp.wire import AgentProcess, model_env
+from tests.fakes.openai_server import ScriptedOpenAI
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _fresh_script(request) -> None:
+    if "model" in request.fixturenames:
+        server = request.getfixturevalue("model")
+        server._replies.clear()
+        server.requests.clear()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    (path / "main.tf").write_text('resource "alicloud_vpc" "main" {\n  cidr_block = "10.0.0.0/8"\n}\n')
+    return path
+
+
+@pytest.fixture
+def config_dir(tmp_path: Path) -> Path:
+    return tmp_path / "config"
+
+
+@pytest.fixture
+def spawn(model, config_dir) -> Iterator[Callable[..., AgentProcess]]:
+    """spawn(**env) → a fresh initialized agent on the test's config directory. Every agent not
+    killed on purpose (see `kill`) must exit cleanly at teardown."""
+    started: list[AgentProcess] = []
+
+    def start(**extra_env: str) -> AgentProcess:
+        agent = AgentProcess(model_env(model.url, config_dir, **extra_env))
+        started.append(agent)
+        agent.initialize()
+        return agent
+
+    yield start
+    for agent in started:
+        code = agent.close()
+        assert code in (0, -signal.SIGKILL), "".join(agent.stderr_lines)
+        assert not agent.stdout_problems, f"non-JSON on stdout: {agent.stdout_problems}"
+
+
+def kill(agent: AgentProcess) -> None:
+    """kill -9, as a crash would."""
+    agent.proc.send_signal(signal.SIGKILL)
+    agent.proc.wait(10)
