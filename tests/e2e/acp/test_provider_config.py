@@ -1,0 +1,33 @@
+"""The model provider is built on the first model call, yet a misconfiguration still reaches the client."""
+
+from __future__ import annotations
+
+from tests.e2e.acp.wire import AgentProcess, answer_text, model_env
+
+
+def _agent(tmp_path, **env: str) -> AgentProcess:
+    full = model_env("http://127.0.0.1:9/v1", tmp_path / "config", **env)
+    agent = AgentProcess({k: v for k, v in full.items() if v})
+    agent.initialize()
+    return agent
+
+
+def test_a_setting_missing_is_reported_at_session_new(tmp_path):
+    agent = _agent(tmp_path, IAC_CODE_MODEL="")
+    try:
+        error = agent.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})["error"]
+        assert error["code"] == -32000
+        assert "IAC_CODE_MODEL" in error["data"]["config"]
+    finally:
+        assert agent.close() == 0
+
+
+def test_a_problem_found_when_building_is_reported_on_the_first_prompt(tmp_path):
+    agent = _agent(tmp_path, IAC_CODE_PROVIDER="scripted", IAC_CODE_SCRIPT=str(tmp_path / "missing.json"))
+    try:
+        session_id = agent.new_session(tmp_path)
+        response, seen = agent.prompt(session_id, "hello")
+        assert response["result"]["stopReason"] == "end_turn"
+        assert "[error]" in answer_text(seen) and "IAC_CODE_SCRIPT" in answer_text(seen)
+    finally:
+        assert agent.close() == 0

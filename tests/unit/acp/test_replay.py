@@ -1,0 +1,74 @@
+from pathlib import Path
+
+from iac_code.acp.replay import COMPACTED, replay_updates
+from iac_code.messages import Message, ToolCall, tool_result, user
+from iac_code.tools.registry import default_tools
+
+
+def _dump(updates) -> list[dict]:
+    return [u.model_dump(mode="json", by_alias=True, exclude_none=True) for u in updates]
+
+
+def test_each_message_becomes_what_the_client_saw_live(tmp_path: Path):
+    read = ToolCall(id="c1", name="read_file", arguments={"path": "main.tf"})
+    gone = ToolCall(id="c2", name="retired_tool", arguments={"x": 1})
+    history = [
+        user("What is in main.tf?"),
+        Message(role="assistant", text="Let me look.", thinking="Read it first.", tool_calls=[read, gone]),
+        tool_result(read, "a VPC"),
+        tool_result(gone, "Unknown tool: retired_tool", is_error=True),
+        Message(role="assistant", text="A VPC."),
+    ]
+    assert _dump(replay_updates(history, default_tools(), tmp_path)) == [
+        {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "What is in main.tf?"}},
+        {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "Read it first."}},
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Let me look."}},
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "c1",
+            "title": default_tools()["read_file"].title(read.arguments),
+            "kind": "read",
+            "status": "pending",
+            "rawInput": {"path": "main.tf"},
+            "locations": [{"path": str(tmp_path / "main.tf")}],
+        },
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "c2",
+            "title": "retired_tool",
+            "kind": "other",
+            "status": "pending",
+            "rawInput": {"x": 1},
+        },
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c1",
+            "status": "completed",
+            "rawOutput": "a VPC",
+            "content": [{"type": "content", "content": {"type": "text", "text": "a VPC"}}],
+        },
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c2",
+            "status": "failed",
+            "rawOutput": "Unknown tool: retired_tool",
+            "content": [{"type": "content", "content": {"type": "text", "text": "Unknown tool: retired_tool"}}],
+        },
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "A VPC."}},
+    ]
+
+
+def test_a_compaction_summary_is_not_shown_as_the_users_words(tmp_path: Path):
+    summary = Message(role="user", text="[Conversation summary]\nsecret details", summary=True, kept=0)
+    (update,) = _dump(replay_updates([summary], default_tools(), tmp_path))
+    assert update == {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": COMPACTED}}
+
+
+def test_arguments_a_tool_cannot_read_still_replay(tmp_path: Path):
+    odd = ToolCall(id="c1", name="read_file", arguments={"path": 42})
+    (update,) = _dump(replay_updates([Message(role="assistant", tool_calls=[odd])], default_tools(), tmp_path))
+    assert update["toolCallId"] == "c1" and update["rawInput"] == {"path": 42}
+
+
+def test_an_empty_history_replays_nothing(tmp_path: Path):
+    assert list(replay_updates([], default_tools(), tmp_path)) == []

@@ -1,0 +1,93 @@
+"""Which sessions an IacAgent keeps in memory: idle eviction and one runtime per session per process."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError
+
+from iac_code.acp.agent import IacAgent
+from iac_code.config import Settings
+from iac_code.sessions.files import FileSessionStore
+
+
+class RecordingPeer:
+    def __init__(self) -> None:
+        self.updates: list[tuple[str, Any]] = []
+
+    async def update(self, session_id: str, update: Any) -> None:
+        self.updates.append((session_id, update))
+
+    async def request_permission(self, request: Any) -> Any:
+        raise AssertionError("no permission expected")
+
+
+class NoOutbox:
+    def hold(self, session_id: str) -> None:
+        pass
+
+
+def _agent(tmp_path: Path, store: FileSessionStore, idle: float = 1800) -> IacAgent:
+    agent = IacAgent(Settings(config_dir=tmp_path, session_idle_seconds=idle), NoOutbox(), store=store)  # type: ignore[arg-type]
+    agent._peer = RecordingPeer()  # type: ignore[assignment]
+    return agent
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> FileSessionStore:
+    return FileSessionStore(tmp_path / "sessions", durable=False)
+
+
+async def test_an_idle_session_is_evicted_then_reloaded_on_its_next_call(tmp_path, store):
+    agent = _agent(tmp_path, store, idle=0.05)
+    session_id = (await agent.new_session(str(tmp_path)))["sessionId"]
+    await agent.set_session_mode("read-only", session_id)
+    await asyncio.sleep(0.2)
+    assert session_id not in agent.sessions
+
+    options = await agent.set_config_option("mode", session_id, "accept-edits")
+    assert session_id in agent.sessions
+    assert agent.sessions[session_id].mode == "accept-edits"
+    assert options.config_options[0].current_value == "accept-edits"
+    assert store.get(session_id).mode == "accept-edits"
+    await agent.shutdown()
+
+
+async def test_a_busy_session_is_not_evicted(tmp_path, store):
+    agent = _agent(tmp_path, store, idle=0.05)
+    session_id = (await agent.new_session(str(tmp_path)))["sessionId"]
+    agent.sessions[session_id]._busy = True  # as during a long turn
+    await asyncio.sleep(0.2)
+    assert session_id in agent.sessions
+    agent.sessions[session_id]._busy = False
+    await agent.shutdown()
+
+
+async def test_closed_sessions_are_not_reloaded_implicitly(tmp_path, store):
+    agent = _agent(tmp_path, store, idle=0.05)
+    session_id = (await agent.new_session(str(tmp_path)))["sessionId"]
+    await asyncio.sleep(0.2)
+    await agent.close_session(session_id)  # evicted, then closed
+    with pytest.raises(RequestError):
+        await agent.set_session_mode("default", session_id)
+    await agent.shutdown()
+
+
+async def test_opening_a_session_in_another_connection_takes_it_over(tmp_path, store):
+    first, second = _agent(tmp_path, store), _agent(tmp_path, store)
+    session_id = (await first.new_session(str(tmp_path)))["sessionId"]
+    await second.resume_session(str(tmp_path), session_id)
+    assert session_id in second.sessions and session_id not in first.sessions
+    with pytest.raises(RequestError):
+        await first.set_session_mode("default", session_id)
+
+    second.sessions[session_id]._busy = True
+    with pytest.raises(RequestError) as refused:
+        await first.load_session(str(tmp_path), session_id)
+    assert "another connection" in str(refused.value.data)
+    second.sessions[session_id]._busy = False
+    await first.shutdown()
+    await second.shutdown()
