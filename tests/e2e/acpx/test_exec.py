@@ -22,7 +22,8 @@ def _tool_results(model) -> list[str]:
 
 def test_exec_prints_the_streamed_answer(acpx, model):
     answer = "Your VPC needs a NAT gateway for private subnets to reach the internet."
-    model.add({"text": answer, "chunk_chars": 12})
+    # a pause between chunks, so the agent cannot merge them into one update
+    model.add({"text": answer, "chunk_chars": 24, "delay": 0.05})
 
     run = acpx.run("exec", "Why can't my private subnet reach the internet?")
 
