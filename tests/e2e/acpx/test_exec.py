@@ -13,7 +13,8 @@ from tests.e2e.acpx.client import only_request, requests, response_to
 pytestmark = pytest.mark.timeout(600)
 
 EXIT_PERMISSION_DENIED = 5  # acpx's exit code when every permission request of the turn was denied
-WRITE = {"name": "write_file", "arguments": {"path": "main.tf", "content": 'terraform {\n  required_version = ">= 1.5"\n}\n'}}
+PINNED = 'terraform {\n  required_version = ">= 1.5"\n}\n'
+WRITE = {"name": "write_file", "arguments": {"path": "main.tf", "content": PINNED}}
 
 
 def _tool_results(model) -> list[str]:
@@ -52,7 +53,7 @@ def test_approve_all_lets_write_file_create_the_file(acpx, model):
     run = acpx.run("--approve-all", "exec", "Pin the Terraform version")
 
     assert run.returncode == 0, run.describe()
-    assert (acpx.workspace / "main.tf").read_text() == WRITE["arguments"]["content"]
+    assert (acpx.workspace / "main.tf").read_text() == PINNED
     messages = run.messages
     permission = only_request(messages, "session/request_permission")
     tool_call_id = permission["params"]["toolCall"]["toolCallId"]

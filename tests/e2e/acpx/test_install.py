@@ -28,7 +28,7 @@ def fake_path(tmp_path, monkeypatch) -> Path:
 
 
 def test_no_npm_is_reported_as_missing(fake_path, tmp_path):
-    with pytest.raises(client.NpmMissing, match="npm"):
+    with pytest.raises(client.AcpxUnavailable, match="npm"):
         client.install(tmp_path / "prefix")
 
 
@@ -50,7 +50,8 @@ def test_a_matching_install_is_reused_without_npm_running(fake_path, tmp_path):
         "prefix = sys.argv[sys.argv.index('--prefix') + 1]\n"
         "package = os.path.join(prefix, 'node_modules', 'acpx')\n"
         "os.makedirs(package, exist_ok=True)\n"
-        "json.dump({'version': '0.19.1', 'bin': {'acpx': 'dist/cli.js'}}, open(os.path.join(package, 'package.json'), 'w'))\n",
+        "manifest = {'version': '0.19.1', 'bin': {'acpx': 'dist/cli.js'}}\n"
+        "json.dump(manifest, open(os.path.join(package, 'package.json'), 'w'))\n",
     )
     _fake_tool(fake_path, "node", "print('v22.20.0')\n")
     prefix = tmp_path / "prefix"
