@@ -62,3 +62,13 @@ def kill(agent: AgentProcess) -> None:
     """kill -9, as a crash would."""
     agent.proc.send_signal(signal.SIGKILL)
     agent.proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def agent(model, tmp_path_factory) -> Iterator[AgentProcess]:
+    """One agent shared by the module's tests that need no restart (each uses its own workspace)."""
+    shared = AgentProcess(model_env(model.url, tmp_path_factory.mktemp("config")))
+    shared.initialize()
+    yield shared
+    assert shared.close() == 0
+    assert not shared.stdout_problems, f"non-JSON on stdout: {shared.stdout_problems}"

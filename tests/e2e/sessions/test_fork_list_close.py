@@ -52,8 +52,7 @@ def test_fork_is_persisted_at_once(spawn, model, workspace):
     assert _texts(before, fork) == ["before the fork"]
 
 
-def test_list_filters_by_cwd_orders_newest_first_and_pages(spawn, model, workspace, tmp_path):
-    agent = spawn()
+def test_list_filters_by_cwd_orders_newest_first_and_pages(agent, model, workspace, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     elsewhere = agent.new_session(other)
@@ -77,8 +76,7 @@ def test_list_filters_by_cwd_orders_newest_first_and_pages(spawn, model, workspa
     assert bad["error"]["code"] == -32602 and "cursor" in bad["error"]["data"]
 
 
-def test_close_then_prompt_fails_and_load_brings_it_back(spawn, model, workspace):
-    agent = spawn()
+def test_close_then_prompt_fails_and_load_brings_it_back(agent, model, workspace):
     session_id = agent.new_session(workspace)
     model.add({"text": "First."})
     agent.prompt(session_id, "remember me")
@@ -94,8 +92,7 @@ def test_close_then_prompt_fails_and_load_brings_it_back(spawn, model, workspace
     assert model_saw(model, "remember me")
 
 
-def test_delete_removes_it_for_good(spawn, model, workspace):
-    agent = spawn()
+def test_delete_removes_it_for_good(agent, model, workspace):
     session_id = agent.new_session(workspace)
     assert agent.result("session/delete", {"sessionId": session_id}) == {}
     assert agent.result("session/list", {"cwd": str(workspace)})["sessions"] == []

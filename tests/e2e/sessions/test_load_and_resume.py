@@ -71,8 +71,7 @@ def test_resume_after_restart_restores_without_replay(spawn, model, workspace):
     assert model_saw(model, "What does main.tf define?") and model_saw(model, "It defines one VPC.")
 
 
-def test_load_of_a_live_session_replays_it_from_memory(spawn, model, workspace):
-    agent = spawn()
+def test_load_of_a_live_session_replays_it_from_memory(agent, model, workspace):
     session_id = _first_turn(agent, model, workspace)
     response, before = load(agent, session_id, workspace)
     assert "result" in response
@@ -87,8 +86,7 @@ def test_load_of_a_live_session_replays_it_from_memory(spawn, model, workspace):
     assert resumed["modes"]["currentModeId"] == "accept-edits"
 
 
-def test_load_and_resume_refuse_an_unknown_id_or_another_cwd(spawn, model, workspace, tmp_path):
-    agent = spawn()
+def test_load_and_resume_refuse_an_unknown_id_or_another_cwd(agent, model, workspace, tmp_path):
     session_id = agent.new_session(workspace)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
