@@ -35,6 +35,7 @@ ReplayUpdate = UserMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallPr
 
 def replay_updates(history: list[Message], tools: Mapping[str, Tool], workspace: Path) -> Iterator[ReplayUpdate]:
     ctx = ToolContext(workspace)
+    described: dict[tuple[object, ...], tuple[str, list[str]]] = {}  # a long session reads the same files often
     for message in history:
         if message.role == "user":
             yield message_chunk(COMPACTED) if message.summary else _user_chunk(message.text)  # type: ignore[misc]
@@ -44,7 +45,14 @@ def replay_updates(history: list[Message], tools: Mapping[str, Tool], workspace:
             if message.text:
                 yield message_chunk(message.text)  # type: ignore[misc]
             for call in message.tool_calls:
-                yield _tool_call(call, tools.get(call.name), ctx)
+                tool = tools.get(call.name)
+                key = _call_key(call)
+                if key is None:
+                    yield _tool_call(call, tool, *_describe(call, tool, ctx))
+                    continue
+                if key not in described:
+                    described[key] = _describe(call, tool, ctx)
+                yield _tool_call(call, tool, *described[key])
         else:
             yield _tool_result(message)
 
@@ -57,17 +65,27 @@ def _user_chunk(text: str) -> UserMessageChunk:
     return UserMessageChunk(session_update="user_message_chunk", content=_text(text))
 
 
-def _tool_call(call: ToolCall, tool: Tool | None, ctx: ToolContext) -> ToolCallStart:
-    title, kind, paths = call.name, "other", []
-    if tool is not None:
-        title = _safe(lambda: tool.title(call.arguments), call.name)
-        kind = tool.kind
-        paths = _safe(lambda: tool.locations(call.arguments, ctx), [])
+def _call_key(call: ToolCall) -> tuple[object, ...] | None:
+    """What a call's title and locations depend on, when it is hashable (scalar arguments only)."""
+    if not all(isinstance(v, str | int | float | bool | None) for v in call.arguments.values()):
+        return None
+    return call.name, *sorted(call.arguments.items())
+
+
+def _describe(call: ToolCall, tool: Tool | None, ctx: ToolContext) -> tuple[str, list[str]]:
+    """The call's title and locations, as the live tool_call showed them."""
+    if tool is None:
+        return call.name, []
+    title = _safe(lambda: tool.title(call.arguments), call.name)
+    return title, _safe(lambda: tool.locations(call.arguments, ctx), [])
+
+
+def _tool_call(call: ToolCall, tool: Tool | None, title: str, paths: list[str]) -> ToolCallStart:
     return ToolCallStart(
         session_update="tool_call",
         tool_call_id=call.id,
         title=title,
-        kind=kind,
+        kind=tool.kind if tool else "other",
         status="pending",
         raw_input=call.arguments,
         locations=[ToolCallLocation(path=path) for path in paths] or None,
