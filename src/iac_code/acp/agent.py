@@ -29,6 +29,7 @@ from iac_code.acp.config_options import MODE_IDS, config_options, mode_state, mo
 from iac_code.acp.lazy_provider import LazyProvider
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
+from iac_code.acp.residency import Residency
 from iac_code.acp.session import Session
 from iac_code.config import ConfigError, Settings
 from iac_code.messages import Message
@@ -54,23 +55,15 @@ class ConnectionPeer:
         return await self._connection.send_request("session/request_permission", request.model_dump(**_DUMP))
 
 
-# session id → the connection (of this process) holding its runtime. One runtime per session, so
-# one writer per session log: a second connection opening it takes it over, unless a prompt runs.
-_OWNERS: dict[str, IacAgent] = {}
-
-
 class IacAgent:
-    """The methods of one connection. Its sessions are live (`sessions`) or, after
-    `settings.session_idle_seconds` without a call, evicted: their runtime is freed and the next
-    call for them reloads it from the store, transparently."""
+    """The methods of one connection. Its sessions' runtimes come and go as residency.py says."""
 
     def __init__(
         self, settings: Settings, outbox: Outbox, *, store: SessionStore | None = None, make_loop: Any = None
     ) -> None:
         self.settings = settings
-        self.sessions: dict[str, Session] = {}
-        self._evicted: set[str] = set()
-        self._idle_timers: dict[str, asyncio.TimerHandle] = {}
+        self._residency = Residency(settings.session_idle_seconds, can_reload=store is not None)
+        self.sessions = self._residency.live
         self._outbox = outbox
         self._store = store
         self._make_loop = make_loop or self._build_loop
@@ -82,10 +75,7 @@ class IacAgent:
 
     async def shutdown(self) -> None:
         """The connection ended: stop every turn and free every session."""
-        sessions = list(self.sessions.values())
-        for session_id in [*self.sessions, *self._evicted]:
-            self._forget(session_id)
-        await asyncio.gather(*(session.close() for session in sessions))
+        await asyncio.gather(*(session.close() for session in self._residency.forget_all()))
 
     # -- methods -----------------------------------------------------------------------------
 
@@ -102,8 +92,8 @@ class IacAgent:
         session = self._open(session_id, workspace, mcp_servers or [])
         if self._store is not None:
             self._store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=session.model))
-        self._claim(session_id)
-        self._register(session)
+        self._residency.claim(session_id)
+        self._residency.add(session)
         self._outbox.hold(session_id)  # its updates wait for this response
         self._spawn(session.announce_commands())
         return {"sessionId": session_id, **self._state(session)}
@@ -137,8 +127,8 @@ class IacAgent:
         self._store.fork(session_id, fork_id)  # the log as written so far: complete messages only
         record, history = self._store.load(fork_id)
         session = self._open(fork_id, workspace, mcp_servers or [], record, history)
-        self._claim(fork_id)
-        self._register(session)
+        self._residency.claim(fork_id)
+        self._residency.add(session)
         self._outbox.hold(fork_id)
         self._spawn(session.announce_commands())
         return {"sessionId": fork_id, **self._state(session)}
@@ -148,7 +138,7 @@ class IacAgent:
             return await self._live(session_id).prompt(prompt)
         finally:
             if session_id in self.sessions:
-                self._arm_idle_timer(session_id)  # idle from the end of the turn, not its start
+                self._residency.touch(session_id)  # idle from the end of the turn, not its start
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         session = self.sessions.get(session_id)
@@ -157,16 +147,16 @@ class IacAgent:
 
     async def close_session(self, session_id: str, **_: Any) -> None:
         """Free the runtime; the history stays in the store, and load or resume brings it back."""
-        if session_id not in self.sessions and session_id not in self._evicted:
+        if session_id not in self.sessions and session_id not in self._residency.evicted:
             raise _not_found()
         session = self.sessions.get(session_id)
-        self._forget(session_id)
+        self._residency.forget(session_id)
         if session is not None:
             await session.close()
 
     async def delete_session(self, session_id: str, **_: Any) -> None:
         session = self.sessions.get(session_id)
-        self._forget(session_id)
+        self._residency.forget(session_id)
         if session is not None:
             await session.close()
         if self._store is not None:
@@ -222,18 +212,18 @@ class IacAgent:
     def _live(self, session_id: str) -> Session:
         """The session's runtime, reloaded from the store if it was evicted for idleness."""
         session = self.sessions.get(session_id)
-        if session is None and session_id in self._evicted:
-            self._evicted.discard(session_id)
+        if session is None and session_id in self._residency.evicted:
+            self._residency.evicted.discard(session_id)
             try:
                 record, history = self._store.load(session_id)  # type: ignore[union-attr]
             except SessionNotFound:  # deleted meanwhile (by another window)
                 raise _not_found() from None
             session = self._open(session_id, Path(record.cwd), [], record, history)
-            self._register(session)
+            self._residency.add(session)
             logger.debug("session %s reloaded after idling", session_id)
         if session is None:
             raise _not_found()
-        self._arm_idle_timer(session_id)
+        self._residency.touch(session_id)
         return session
 
     def _restore(self, session_id: str, workspace: Path, mcp_servers: list[Any]) -> Session:
@@ -242,13 +232,13 @@ class IacAgent:
         session = self.sessions.get(session_id)
         if session is not None:
             _check_cwd(session_id, str(session.cwd), workspace)
-            self._arm_idle_timer(session_id)
+            self._residency.touch(session_id)
             return session
         self._stored_record(session_id, workspace)
-        self._claim(session_id)
+        self._residency.claim(session_id)
         record, history = self._store.load(session_id)  # type: ignore[union-attr]
         session = self._open(session_id, workspace, mcp_servers, record, history)
-        self._register(session)
+        self._residency.add(session)
         return session
 
     def _stored_record(self, session_id: str, workspace: Path) -> SessionRecord:
@@ -260,54 +250,6 @@ class IacAgent:
             raise _not_found() from None
         _check_cwd(session_id, record.cwd, workspace)
         return record
-
-    def _claim(self, session_id: str) -> None:
-        owner = _OWNERS.get(session_id)
-        if owner is not None and owner is not self:
-            held = owner.sessions.get(session_id)
-            if held is not None and held.busy:
-                raise RequestError.invalid_params(
-                    {"sessionId": "a prompt is running for this session in another connection"}
-                )
-            owner._forget(session_id)
-            logger.info("session %s moved to another connection", session_id)
-        _OWNERS[session_id] = self
-
-    def _register(self, session: Session) -> None:
-        self.sessions[session.id] = session
-        self._evicted.discard(session.id)
-        self._arm_idle_timer(session.id)
-
-    def _forget(self, session_id: str) -> None:
-        self.sessions.pop(session_id, None)
-        self._evicted.discard(session_id)
-        timer = self._idle_timers.pop(session_id, None)
-        if timer is not None:
-            timer.cancel()
-        if _OWNERS.get(session_id) is self:
-            del _OWNERS[session_id]
-
-    def _arm_idle_timer(self, session_id: str) -> None:
-        if self._store is None:
-            return  # nothing to reload it from
-        timer = self._idle_timers.pop(session_id, None)
-        if timer is not None:
-            timer.cancel()
-        self._idle_timers[session_id] = asyncio.get_running_loop().call_later(
-            self.settings.session_idle_seconds, self._evict_if_idle, session_id
-        )
-
-    def _evict_if_idle(self, session_id: str) -> None:
-        self._idle_timers.pop(session_id, None)
-        session = self.sessions.get(session_id)
-        if session is None:
-            return
-        if session.busy:
-            self._arm_idle_timer(session_id)
-            return
-        del self.sessions[session_id]
-        self._evicted.add(session_id)
-        logger.debug("session %s evicted after %.0f s idle", session_id, self.settings.session_idle_seconds)
 
     # -- helpers -----------------------------------------------------------------------------
 

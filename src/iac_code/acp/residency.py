@@ -1,0 +1,92 @@
+"""Which session runtimes one connection keeps in memory.
+
+A session is live (its Session, AgentLoop and history in memory) or evicted: after `idle_seconds`
+without a call and with no prompt running, its runtime is dropped, and the connection reloads it from
+the store on the next call for it. Closing forgets it for good (only load or resume bring it back).
+
+Within one process (HTTP serves many connections) a session has one runtime, so its log has one
+writer: a connection that opens a session held by another takes it over, unless a prompt is running
+there. Two processes sharing a config directory are not coordinated: opening the same session in
+both at once is not supported (see sessions/README.md, "Limits").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from acp import RequestError
+
+from iac_code.acp.session import Session
+
+logger = logging.getLogger(__name__)
+
+# session id → the residency (one per connection of this process) holding its runtime
+_OWNERS: dict[str, Residency] = {}
+
+
+class Residency:
+    def __init__(self, idle_seconds: float, *, can_reload: bool) -> None:
+        self.live: dict[str, Session] = {}
+        self.evicted: set[str] = set()
+        self._idle_seconds = idle_seconds
+        self._can_reload = can_reload  # without a store, an evicted session could not come back
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+
+    def claim(self, session_id: str) -> None:
+        """Hold this session's runtime here, taking it from another connection where it is idle."""
+        owner = _OWNERS.get(session_id)
+        if owner is not None and owner is not self:
+            held = owner.live.get(session_id)
+            if held is not None and held.busy:
+                raise RequestError.invalid_params(
+                    {"sessionId": "a prompt is running for this session in another connection"}
+                )
+            owner.forget(session_id)
+            logger.info("session %s moved to another connection", session_id)
+        _OWNERS[session_id] = self
+
+    def add(self, session: Session) -> None:
+        self.live[session.id] = session
+        self.evicted.discard(session.id)
+        self.touch(session.id)
+
+    def forget(self, session_id: str) -> None:
+        self.live.pop(session_id, None)
+        self.evicted.discard(session_id)
+        self._cancel_timer(session_id)
+        if _OWNERS.get(session_id) is self:
+            del _OWNERS[session_id]
+
+    def forget_all(self) -> list[Session]:
+        """Forget every session; returns the live ones (to close)."""
+        live = list(self.live.values())
+        for session_id in [*self.live, *self.evicted]:
+            self.forget(session_id)
+        return live
+
+    def touch(self, session_id: str) -> None:
+        """The session was used: it stays live for another `idle_seconds`."""
+        if not self._can_reload:
+            return
+        self._cancel_timer(session_id)
+        self._timers[session_id] = asyncio.get_running_loop().call_later(
+            self._idle_seconds, self._evict_if_idle, session_id
+        )
+
+    def _cancel_timer(self, session_id: str) -> None:
+        timer = self._timers.pop(session_id, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _evict_if_idle(self, session_id: str) -> None:
+        self._timers.pop(session_id, None)
+        session = self.live.get(session_id)
+        if session is None:
+            return
+        if session.busy:
+            self.touch(session_id)
+            return
+        del self.live[session_id]
+        self.evicted.add(session_id)
+        logger.debug("session %s evicted after %.0f s idle", session_id, self._idle_seconds)
