@@ -155,6 +155,7 @@ class IacAgent:
             await session.close()
 
     async def delete_session(self, session_id: str, **_: Any) -> None:
+        self._residency.claim(session_id)  # another connection must not go on writing to it
         session = self.sessions.get(session_id)
         self._residency.forget(session_id)
         if session is not None:

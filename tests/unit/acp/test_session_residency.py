@@ -91,3 +91,13 @@ async def test_opening_a_session_in_another_connection_takes_it_over(tmp_path, s
     second.sessions[session_id]._busy = False
     await first.shutdown()
     await second.shutdown()
+
+
+async def test_delete_reaches_a_session_held_by_another_connection(tmp_path, store):
+    first, second = _agent(tmp_path, store), _agent(tmp_path, store)
+    session_id = (await first.new_session(str(tmp_path)))["sessionId"]
+    await second.delete_session(session_id)
+    assert session_id not in first.sessions
+    assert store.list(None) == ([], None)
+    await first.shutdown()
+    await second.shutdown()
