@@ -19,7 +19,7 @@ from typing import Any
 from acp._transport import Transport
 from acp.http.protocol import message_id_key, session_id_from_params, session_id_from_result
 
-from iac_code.acp.http_events import EventBuffer, EventBufferFull, EventLimits
+from iac_code.acp.http_events import EventBuffer, EventLimits
 
 logger = logging.getLogger(__name__)
 
@@ -59,11 +59,10 @@ class HttpConnection:
             return
         if "method" not in message and self._answers_initialize(message):
             return
-        session_id = self._session_of_outgoing(message)
-        try:
-            self.events.publish(message, session_id)
-        except EventBufferFull as exc:
-            logger.warning("closing connection %s: the client is not reading its event stream: %s", self.id, exc)
+        self.events.publish(message, self._session_of_outgoing(message))
+        if self.events.full and not await self.events.wait_for_room():
+            detail = self.events.describe_pending()
+            logger.warning("closing connection %s: the client is not reading its event stream: %s", self.id, detail)
             self.shutdown("the client was not reading its event stream")
 
     async def close(self) -> None:

@@ -2,14 +2,15 @@
 
 Every outgoing JSON-RPC message gets the connection's next event id and is queued for exactly one
 stream: a session stream (`Acp-Session-Id`) when that stream has a reader, else the connection stream.
-Undelivered events wait for a reader (bounded: past the bound the client is not reading, and the
-connection must be closed). Delivered events stay in a bounded replay window so a reader that
+Undelivered events wait for a reader; past a bound the producer waits for the reader to catch up
+(backpressure), and a client that does not catch up in time is not reading: its connection is closed. Delivered events stay in a bounded replay window so a reader that
 reconnects with `Last-Event-ID` gets what it missed, or an explicit `lost` event when it is gone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections import deque
 from dataclasses import dataclass
@@ -24,14 +25,11 @@ MAX_BATCH_EVENTS = 256
 
 @dataclass(frozen=True)
 class EventLimits:
-    pending_bytes: int = 64 * 1024 * 1024  # undelivered: a client that stops reading hits this
+    pending_bytes: int = 64 * 1024 * 1024  # undelivered: past this the agent waits for the reader
     pending_events: int = 10_000
+    stall_seconds: float = 30.0  # how long the agent waits for room before the client counts as gone
     replay_bytes: int = 4 * 1024 * 1024  # delivered, kept for Last-Event-ID reconnects
     replay_events: int = 1024
-
-
-class EventBufferFull(Exception):
-    """The client is not reading its stream: undelivered events passed the bound."""
 
 
 @dataclass
@@ -78,21 +76,38 @@ class EventBuffer:
     def reader_count(self) -> int:
         return len(self._readers)
 
+    @property
+    def full(self) -> bool:
+        limits = self.limits
+        return self._pending_bytes > limits.pending_bytes or self._pending_count > limits.pending_events
+
+    def describe_pending(self) -> str:
+        limits = self.limits
+        return (
+            f"{self._pending_count} undelivered events ({self._pending_bytes} bytes) over the limit "
+            f"({limits.pending_events} events, {limits.pending_bytes} bytes) for {limits.stall_seconds:g}s"
+        )
+
     def publish(self, message: dict[str, Any], session_id: str | None) -> None:
-        """Queue `message` for its stream; raises EventBufferFull past the pending bounds."""
+        """Queue `message` for its stream (the caller checks `full` and waits for room)."""
         if self.closed:
             return
         stream: StreamKey = session_id if session_id is not None and session_id in self._readers else None
         event = Event(self._next_id, stream, sse_frame(self._next_id, message))
         self._next_id += 1
         self._enqueue(event)
-        limits = self.limits
-        if self._pending_bytes > limits.pending_bytes or self._pending_count > limits.pending_events:
-            raise EventBufferFull(
-                f"{self._pending_count} undelivered events ({self._pending_bytes} bytes) exceed the limit "
-                f"({limits.pending_events} events, {limits.pending_bytes} bytes)"
-            )
         self._notify()
+
+    async def wait_for_room(self) -> bool:
+        """Wait until readers drain below the bounds; False if they did not within `stall_seconds`."""
+        deadline = asyncio.get_running_loop().time() + self.limits.stall_seconds
+        while self.full and not self.closed:
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+        return True
 
     def open_reader(self, stream: StreamKey) -> StreamReader:
         """Attach a reader to `stream`; a previous reader of the same stream ends (it is a stale reconnect)."""

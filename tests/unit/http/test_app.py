@@ -111,7 +111,7 @@ async def test_keepalive_comments_while_idle(client):
 
 
 async def test_a_client_that_stops_reading_is_closed_and_its_turn_cancelled(client, caplog):
-    limits = EventLimits(pending_events=50)
+    limits = EventLimits(pending_events=50, stall_seconds=0.2)
     async with live_server(HttpOptions(limits=limits)) as server:
         conn_id = await initialize(client, server.url)
         await post(client, server.url, conn_id, new_session())

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
-import pytest
-
-from iac_code.acp.http_events import EventBuffer, EventBufferFull, EventLimits
+from iac_code.acp.http_events import EventBuffer, EventLimits
 
 
 def note(n: int, session: str | None = None) -> dict:
@@ -107,19 +106,25 @@ async def test_replay_says_clearly_when_missed_events_fell_out_of_the_window():
     assert not buffer.replay_after(None, 4)[0].startswith(b"event: lost")
 
 
-async def test_a_client_that_does_not_read_hits_the_pending_bound():
-    buffer = EventBuffer(EventLimits(pending_events=5))
-    for n in range(5):
+async def test_past_the_pending_bound_the_producer_waits_for_a_reader_then_gives_up():
+    buffer = EventBuffer(EventLimits(pending_events=5, stall_seconds=0.05))
+    for n in range(6):
         buffer.publish(note(n), None)
-    with pytest.raises(EventBufferFull):
-        buffer.publish(note(5), None)
+    assert buffer.full
+    assert await buffer.wait_for_room() is False
+
+    reader = buffer.open_reader(None)
+    waiting = asyncio.create_task(buffer.wait_for_room())
+    await drain(reader)
+    assert await waiting is True and not buffer.full
 
 
 async def test_pending_bytes_are_bounded_too():
     buffer = EventBuffer(EventLimits(pending_bytes=10_000))
     buffer.publish({"jsonrpc": "2.0", "method": "x", "params": {"t": "a" * 5_000}}, None)
-    with pytest.raises(EventBufferFull):
-        buffer.publish({"jsonrpc": "2.0", "method": "x", "params": {"t": "a" * 6_000}}, None)
+    assert not buffer.full
+    buffer.publish({"jsonrpc": "2.0", "method": "x", "params": {"t": "a" * 6_000}}, None)
+    assert buffer.full
 
 
 async def test_idle_reader_gets_a_keepalive_and_a_closed_buffer_ends_it():
