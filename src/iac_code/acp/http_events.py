@@ -165,6 +165,8 @@ class EventBuffer:
             old = self._replay.popleft()
             self._replay_bytes -= len(old.frame)
             self._lost_through[old.stream] = max(self._lost_through.get(old.stream, 0), old.id)
+        if not self.full:
+            self._notify()  # wakes a producer waiting for room
 
     def _detach(self, reader: StreamReader) -> None:
         if self._readers.get(reader.stream) is not reader:

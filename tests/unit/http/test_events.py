@@ -113,9 +113,10 @@ async def test_past_the_pending_bound_the_producer_waits_for_a_reader_then_gives
     assert buffer.full
     assert await buffer.wait_for_room() is False
 
-    reader = buffer.open_reader(None)
+    buffer.limits = EventLimits(pending_events=5, stall_seconds=5)
     waiting = asyncio.create_task(buffer.wait_for_room())
-    await drain(reader)
+    await asyncio.sleep(0.01)  # the producer is now waiting
+    await drain(buffer.open_reader(None))
     assert await waiting is True and not buffer.full
 
 
