@@ -9,7 +9,6 @@ connections, reaps idle ones and closes them all on shutdown.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
