@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
@@ -24,7 +25,7 @@ from acp.schema import (
 from iac_code.acp.permissions import OPTIONS, Mode, decide_without_asking, parse_answer
 from iac_code.acp.prompt import PromptBlock, prompt_text
 from iac_code.acp.replay import replay_updates
-from iac_code.acp.updates import coalesce, event_update, message_chunk
+from iac_code.acp.updates import event_update, message_chunk
 from iac_code.agent.events import Event, ToolUseStart, TurnEnd
 from iac_code.messages import Message, ToolCall
 from iac_code.sessions.store import SessionStore
@@ -151,35 +152,23 @@ class Session:
         return TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
 
     async def _stream(self, events: AsyncIterator[Event]) -> TurnEnd | None:
-        """Send the loop's events as updates. A producer task reads the loop so that text arriving
-        while an update is being written is merged into the next one instead of queueing up."""
-        unsent: asyncio.Queue[Event | None] = asyncio.Queue()
-        producer = asyncio.create_task(_produce(events, unsent))
+        """Send the loop's events as updates as they come. Text that arrives while an update is being
+        written waits, merged, in the loop's channel, so a slow client gets fewer, larger chunks."""
         watcher = asyncio.create_task(self._cancelled.wait())
         watcher.add_done_callback(lambda _: self.loop.cancel())
         end: TurnEnd | None = None
         try:
-            finished = False
-            while not finished:
-                batch = [await unsent.get()]
-                while not unsent.empty():
-                    batch.append(unsent.get_nowait())
-                finished = batch[-1] is None
-                events_now = [e for e in batch if e is not None]
-                for event in coalesce(events_now):
+            async with contextlib.aclosing(events):  # closing it stops the turn if we fail mid-way
+                async for event in events:
                     if isinstance(event, TurnEnd):
                         end = event
                     elif (update := event_update(event)) is not None:
                         await self._peer.update(self.id, update)
                         if isinstance(event, ToolUseStart):
                             self._shown_event(event.call.id).set()
-            await producer  # re-raises a programming error in the loop
         finally:
             self._shown.clear()
             watcher.cancel()
-            if not producer.done():
-                self.loop.cancel()
-                producer.cancel()
         return end
 
     def _shown_event(self, call_id: str) -> asyncio.Event:
@@ -267,14 +256,6 @@ class Session:
     def _save(self, **changes: object) -> None:
         if self._store is not None:
             self._store.update(self.id, **changes)
-
-
-async def _produce(events: AsyncIterator[Event], unsent: asyncio.Queue[Event | None]) -> None:
-    try:
-        async for event in events:
-            unsent.put_nowait(event)
-    finally:
-        unsent.put_nowait(None)
 
 
 def _help_text() -> str:

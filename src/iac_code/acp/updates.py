@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from acp.schema import (
     AgentMessageChunk,
@@ -83,23 +82,3 @@ def _finished(event: ToolFinished) -> ToolCallProgress:
         raw_output=result.text,
         content=content,
     )
-
-
-def coalesce(events: list[Event]) -> list[Event]:
-    """Merge runs of text (and of thinking) deltas, so a fast stream costs fewer updates."""
-    merged: list[Event] = []
-    run: list[str] = []
-    for event in events:
-        if run and type(event) is type(merged[-1]) and isinstance(event, TextDelta | ThinkingDelta):
-            run.append(event.text)
-            continue
-        _close_run(merged, run)
-        merged.append(event)
-        run = [event.text] if isinstance(event, TextDelta | ThinkingDelta) else []
-    _close_run(merged, run)
-    return merged
-
-
-def _close_run(merged: list[Event], run: list[str]) -> None:
-    if len(run) > 1:
-        merged[-1] = replace(merged[-1], text="".join(run))  # type: ignore[type-var]
