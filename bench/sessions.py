@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from iac_code.messages import Message, ToolCall, tool_result, user
-from iac_code.sessions.files import FileSessionStore, _write_atomic
+from iac_code.sessions.disk import write_atomic
+from iac_code.sessions.files import FileSessionStore
 from iac_code.sessions.store import SessionRecord
 
 SESSIONS = 10_000
@@ -94,7 +95,7 @@ def bench_append(root: Path) -> None:
         label = "with fdatasync (default)" if durable else "without fsync"
         print(f"append one message, {label + ':':27} {cost * 1000:7.0f} µs")
     meta = json.dumps({"session_id": "s", "cwd": "/w", "title": "t", "permissions": {}}).encode()
-    rewrite = median_ms(lambda: _write_atomic(root / "meta.json", meta, durable=True), 200)
+    rewrite = median_ms(lambda: write_atomic(root / "meta.json", meta, durable=True), 200)
     print(f"for comparison, one durable meta.json rewrite: {rewrite * 1000:4.0f} µs   (why append does not rewrite it)")
 
 

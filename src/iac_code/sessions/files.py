@@ -33,12 +33,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from iac_code.messages import Message, tool_result, unanswered_tool_calls
+from iac_code.messages import Message
+from iac_code.sessions.disk import encode_line, fsync_dir, read_from, write_all, write_atomic
+from iac_code.sessions.repair import parse_log, with_interrupted_results
 from iac_code.sessions.store import SessionNotFound, SessionRecord
 
 logger = logging.getLogger(__name__)
 
-INTERRUPTED = "Tool call interrupted: the session ended before it finished."
 UPDATABLE_FIELDS = frozenset({"title", "model", "mode", "permissions"})
 
 # Ids become directory names: a strict charset with no dot can never name "..", a path or a temp file.
@@ -70,47 +71,6 @@ def _check_id(session_id: str) -> str:
     return session_id
 
 
-def _encode_line(payload: dict[str, Any]) -> bytes:
-    return (json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _read_from(fd: int, offset: int) -> bytes:
-    chunks = []
-    while chunk := os.pread(fd, 1 << 20, offset):
-        chunks.append(chunk)
-        offset += len(chunk)
-    return b"".join(chunks)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_atomic(path: Path, data: bytes, *, durable: bool) -> None:
-    """Readers see the old content or the new, never a mix, even after a crash."""
-    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        _write_all(fd, data)
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp, path)
-    if durable:
-        _fsync_dir(path.parent)
-
-
 def encode_cursor(updated_at: str, session_id: str) -> str:
     return base64.urlsafe_b64encode(f"{updated_at}|{session_id}".encode()).decode()
 
@@ -128,38 +88,6 @@ def decode_cursor(cursor: str) -> tuple[str, str]:
 def _record(data: dict[str, Any]) -> SessionRecord:
     """A record the caller may change freely: it shares nothing with the cached index."""
     return SessionRecord(**{**data, "permissions": dict(data["permissions"])})
-
-
-def parse_log(data: bytes) -> tuple[list[Message], bool, bool]:
-    """The messages of a raw log, whether it ended in a torn line, and whether a middle line was bad."""
-    *lines, tail = data.split(b"\n")
-    messages: list[Message] = []
-    bad_middle = False
-    for number, line in enumerate(lines, 1):
-        try:
-            messages.append(Message.from_dict(json.loads(line)))
-        except (ValueError, TypeError, KeyError, AttributeError):
-            logger.warning("dropping unreadable line %d of a session log", number)
-            bad_middle = True
-    return messages, bool(tail), bad_middle
-
-
-def with_interrupted_results(history: list[Message]) -> tuple[list[Message], bool]:
-    """The history with an "interrupted" result for every unanswered tool call, each placed after
-    its assistant message and that message's existing results; and whether any landed mid-history."""
-    unanswered = {call.id for call in unanswered_tool_calls(history)}
-    repaired: list[Message] = []
-    pending: list[Message] = []
-    in_middle = False
-    for message in history:
-        if pending and message.role != "tool":
-            repaired.extend(pending)
-            pending, in_middle = [], True
-        repaired.append(message)
-        if message.role == "assistant":
-            pending += [tool_result(c, INTERRUPTED, is_error=True) for c in message.tool_calls if c.id in unanswered]
-    repaired.extend(pending)
-    return repaired, in_middle
 
 
 class FileSessionStore:
@@ -200,14 +128,14 @@ class FileSessionStore:
         self._save(record)
 
     def append(self, session_id: str, message: Message) -> None:
-        line = _encode_line(message.to_dict())
+        line = encode_line(message.to_dict())
         fd = self._open_log(session_id, os.O_RDWR | os.O_APPEND)
         try:
             # A line left torn by an earlier crash must not swallow this one.
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 line = b"\n" + line
-            _write_all(fd, line)
+            write_all(fd, line)
             if self.durable:
                 os.fdatasync(fd)
         finally:
@@ -233,7 +161,7 @@ class FileSessionStore:
         repaired, repaired_in_middle = with_interrupted_results(messages)
         if bad_middle or repaired_in_middle:
             logger.warning("session %s: rewriting its log to repair it", session_id)
-            _write_atomic(path, b"".join(_encode_line(m.to_dict()) for m in repaired), durable=self.durable)
+            write_atomic(path, b"".join(encode_line(m.to_dict()) for m in repaired), durable=self.durable)
             return record, repaired
         if torn_tail:
             logger.warning("session %s: dropping a torn last line", session_id)
@@ -276,7 +204,7 @@ class FileSessionStore:
         target_dir = self._dir(new_session_id)
         data = self._read_log(session_id)
         self._make_dir(target_dir)
-        _write_atomic(target_dir / "messages.jsonl", data, durable=self.durable)
+        write_atomic(target_dir / "messages.jsonl", data, durable=self.durable)
         now = iso_time()
         record = replace(source, session_id=new_session_id, created_at=now, updated_at=now,
                          permissions=dict(source.permissions))
@@ -334,14 +262,14 @@ class FileSessionStore:
         except FileExistsError:
             raise ValueError(f"session {session_dir.name} already exists") from None
         if self.durable:
-            _fsync_dir(self.root)
+            fsync_dir(self.root)
 
     def _save(self, record: SessionRecord) -> None:
         """Write the record's meta.json, then its index snapshot."""
         data = asdict(record)
         with self._locked():
             self._refresh()  # first: a rebuild now must not see this meta.json and index it twice
-            _write_atomic(self._dir(record.session_id) / "meta.json", json.dumps(data).encode(), durable=self.durable)
+            write_atomic(self._dir(record.session_id) / "meta.json", json.dumps(data).encode(), durable=self.durable)
             self._write_index_line({"put": data})
 
     def _touch(self, session_id: str) -> None:
@@ -379,7 +307,7 @@ class FileSessionStore:
             return
         if self._index_fd < 0 or os.fstat(self._index_fd).st_ino != on_disk.st_ino or on_disk.st_size < self._offset:
             self._open_index()
-        data = _read_from(self._index_fd, self._offset)
+        data = read_from(self._index_fd, self._offset)
         if not data:
             return
         try:
@@ -412,8 +340,8 @@ class FileSessionStore:
 
     def _write_index_line(self, entry: dict[str, Any]) -> None:
         """Append one entry; call with the lock held, just after `_refresh`, so the cache stays in step."""
-        line = _encode_line(entry)
-        _write_all(self._index_fd, line)
+        line = encode_line(entry)
+        write_all(self._index_fd, line)
         self._apply(entry)
         self._offset += len(line)
         self._lines += 1
@@ -459,7 +387,7 @@ class FileSessionStore:
         self._rewrite_index(records)
 
     def _rewrite_index(self, records: dict[str, dict[str, Any]]) -> None:
-        data = b"".join(_encode_line({"put": record}) for record in records.values())
-        _write_atomic(self._index_path, data, durable=False)  # rebuildable: no need to pay for fsync
+        data = b"".join(encode_line({"put": record}) for record in records.values())
+        write_atomic(self._index_path, data, durable=False)  # rebuildable: no need to pay for fsync
         self._open_index()
         self._refresh()

@@ -9,7 +9,8 @@ import threading
 from pathlib import Path
 
 from iac_code.messages import unanswered_tool_calls, user
-from iac_code.sessions.files import INTERRUPTED, FileSessionStore
+from iac_code.sessions.files import FileSessionStore
+from iac_code.sessions.repair import INTERRUPTED
 
 WRITER = Path(__file__).with_name("writer.py")
 SESSIONS, MESSAGES = 15, 20

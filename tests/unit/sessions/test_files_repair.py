@@ -4,7 +4,8 @@ import json
 from pathlib import Path
 
 from iac_code.messages import Message, ToolCall, tool_result, unanswered_tool_calls, user
-from iac_code.sessions.files import INTERRUPTED, FileSessionStore
+from iac_code.sessions.files import FileSessionStore
+from iac_code.sessions.repair import INTERRUPTED
 
 from .conftest import make_session
 
