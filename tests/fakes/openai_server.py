@@ -61,6 +61,12 @@ class ScriptedServer:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget the queued replies and the recorded requests (one server, many tests)."""
+        with self._lock:
+            self._replies.clear()
+            self.requests.clear()
+
     def add(self, *replies: ReplySource) -> None:
         with self._lock:
             self._replies.extend(replies)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import pytest
 
 from tests.e2e.acpx.client import Acpx, AcpxRunner, AcpxUnavailable, InstallFailed, install
-from tests.fakes.openai_server import ScriptedOpenAI
 
 
 @pytest.fixture(scope="session")
@@ -18,20 +16,6 @@ def acpx_install() -> Acpx:
         pytest.skip(str(exc))
     except InstallFailed as exc:
         pytest.fail(f"installing acpx failed: {exc}", pytrace=False)
-
-
-@pytest.fixture(scope="module")
-def model() -> Iterator[ScriptedOpenAI]:
-    with ScriptedOpenAI() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _fresh_script(request) -> None:
-    if "model" in request.fixturenames:
-        server = request.getfixturevalue("model")
-        server._replies.clear()
-        server.requests.clear()
 
 
 @pytest.fixture

@@ -9,21 +9,6 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.acp.wire import AgentProcess, model_env
-from tests.fakes.openai_server import ScriptedOpenAI
-
-
-@pytest.fixture(scope="module")
-def model() -> Iterator[ScriptedOpenAI]:
-    with ScriptedOpenAI() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _fresh_script(request) -> None:
-    if "model" in request.fixturenames:
-        server = request.getfixturevalue("model")
-        server._replies.clear()
-        server.requests.clear()
 
 
 @pytest.fixture
