@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 from acp._transport import Transport
-from acp.connection import Connection
+from acp.connection import Connection, StreamEvent
 
 from iac_code.acp.agent import IacAgent
 from iac_code.acp.outbox import Outbox
@@ -23,9 +24,21 @@ async def serve(transport: Transport, settings: Settings, *, store: SessionStore
     agent = IacAgent(settings, outbox, store=store)
     connection = Connection(build_handler(agent), outbox, listening=False)
     agent.attach(connection)
+    if logger.isEnabledFor(logging.DEBUG):  # --debug: every frame, to diagnose an editor integration
+        connection.add_observer(_log_frame)
     try:
         await connection.main_loop()
     finally:
         await agent.shutdown()
         await connection.close()
     logger.debug("connection closed")
+
+
+_FRAME_LOG_CHARS = 2_000
+
+
+def _log_frame(event: StreamEvent) -> None:
+    text = json.dumps(event.message, ensure_ascii=False)
+    if len(text) > _FRAME_LOG_CHARS:
+        text = f"{text[:_FRAME_LOG_CHARS]}… ({len(text):,} chars)"
+    logger.debug("%s %s", "→" if event.direction.value == "outgoing" else "←", text)

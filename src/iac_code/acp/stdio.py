@@ -63,6 +63,7 @@ async def _answer_handshake_until(
         if message is not None and is_plain_initialize(message):
             result = initialize_result(settings, message["params"]["protocolVersion"])
             await transport.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            logger.debug("answered initialize %r while the SDK loads", message["id"])
             continue
         early.append(receiving)  # anything else waits for the SDK, and so does all that follows it
         break
