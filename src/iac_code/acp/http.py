@@ -329,6 +329,7 @@ class _Server(uvicorn.Server):
 
 def run_http(args: argparse.Namespace, settings: Settings) -> int:
     from iac_code.acp.server import serve
+    from iac_code.providers.presets import warm_up
     from iac_code.sessions.files import FileSessionStore
 
     options = options_from_args(args, os.environ)
@@ -337,6 +338,7 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
         logger.error(refusal)
         return 2
     store = FileSessionStore(settings.sessions_dir)
+    warm_up(settings)
     app = create_app(functools.partial(serve, settings=settings, store=store), options)
     config = uvicorn.Config(
         app,
