@@ -2,7 +2,8 @@
 
 A reply is a dict with the fake servers' keys (tests/fakes/openai_server.py): `text`, `thinking`,
 `tool_calls` [{"name", "arguments": dict|str, "id"?}], `finish_reason` (either API's word),
-`usage` {"prompt_tokens", "completion_tokens"}, plus `delay` (seconds between events) and `error`
+`usage` {"prompt_tokens", "completion_tokens"}, `chunk_chars` (size of the streamed pieces, default
+20), plus `delay` (seconds between events) and `error`
 (raise ProviderError with that message instead of answering). One reply per model call; the script
 starts over when it runs out.
 """
@@ -81,9 +82,10 @@ class ScriptedProvider:
             yield event
 
     def _events(self, reply: Reply, history: list[Message], system: str) -> Iterator[ProviderEvent]:
-        for piece in _pieces(reply.get("thinking", "")):
+        size = int(reply.get("chunk_chars", CHUNK_CHARS))
+        for piece in _pieces(reply.get("thinking", ""), size):
             yield ThinkingDelta(piece)
-        for piece in _pieces(self._text(reply)):
+        for piece in _pieces(self._text(reply), size):
             yield TextDelta(piece)
         calls = [_tool_call(spec) for spec in reply.get("tool_calls", [])]
         for call in calls:
@@ -99,9 +101,9 @@ class ScriptedProvider:
         return f"{self.notice}\n\n{text}" if text else self.notice
 
 
-def _pieces(text: str) -> Iterator[str]:
-    for start in range(0, len(text), CHUNK_CHARS):
-        yield text[start : start + CHUNK_CHARS]
+def _pieces(text: str, size: int) -> Iterator[str]:
+    for start in range(0, len(text), size):
+        yield text[start : start + size]
 
 
 def _tool_call(spec: dict[str, Any]) -> ToolCall:

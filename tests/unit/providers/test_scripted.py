@@ -82,3 +82,9 @@ def test_demo_script_writes_a_terraform_file_then_summarises():
     content = call["arguments"]["content"]
     assert content.count("{") == content.count("}") and "terraform {" in content and 'resource "' in content
     assert "terraform init && terraform validate" in second["text"] and "tool_calls" not in second
+
+
+async def test_chunk_chars_sets_the_size_of_streamed_pieces():
+    p = ScriptedProvider([{"text": "x" * 10, "chunk_chars": 4}])
+    pieces = [e.text for e in await run(p) if isinstance(e, TextDelta)]
+    assert pieces == ["xxxx", "xxxx", "xx"]
