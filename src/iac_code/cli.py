@@ -50,6 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
     acp.add_argument(
         "--allowed-origin", action="append", default=[], help="extra Origin allowed to call the HTTP server"
     )
+    acp.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        help="extra Host name served when bound to loopback (e.g. behind a reverse proxy)",
+    )
     _add_logging_flags(acp)
     return parser
 

@@ -43,6 +43,8 @@ SHUTDOWN_GRACE_SECONDS = 2
 class HttpOptions:
     token: str = ""
     allowed_origins: list[str] = field(default_factory=list)
+    loopback_only: bool = False  # bound to a loopback address: only loopback Host headers are served
+    allowed_hosts: list[str] = field(default_factory=list)  # … and these names (a reverse proxy's)
     max_body_bytes: int = 16 * 1024 * 1024
     idle_timeout: float = 600.0
     initialize_timeout: float = 30.0
@@ -95,7 +97,13 @@ def create_app(serve: ServeFn, options: HttpOptions) -> Starlette:
         Route("/health", health, methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
-    app.add_middleware(GuardMiddleware, token=options.token, allowed_origins=options.allowed_origins)
+    app.add_middleware(
+        GuardMiddleware,
+        token=options.token,
+        allowed_origins=options.allowed_origins,
+        loopback_only=options.loopback_only,
+        allowed_hosts=options.allowed_hosts,
+    )
     app.state.registry = registry
     return app
 
@@ -265,6 +273,8 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | os._En
     return HttpOptions(
         token=environ.get(TOKEN_ENV, "").strip(),
         allowed_origins=list(args.allowed_origin),
+        loopback_only=_is_loopback(args.host),
+        allowed_hosts=list(args.allowed_host),
         max_body_bytes=args.max_body_bytes,
         idle_timeout=args.idle_timeout,
     )

@@ -1,8 +1,14 @@
-"""Who may call the HTTP server: Origin check (web pages, DNS rebinding) and the optional bearer token."""
+"""Who may call the HTTP server: Host and Origin checks (web pages, DNS rebinding) and the optional token.
+
+A web page that rebinds its own name to 127.0.0.1 makes same-origin requests, and browsers send no
+Origin on a same-origin GET; its Host header still carries the attacker's name. So a server bound to
+loopback also insists on a loopback Host.
+"""
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 from urllib.parse import urlsplit
 
@@ -23,6 +29,19 @@ def origin_allowed(origin: str | None, allowed_origins: frozenset[str]) -> bool:
     return parts.scheme in ("http", "https") and parts.hostname in _LOCAL_HOSTS
 
 
+def host_allowed(host_header: str | None, allowed_hosts: frozenset[str] = frozenset()) -> bool:
+    """Host names a loopback address (any port: localhost, 127.x.y.z, [::1]) or an allowed name."""
+    if not host_header:
+        return False
+    host = urlsplit(f"//{host_header.strip()}").hostname or ""
+    if host == "localhost" or host in allowed_hosts:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def token_matches(authorization: str | None, token: str) -> bool:
     if not authorization:
         return False
@@ -38,11 +57,21 @@ def _normalise_origin(origin: str) -> str:
 
 
 class GuardMiddleware:
-    """Rejects a disallowed Origin with 403, then a missing/wrong token with 401, on every route."""
+    """Rejects a foreign Host (loopback servers) or Origin with 403, then a missing/wrong token with 401."""
 
-    def __init__(self, app: ASGIApp, *, token: str, allowed_origins: list[str]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str,
+        allowed_origins: list[str],
+        loopback_only: bool = False,
+        allowed_hosts: list[str] | None = None,
+    ) -> None:
         self._app = app
         self._token = token
+        self._loopback_only = loopback_only
+        self._allowed_hosts = frozenset(host.strip().lower() for host in allowed_hosts or [])
         self._allowed_origins = frozenset(_normalise_origin(origin) for origin in allowed_origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -50,6 +79,9 @@ class GuardMiddleware:
             await self._app(scope, receive, send)
             return
         headers = Headers(scope=scope)
+        if self._loopback_only and not host_allowed(headers.get("host"), self._allowed_hosts):
+            await _reject(send, 403, "Host not allowed")
+            return
         if not origin_allowed(headers.get("origin"), self._allowed_origins):
             await _reject(send, 403, "Origin not allowed")
             return

@@ -65,3 +65,11 @@ def test_foreign_origin_is_refused(live):
         assert http.get(f"{live.base}/health", headers={"Origin": "http://attacker.test:8765"}).status_code == 403
         assert http.post(live.url, json=INIT, headers={"Origin": "http://localhost:3000"}).status_code == 200
         assert http.post(live.url, json=INIT, headers={"Origin": "http://127.0.0.1"}).status_code == 200
+
+
+def test_rebound_host_name_is_refused_by_a_loopback_server(live):
+    # A page on attacker.test rebinds its name to 127.0.0.1: same-origin GETs carry no Origin, only Host.
+    with httpx.Client(timeout=10) as http:
+        assert http.get(f"{live.base}/health", headers={"Host": "attacker.test:8765"}).status_code == 403
+        assert http.post(live.url, json=INIT, headers={"Host": "attacker.test:8765"}).status_code == 403
+        assert http.get(f"{live.base}/health", headers={"Host": "localhost:8765"}).status_code == 200

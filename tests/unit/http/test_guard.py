@@ -1,5 +1,5 @@
 from iac_code.acp.http import bind_refusal
-from iac_code.acp.http_guard import origin_allowed, token_matches
+from iac_code.acp.http_guard import host_allowed, origin_allowed, token_matches
 
 
 def test_origins():
@@ -28,3 +28,11 @@ def test_bind_refusal():
     assert bind_refusal("192.168.1.5", "", False)
     assert bind_refusal("0.0.0.0", "tok", False) is None
     assert bind_refusal("0.0.0.0", "", True) is None
+
+
+def test_host_header_must_be_loopback_for_a_loopback_server():
+    for ok in ("127.0.0.1:8765", "localhost:8765", "localhost", "[::1]:8765", "127.0.0.1"):
+        assert host_allowed(ok), ok
+    for bad in ("evil.example:8765", "localhost.evil.example", "10.0.0.1:8765", "", None, "[fe80::1]:1"):
+        assert not host_allowed(bad), bad
+    assert host_allowed("agent.corp.example:443", frozenset({"agent.corp.example"}))
