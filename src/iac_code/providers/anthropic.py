@@ -26,6 +26,7 @@ from iac_code.providers.base import (
     ToolSchema,
     Usage,
 )
+from iac_code.providers.clients import shared_client
 from iac_code.providers.openai_chat import auth_failure, parse_arguments
 
 logger = logging.getLogger(__name__)
@@ -60,11 +61,18 @@ class AnthropicProvider:
         # The SDK appends /v1/messages itself; a base URL copied with /v1 would double it.
         self.base_url = base_url.rstrip("/").removesuffix("/v1")
         self._key_env = key_env
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key,
-            base_url=self.base_url or None,
-            max_retries=max_retries,
-            timeout=anthropic.Timeout(timeout, connect=10.0),
+        self._client_key = ("anthropic", self.base_url, api_key, max_retries, timeout)
+
+    def _client(self) -> anthropic.AsyncAnthropic:
+        _, base_url, api_key, max_retries, timeout = self._client_key
+        return shared_client(
+            self._client_key,
+            lambda: anthropic.AsyncAnthropic(
+                api_key=api_key,
+                base_url=base_url or None,
+                max_retries=max_retries,
+                timeout=anthropic.Timeout(timeout, connect=10.0),
+            ),
         )
 
     async def stream(
@@ -82,7 +90,7 @@ class AnthropicProvider:
             request["tools"] = [to_anthropic_tool(tool) for tool in tools]
         reply = _StreamedReply()
         try:
-            events = await self._client.messages.create(**request)
+            events = await self._client().messages.create(**request)
             async with events:
                 async for event in events:
                     for translated in reply.absorb(event):

@@ -29,6 +29,7 @@ from iac_code.providers.base import (
     ToolSchema,
     Usage,
 )
+from iac_code.providers.clients import shared_client
 
 logger = logging.getLogger(__name__)
 
@@ -65,11 +66,18 @@ class OpenAIChatProvider:
         self._key_env = key_env
         # OpenAI's own newer models only accept max_completion_tokens; most compatible servers want max_tokens.
         self._max_tokens_field = max_tokens_field
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key or NO_KEY,
-            base_url=base_url,
-            max_retries=max_retries,
-            timeout=openai.Timeout(timeout, connect=10.0),
+        self._client_key = ("openai", base_url, api_key or NO_KEY, max_retries, timeout)
+
+    def _client(self) -> openai.AsyncOpenAI:
+        _, base_url, api_key, max_retries, timeout = self._client_key
+        return shared_client(
+            self._client_key,
+            lambda: openai.AsyncOpenAI(
+                api_key=api_key,
+                base_url=base_url,
+                max_retries=max_retries,
+                timeout=openai.Timeout(timeout, connect=10.0),
+            ),
         )
 
     async def stream(
@@ -86,7 +94,7 @@ class OpenAIChatProvider:
             request["tools"] = [to_openai_tool(tool) for tool in tools]
         reply = _StreamedReply()
         try:
-            chunks = await self._client.chat.completions.create(**request)
+            chunks = await self._client().chat.completions.create(**request)
             async with chunks:
                 async for chunk in chunks:
                     for event in reply.absorb(chunk):
