@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import openai
-from openai.types.chat import ChatCompletionChunk
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from iac_code.messages import Message, ToolCall
 from iac_code.providers.base import (
@@ -94,7 +94,17 @@ class OpenAIChatProvider:
             request["tools"] = [to_openai_tool(tool) for tool in tools]
         reply = _StreamedReply()
         try:
-            chunks = await self._client().chat.completions.create(**request)
+            # Not `chat.completions.create()`: it re-walks the whole request against the SDK's
+            # TypedDicts on every call (~0.4 ms per message, 125 ms for a 300-message history, with
+            # the event loop blocked). Our body is already plain JSON of the API's shape, and `post`
+            # keeps the SDK's retries, auth, error mapping and stream parsing.
+            chunks = await self._client().post(
+                "/chat/completions",
+                body=request,
+                cast_to=ChatCompletion,
+                stream=True,
+                stream_cls=openai.AsyncStream[ChatCompletionChunk],
+            )
             async with chunks:
                 async for chunk in chunks:
                     for event in reply.absorb(chunk):
