@@ -7,6 +7,7 @@ under 0.1 s. Append is measured with and without fdatasync to justify the `durab
 from __future__ import annotations
 
 import json
+import sys
 import random
 import statistics
 import tempfile
@@ -14,10 +15,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from iac_code.messages import Message, ToolCall, tool_result, user
-from iac_code.sessions.disk import write_atomic
-from iac_code.sessions.files import FileSessionStore
-from iac_code.sessions.store import SessionRecord
+# Replace the script directory (whose http.py would shadow the stdlib) with the repo root.
+sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from iac_code.messages import Message, ToolCall, tool_result, user  # noqa: E402
+from iac_code.sessions.disk import write_atomic  # noqa: E402
+from iac_code.sessions.files import FileSessionStore  # noqa: E402
+from iac_code.sessions.store import SessionRecord  # noqa: E402
+from tests.e2e.acp.wire import AgentProcess, model_env  # noqa: E402
 
 SESSIONS = 10_000
 CWDS = 100  # so one cwd holds 100 of the 10,000 sessions
@@ -54,6 +59,29 @@ def bench_load(root: Path) -> None:
     warm = median_ms(lambda: store.load("big"), 21)
     cold = median_ms(lambda: FileSessionStore(root).load("big"), 21)
     print(f"load, 1,000 messages ({size_kb:,.0f} KB):          {warm:7.2f} ms   (new store instance: {cold:.2f} ms)   goal < 200 ms")
+
+
+def bench_load_over_the_wire(root: Path) -> None:
+    """session/load of a 1,000-message session through the real `iac-code acp`: read, repair check,
+    replay of every message as session/update notifications, then the response."""
+    workspace = root / "work"
+    workspace.mkdir(parents=True)
+    store = FileSessionStore(root / "config" / "sessions", durable=False)
+    store.create(SessionRecord(session_id="big", cwd=str(workspace)))
+    for message in realistic_history(1000, random.Random(1)):
+        store.append("big", message)
+    agent = AgentProcess(model_env("http://127.0.0.1:9", root / "config"))
+    agent.initialize()
+    params = {"sessionId": "big", "cwd": str(workspace), "mcpServers": []}
+    times, updates = [], 0
+    for _ in range(7):
+        started = time.perf_counter()
+        _, seen = agent.response(agent.start_request("session/load", params))
+        times.append(time.perf_counter() - started)
+        updates = len(seen)
+        agent.call("session/close", {"sessionId": "big"})  # the next load reads the disk again
+    agent.close()
+    print(f"session/load over stdio, 1,000 messages:    {statistics.median(times) * 1000:7.2f} ms   ({updates:,} updates replayed before the response)")
 
 
 def bench_list(root: Path) -> None:
@@ -102,6 +130,7 @@ def bench_append(root: Path) -> None:
 def main() -> None:
     with tempfile.TemporaryDirectory() as temp:
         bench_load(Path(temp) / "load")
+        bench_load_over_the_wire(Path(temp) / "wire")
         bench_list(Path(temp) / "list")
         bench_append(Path(temp) / "append")
 

@@ -101,6 +101,7 @@ class StdioTransport:
         self._reader = reader
         self._writer = writer  # None: stdout is a regular file, written directly
         self._stopping = asyncio.Event()
+        self._unwritten: list[bytes] = []  # whole lines sent during this loop iteration
 
     @classmethod
     async def open(cls) -> StdioTransport:
@@ -126,8 +127,12 @@ class StdioTransport:
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
             return
-        self._writer.write(data)
-        await self._writer.drain()
+        # Lines sent in one loop iteration (a replay, a burst of updates) leave in one write(): a
+        # syscall and a wake-up of the reader per line cost more than the line itself.
+        if not self._unwritten:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._unwritten.append(data)
+        await self._writer.drain()  # waits only while the pipe's buffer is over its high-water mark
 
     async def receive(self) -> dict[str, Any] | None:
         from iac_code.acp.jsonrpc import decode
@@ -146,7 +151,13 @@ class StdioTransport:
 
     async def close(self) -> None:
         if self._writer is not None:
+            self._flush()
             self._writer.close()
+
+    def _flush(self) -> None:
+        if self._unwritten and self._writer is not None and not self._writer.is_closing():
+            self._writer.write(b"".join(self._unwritten))
+        self._unwritten.clear()
 
     async def _next_line(self) -> bytes | None:
         reading = asyncio.ensure_future(_read_line(self._reader))
