@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-import httpx
 
 from iac_code.messages import Message, ToolCall
 from iac_code.providers.base import (
@@ -27,7 +26,7 @@ from iac_code.providers.base import (
     Usage,
 )
 from iac_code.providers.clients import shared_client
-from iac_code.providers.openai_chat import auth_failure, parse_arguments
+from iac_code.providers.sdk import parse_arguments, provider_error, sdk_errors
 
 logger = logging.getLogger(__name__)
 
@@ -95,27 +94,13 @@ class AnthropicProvider:
                 async for event in events:
                     for translated in reply.absorb(event):
                         yield translated
-        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError):
-            raise ProviderError(auth_failure(self.name, self._key_env)) from None
-        except anthropic.APIStatusError as exc:
-            raise ProviderError(f"{self.name} returned HTTP {exc.status_code}: {_api_message(exc)}") from None
-        except anthropic.APITimeoutError:
-            raise ProviderError(f"{self.name} timed out (model {self.model})") from None
-        except anthropic.APIConnectionError:
-            raise ProviderError(f"cannot reach {self.name} at {self.base_url or 'the Anthropic API'}") from None
-        except (anthropic.APIError, httpx.HTTPError) as exc:
-            raise ProviderError(f"{self.name} stream failed: {type(exc).__name__}") from None
+        except sdk_errors(anthropic) as exc:
+            endpoint = self.base_url or "the Anthropic API"
+            raise provider_error(
+                anthropic, exc, name=self.name, model=self.model, endpoint=endpoint, key_env=self._key_env
+            ) from None
         for translated in reply.finish(self.name):
             yield translated
-
-
-def _api_message(exc: anthropic.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])
-    return exc.message
 
 
 @dataclass

@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import openai
 from openai.types.chat import ChatCompletion
 
@@ -30,6 +29,7 @@ from iac_code.providers.base import (
     Usage,
 )
 from iac_code.providers.clients import shared_client
+from iac_code.providers.sdk import parse_arguments, provider_error, sdk_errors
 
 logger = logging.getLogger(__name__)
 
@@ -110,32 +110,12 @@ class OpenAIChatProvider:
                 async for chunk in chunks:
                     for event in reply.absorb(chunk):
                         yield event
-        except (openai.AuthenticationError, openai.PermissionDeniedError):
-            raise ProviderError(auth_failure(self.name, self._key_env)) from None
-        except openai.APIStatusError as exc:
-            raise ProviderError(f"{self.name} returned HTTP {exc.status_code}: {_api_message(exc)}") from None
-        except openai.APITimeoutError:
-            raise ProviderError(f"{self.name} timed out (model {self.model})") from None
-        except openai.APIConnectionError:
-            raise ProviderError(f"cannot reach {self.name} at {self.base_url}") from None
-        except (openai.APIError, httpx.HTTPError) as exc:
-            raise ProviderError(f"{self.name} stream failed: {type(exc).__name__}") from None
+        except sdk_errors(openai) as exc:
+            raise provider_error(
+                openai, exc, name=self.name, model=self.model, endpoint=self.base_url, key_env=self._key_env
+            ) from None
         for event in reply.finish(self.name):
             yield event
-
-
-def auth_failure(name: str, key_env: str) -> str:
-    also = f" (or {key_env})" if key_env else ""
-    return f"authentication failed for provider {name}: check IAC_CODE_API_KEY{also}"
-
-
-def _api_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])
-    return exc.message
 
 
 @dataclass
@@ -214,15 +194,6 @@ class _StreamedReply:
         if reason == "end_turn" and self.calls:
             return "tool_use"
         return reason
-
-
-def parse_arguments(raw: str) -> dict[str, Any]:
-    try:
-        parsed = json.loads(raw) if raw.strip() else {}
-    except ValueError:
-        logger.warning("tool call arguments are not valid JSON (%d chars); using {}", len(raw))
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
 
 
 def to_openai_tool(tool: ToolSchema) -> dict[str, Any]:
