@@ -6,7 +6,6 @@ echoed verbatim on the next call, as the API requires around tool use.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +27,6 @@ from iac_code.providers.base import (
 from iac_code.providers.clients import shared_client
 from iac_code.providers.sdk import parse_arguments, provider_error, sdk_errors
 
-logger = logging.getLogger(__name__)
 
 STOP_REASONS: dict[str, FinishReason] = {
     "end_turn": "end_turn",

@@ -7,7 +7,6 @@ a failure is final (the loop decides what to do with the half answer).
 from __future__ import annotations
 
 import json
-import logging
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -31,7 +30,6 @@ from iac_code.providers.base import (
 from iac_code.providers.clients import shared_client
 from iac_code.providers.sdk import parse_arguments, provider_error, sdk_errors
 
-logger = logging.getLogger(__name__)
 
 FINISH_REASONS: dict[str, FinishReason] = {
     "stop": "end_turn",
