@@ -7,7 +7,7 @@ import pytest
 from iac_code.agent.events import ErrorReport, TextDelta, ToolFinished, ToolRunning, ToolUseStart, TurnEnd, UsageReport
 from iac_code.agent.loop import CANCELLED, PERMISSION_DENIED, AgentLoop, allow_all
 from iac_code.messages import Message, ToolCall, unanswered_tool_calls
-from iac_code.providers.base import Finish, ProviderError, TextDelta as Delta, ToolCallReady, Usage
+from iac_code.providers.base import Finish, ProviderError, TextDelta as Delta, ToolCallReady
 
 from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
 
