@@ -18,5 +18,5 @@ def configure_logging(*, debug: bool = False, log_file: str | None = None) -> No
         force=True,
     )
     # The HTTP client libraries are chatty at INFO and would log every model request.
-    for noisy in ("httpx", "httpcore", "openai", "anthropic"):
+    for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "anthropic"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if debug else logging.WARNING)

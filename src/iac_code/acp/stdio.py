@@ -132,7 +132,10 @@ class StdioTransport:
         if not self._unwritten:
             asyncio.get_running_loop().call_soon(self._flush)
         self._unwritten.append(data)
-        await self._writer.drain()  # waits only while the pipe's buffer is over its high-water mark
+        try:
+            await self._writer.drain()  # waits only while the pipe's buffer is over its high-water mark
+        except ConnectionError:
+            self._client_gone()
 
     async def receive(self) -> dict[str, Any] | None:
         from iac_code.acp.jsonrpc import decode
@@ -158,6 +161,12 @@ class StdioTransport:
         if self._unwritten and self._writer is not None and not self._writer.is_closing():
             self._writer.write(b"".join(self._unwritten))
         self._unwritten.clear()
+
+    def _client_gone(self) -> None:
+        """Nobody reads stdout any more: end the connection as if stdin had closed."""
+        if not self._stopping.is_set():
+            logger.warning("stdout is closed: the client is gone; stopping")
+            self.stop()
 
     async def _next_line(self) -> bytes | None:
         reading = asyncio.ensure_future(_read_line(self._reader))
