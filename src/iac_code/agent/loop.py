@@ -50,6 +50,7 @@ Emit = Callable[[Event], Awaitable[None]]
 PERMISSION_DENIED = "Permission denied."
 CANCELLED = "Cancelled: the user stopped the turn before this tool call finished."
 NOT_RUN = "Not run: the model's answer ended before this tool call could run."
+INTERNAL_ERROR = "Not run: an internal error stopped the turn."
 SUBAGENT_TOOLS_CATEGORY = "read"  # sub-agents explore; only the main agent writes or executes
 MAX_PARALLEL_READS = 8
 
@@ -169,6 +170,12 @@ class AgentLoop:
             self._close_partial_message()
             self._answer_dangling(CANCELLED)
             stop = "cancelled"
+        except Exception:  # a bug must cost this turn only, never the session's history
+            log.exception("turn failed")
+            self._close_partial_message()
+            self._answer_dangling(INTERNAL_ERROR)
+            await emit(ErrorReport("Internal error: the turn stopped (details are in the server log)."))
+            stop = "end_turn"
         await emit(TurnEnd(stop, totals.input_tokens, totals.output_tokens))
 
     async def _steps(self, emit: Emit, totals: Usage) -> StopReason:

@@ -230,3 +230,17 @@ async def test_subagent_runs_its_own_loop_with_read_tools_only():
     assert look.runs == [{}]
     sub_call_tools = provider.calls[1]
     assert sub_call_tools[0].text == "find it", "the sub-agent starts from its task prompt alone"
+
+
+async def test_a_bug_in_the_permission_hook_ends_the_turn_with_a_valid_history():
+    async def broken(call, tool):
+        raise RuntimeError("bug")
+
+    tool = FakeTool("write", category="write", kind="edit")
+    loop = make_loop(FakeProvider(call("write"), say("after")), [tool], permission=broken)
+    events = await collect(loop.run("go"))
+    assert isinstance(events[-2], ErrorReport) and "Internal error" in events[-2].message
+    assert events[-1].stop_reason == "end_turn"
+    assert tool.runs == [] and unanswered_tool_calls(loop.history) == []
+    events = await collect(loop.run("again"))
+    assert events[-1].stop_reason == "end_turn", "the session goes on"
