@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--idle-timeout", type=float, default=600.0, help="seconds before an idle HTTP connection is reaped"
     )
     acp.add_argument(
+        "--max-connections", type=int, default=4096, help="open HTTP connections allowed at once (default 4096)"
+    )
+    acp.add_argument(
         "--allowed-origin", action="append", default=[], help="extra Origin allowed to call the HTTP server"
     )
     acp.add_argument(

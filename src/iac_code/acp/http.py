@@ -47,6 +47,7 @@ class HttpOptions:
     allowed_hosts: list[str] = field(default_factory=list)  # … and these names (a reverse proxy's)
     max_body_bytes: int = 16 * 1024 * 1024
     idle_timeout: float = 600.0
+    max_connections: int = 4096  # each holds an agent task and its buffers; past it initialize gets 503
     initialize_timeout: float = 30.0
     keepalive_seconds: float = 15.0
     limits: EventLimits = field(default_factory=EventLimits)
@@ -146,6 +147,9 @@ async def _initialize(message: dict[str, Any], registry: ConnectionRegistry, opt
         return _error(400, "initialize must be a request with an id")
     if not registry.accepting:
         return _error(503, "the server is shutting down")
+    if len(registry) >= options.max_connections:
+        logger.warning("refused a connection: %d open, the limit (--max-connections)", len(registry))
+        return _error(503, f"too many connections ({options.max_connections}); close one or retry later")
     conn = registry.create()
     try:
         response = await conn.initialize(message, options.initialize_timeout)
@@ -277,6 +281,7 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | os._En
         allowed_hosts=list(args.allowed_host),
         max_body_bytes=args.max_body_bytes,
         idle_timeout=args.idle_timeout,
+        max_connections=args.max_connections,
     )
 
 

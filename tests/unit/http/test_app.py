@@ -149,3 +149,13 @@ async def test_delete_cancels_running_turns_and_forgets_the_connection(server, c
         assert conn.task.done()
         health = (await client.get(f"{server.url}/health")).json()
     assert health["connections"] == 0 and health["status"] == "ok" and health["version"]
+
+
+async def test_connections_past_the_limit_are_refused_until_one_closes(client):
+    async with live_server(HttpOptions(max_connections=2)) as server:
+        first = await initialize(client, server.url)
+        await initialize(client, server.url)
+        refused = await client.post(f"{server.url}/acp", json=INIT)
+        assert refused.status_code == 503 and "too many connections" in refused.json()["error"]
+        await client.delete(f"{server.url}/acp", headers={"Acp-Connection-Id": first})
+        assert await initialize(client, server.url)
