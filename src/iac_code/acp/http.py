@@ -344,7 +344,7 @@ class _Server(uvicorn.Server):
 
 def run_http(args: argparse.Namespace, settings: Settings) -> int:
     from iac_code.acp.server import serve
-    from iac_code.providers.presets import warm_up
+    from iac_code.providers.presets import available_models, warm_up
     from iac_code.sessions.files import FileSessionStore
 
     options = options_from_args(args, os.environ)
@@ -354,6 +354,10 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     store = FileSessionStore(settings.sessions_dir)
     warm_up(settings)
+    if settings.model_configured:
+        logger.info("model: %s / %s", settings.provider, (available_models(settings) or ["?"])[0])
+    else:
+        logger.info("no model configured: answering with the offline demo (set IAC_CODE_PROVIDER and IAC_CODE_API_KEY)")
     app = create_app(functools.partial(serve, settings=settings, store=store), options)
     config = uvicorn.Config(
         app,
