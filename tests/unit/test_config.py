@@ -1,0 +1,40 @@
+import json
+
+import pytest
+
+from iac_code.config import ConfigError, load_settings
+
+
+def test_defaults_with_an_empty_environment(tmp_path):
+    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    assert settings.config_dir == tmp_path
+    assert settings.sessions_dir == tmp_path / "sessions"
+    assert not settings.model_configured
+    assert (settings.max_turns, settings.compact_threshold) == (50, 0.8)
+
+
+def test_config_file_is_read_and_environment_wins(tmp_path):
+    (tmp_path / "config.json").write_text(
+        json.dumps({"provider": "dashscope", "model": "qwen-plus", "max_turns": 7, "unknown_key": "ignored"})
+    )
+    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_MODEL": "qwen-max"})
+    assert settings.provider == "dashscope" and settings.model_configured
+    assert settings.model == "qwen-max", "the environment overrides the file"
+    assert settings.max_turns == 7
+
+
+def test_numbers_are_checked_and_the_error_names_the_variable(tmp_path):
+    with pytest.raises(ConfigError, match="IAC_CODE_MAX_TURNS"):
+        load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_MAX_TURNS": "many"})
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]"])
+def test_a_broken_config_file_is_a_clear_error(tmp_path, content):
+    (tmp_path / "config.json").write_text(content)
+    with pytest.raises(ConfigError, match="config.json"):
+        load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+
+
+def test_the_environment_is_kept_for_provider_key_lookups(tmp_path):
+    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), "OPENAI_API_KEY": "sk-x"})
+    assert settings.env["OPENAI_API_KEY"] == "sk-x"
