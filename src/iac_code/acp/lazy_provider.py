@@ -44,12 +44,16 @@ class LazyProvider:
     @model.setter
     def model(self, value: str) -> None:
         self._model = value
+        # A new model may have a very different window (qwen-max 32k vs qwen3-coder-plus 1M), and
+        # compaction must follow it; an explicit IAC_CODE_CONTEXT_WINDOW still wins.
+        self._context_window = self._settings.context_window or context_window_for(value)
         if self._built is not None:
             self._built.model = value
+            self._built.context_window = self._context_window
 
     @property
     def context_window(self) -> int:
-        return self._built.context_window if self._built is not None else self._context_window
+        return self._context_window
 
     async def stream(
         self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int

@@ -89,3 +89,15 @@ def test_session_new_imports_no_model_sdk(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+async def test_switching_model_switches_the_context_window(tmp_path):
+    provider = LazyProvider(_scripted(tmp_path, [{"text": "ok"}]))
+    await _text(provider)  # built
+    provider.model = "qwen-max"
+    assert provider.context_window == 32_768
+    provider.model = "qwen3-coder-plus"
+    assert provider.context_window == 1_000_000
+    pinned = LazyProvider(Settings(provider="openai_compatible", base_url="http://127.0.0.1:9/v1", model="m", context_window=5000))
+    pinned.model = "qwen3-coder-plus"
+    assert pinned.context_window == 5000, "IAC_CODE_CONTEXT_WINDOW wins"
