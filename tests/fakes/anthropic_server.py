@@ -34,28 +34,15 @@ class ScriptedAnthropic(ScriptedServer):
                 404: "not_found_error", 429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
 
-    def handle_post(self, handler: _Handler, body: dict[str, Any]) -> None:
-        if handler.path.rstrip("/") != "/v1/messages":
-            super().handle_post(handler, body)
-            return
-        self.record(body)
-        try:
-            check_tool_results(body.get("messages", []))
-        except DanglingToolCalls as exc:
-            handler.send_json(400, self.error_body(400, str(exc)))
-            return
-        reply = self.next_reply(body)
-        if reply is None:
-            self.send_error_reply(handler, 500, "script exhausted")
-        elif reply.get("status"):
-            status = int(reply["status"])
-            self.send_error_reply(handler, status, reply.get("text") or f"scripted HTTP {status}")
-        elif body.get("stream"):
-            self._stream(handler, body, reply)
-        else:
-            handler.send_json(200, self._message(body, reply, self._blocks(reply)))
+    api_path = "/v1/messages"
 
-    def _stream(self, handler: _Handler, body: dict[str, Any], reply: Reply) -> None:
+    def check_history(self, messages: list[dict[str, Any]]) -> None:
+        check_tool_results(messages)
+
+    def complete(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        return self._message(body, reply, self._blocks(reply))
+
+    def stream(self, handler: _Handler, body: dict[str, Any], reply: Reply) -> None:
         def event(kind: str, **payload: Any) -> bytes:
             return f"event: {kind}\ndata: {json.dumps({'type': kind, **payload})}\n\n".encode()
 

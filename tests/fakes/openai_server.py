@@ -105,8 +105,39 @@ class ScriptedServer:
     def handle_get(self, handler: _Handler) -> None:
         handler.send_json(404, self.error_body(404, f"no route GET {handler.path}"))
 
+    api_path = ""  # the one POST route the API serves, e.g. "/v1/chat/completions"
+
     def handle_post(self, handler: _Handler, body: dict[str, Any]) -> None:
-        handler.send_json(404, self.error_body(404, f"no route POST {handler.path}"))
+        """Record the request, refuse a history with unanswered tool calls (as the real APIs do),
+        then answer with the next scripted reply: an HTTP error, a stream, or one JSON body."""
+        if handler.path.rstrip("/") != self.api_path:
+            handler.send_json(404, self.error_body(404, f"no route POST {handler.path}"))
+            return
+        self.record(body)
+        try:
+            self.check_history(body.get("messages", []))
+        except DanglingToolCalls as exc:
+            handler.send_json(400, self.error_body(400, str(exc)))
+            return
+        reply = self.next_reply(body)
+        if reply is None:
+            self.send_error_reply(handler, 500, "script exhausted")
+        elif reply.get("status"):
+            status = int(reply["status"])
+            self.send_error_reply(handler, status, reply.get("text") or f"scripted HTTP {status}")
+        elif body.get("stream"):
+            self.stream(handler, body, reply)
+        else:
+            handler.send_json(200, self.complete(body, reply))
+
+    def check_history(self, messages: list[dict[str, Any]]) -> None:
+        """Raise DanglingToolCalls when the API would answer 400."""
+
+    def stream(self, handler: _Handler, body: dict[str, Any], reply: Reply) -> None:
+        raise NotImplementedError
+
+    def complete(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        raise NotImplementedError
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         return {"error": {"message": message, "type": ERROR_TYPES.get(status, "server_error"), "code": status}}
@@ -239,28 +270,12 @@ class ScriptedOpenAI(ScriptedServer):
         else:
             super().handle_get(handler)
 
-    def handle_post(self, handler: _Handler, body: dict[str, Any]) -> None:
-        if handler.path.rstrip("/") != "/v1/chat/completions":
-            super().handle_post(handler, body)
-            return
-        self.record(body)
-        try:
-            check_tool_pairing(body.get("messages", []))
-        except DanglingToolCalls as exc:
-            handler.send_json(400, self.error_body(400, str(exc)))
-            return
-        reply = self.next_reply(body)
-        if reply is None:
-            self.send_error_reply(handler, 500, "script exhausted")
-        elif reply.get("status"):
-            status = int(reply["status"])
-            self.send_error_reply(handler, status, reply.get("text") or f"scripted HTTP {status}")
-        elif body.get("stream"):
-            self._stream(handler, body, reply)
-        else:
-            handler.send_json(200, self._completion(body, reply))
+    api_path = "/v1/chat/completions"
 
-    def _stream(self, handler: _Handler, body: dict[str, Any], reply: Reply) -> None:
+    def check_history(self, messages: list[dict[str, Any]]) -> None:
+        check_tool_pairing(messages)
+
+    def stream(self, handler: _Handler, body: dict[str, Any], reply: Reply) -> None:
         chunk_id, model = self.new_id("chatcmpl-"), body.get("model", "scripted-model")
 
         def chunk(choices: list[dict[str, Any]], **extra: Any) -> bytes:
@@ -289,7 +304,7 @@ class ScriptedOpenAI(ScriptedServer):
         tail.append(b"data: [DONE]\n\n")
         self.send_events(handler, reply, events, tail, first_content=1)
 
-    def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    def complete(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.get("text") or None}
         if reply.get("thinking"):
             message["reasoning_content"] = reply["thinking"]
