@@ -21,6 +21,15 @@ class ToolError(Exception):
     """A failure the model should see as an error result (bad path, timeout, bad arguments)."""
 
 
+def required_text(args: dict[str, Any], name: str, *, blank_ok: bool = True) -> str:
+    """The string argument `name`, or a ToolError the model can act on when it is missing or empty
+    (or only whitespace, unless `blank_ok`: a grep pattern may be a single space, a command may not)."""
+    value = args.get(name)
+    if not isinstance(value, str) or not value or (not blank_ok and not value.strip()):
+        raise ToolError(f"'{name}' is required")
+    return value
+
+
 @dataclass
 class Diff:
     path: str  # absolute

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from iac_code.tools.base import Diff, ToolContext, ToolError, ToolResult
+from iac_code.tools.base import Diff, ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten, truncate_middle
 
 READ_BYTE_CAP = 256 * 1024  # per call: the model pages through bigger files with `offset`
@@ -17,13 +17,6 @@ LIST_MAX_ENTRIES = 1000
 LIST_MAX_DEPTH = 5
 BINARY_SNIFF_BYTES = 8192
 MAX_TEXT_FILE_BYTES = 64 * 1024 * 1024  # beyond this, loading the file whole is not worth it
-
-
-def _path_arg(args: dict[str, Any]) -> str:
-    path = args.get("path")
-    if not isinstance(path, str) or not path:
-        raise ToolError("'path' is required")
-    return path
 
 
 def _int_arg(args: dict[str, Any], name: str, default: int, minimum: int) -> int:
@@ -91,7 +84,7 @@ class ReadFileTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.workspace, _path_arg(args))
+        path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
         offset = _int_arg(args, "offset", 1, 1)
         limit = _int_arg(args, "limit", READ_DEFAULT_LINES, 1)
         text = await asyncio.to_thread(_read_text, path)
@@ -211,7 +204,7 @@ class WriteFileTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.workspace, _path_arg(args))
+        path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
         content = args.get("content")
         if not isinstance(content, str):
             raise ToolError("'content' must be a string")
@@ -262,7 +255,7 @@ class EditFileTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.workspace, _path_arg(args))
+        path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
         old, new = args.get("old_string"), args.get("new_string")
         if not isinstance(old, str) or not isinstance(new, str):
             raise ToolError("'old_string' and 'new_string' must be strings")

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from iac_code.tools.base import ToolContext, ToolError, ToolResult
+from iac_code.tools.base import ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.shell import kill_process_group, spawn
 from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten
 
@@ -96,13 +96,6 @@ def _bounded_int(args: dict[str, Any], name: str, default: int, low: int, high: 
     return min(max(int(value), low), high)
 
 
-def _string_arg(args: dict[str, Any], name: str) -> str:
-    value = args.get(name)
-    if not isinstance(value, str) or not value:
-        raise ToolError(f"'{name}' is required")
-    return value
-
-
 class GlobTool:
     name = "glob"
     description = (
@@ -128,7 +121,7 @@ class GlobTool:
         return []
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        pattern = _string_arg(args, "pattern")
+        pattern = required_text(args, "pattern")
         root = _search_target(args, ctx)
         if not root.is_dir():
             raise ToolError(f"not a directory: {args.get('path')}")
@@ -188,7 +181,7 @@ class GrepTool:
         return []
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        pattern = _string_arg(args, "pattern")
+        pattern = required_text(args, "pattern")
         target = _search_target(args, ctx)
         files_only = args.get("output_mode") == "files_with_matches"
         max_results = _bounded_int(args, "max_results", GREP_DEFAULT_RESULTS, 1, GREP_MAX_RESULTS)

@@ -13,7 +13,7 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolContext, ToolError, ToolResult
+from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.workspace import shorten
 
 DEFAULT_TIMEOUT = 120
@@ -156,9 +156,7 @@ class BashTool:
         return []
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        command = args.get("command")
-        if not isinstance(command, str) or not command.strip():
-            raise ToolError("'command' is required")
+        command = required_text(args, "command", blank_ok=False)
         timeout = _timeout(args.get("timeout"))
         process = await spawn(
             "bash",

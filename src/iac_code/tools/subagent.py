@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iac_code.tools.base import ToolContext, ToolError, ToolResult
+from iac_code.tools.base import ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.workspace import shorten
 
 
@@ -38,9 +38,7 @@ class AgentTool:
         return []
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        prompt = args.get("prompt")
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise ToolError("'prompt' is required")
+        prompt = required_text(args, "prompt", blank_ok=False)
         if ctx.run_subagent is None:
             raise ToolError("sub-agents cannot start sub-agents")
         answer = await ctx.run_subagent(prompt)

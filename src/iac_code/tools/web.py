@@ -20,7 +20,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolContext, ToolError, ToolResult
+from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.workspace import shorten
 
 MAX_REDIRECTS = 5
@@ -104,9 +104,7 @@ class WebFetchTool:
         return []
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        url = args.get("url")
-        if not isinstance(url, str) or not url:
-            raise ToolError("'url' is required")
+        url = required_text(args, "url")
         max_chars = args.get("max_chars") or MAX_OUTPUT_CHARS
         if isinstance(max_chars, bool) or not isinstance(max_chars, int):
             raise ToolError("'max_chars' must be an integer")
