@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -172,3 +173,26 @@ def answer_text(messages: list[Message]) -> str:
 
 def select(option_id: str) -> Callable[[Message], Any]:
     return lambda request: {"outcome": {"outcome": "selected", "optionId": option_id}}
+
+
+class Agents:
+    """Initialized agents started on one config directory; `close_all` checks that each exited
+    cleanly (or was killed on purpose) and wrote nothing but JSON on stdout."""
+
+    def __init__(self, model_url: str, config_dir: Path) -> None:
+        self._model_url = model_url
+        self._config_dir = config_dir
+        self._started: list[AgentProcess] = []
+
+    def start(self, **extra_env: str) -> AgentProcess:
+        agent = AgentProcess(model_env(self._model_url, self._config_dir, **extra_env))
+        self._started.append(agent)
+        agent.initialize()
+        return agent
+
+    def close_all(self, *, killed_ok: bool = False) -> None:
+        allowed = (0, -signal.SIGKILL) if killed_ok else (0,)
+        for agent in self._started:
+            code = agent.close()
+            assert code in allowed, "".join(agent.stderr_lines)
+            assert not agent.stdout_problems, f"non-JSON on stdout: {agent.stdout_problems}"

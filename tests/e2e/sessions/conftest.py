@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.acp.wire import AgentProcess, model_env
+from tests.e2e.acp.wire import AgentProcess, Agents
 
 
 @pytest.fixture
@@ -28,19 +28,9 @@ def config_dir(tmp_path: Path) -> Path:
 def spawn(model, config_dir) -> Iterator[Callable[..., AgentProcess]]:
     """spawn(**env) → a fresh initialized agent on the test's config directory. Every agent not
     killed on purpose (see `kill`) must exit cleanly at teardown."""
-    started: list[AgentProcess] = []
-
-    def start(**extra_env: str) -> AgentProcess:
-        agent = AgentProcess(model_env(model.url, config_dir, **extra_env))
-        started.append(agent)
-        agent.initialize()
-        return agent
-
-    yield start
-    for agent in started:
-        code = agent.close()
-        assert code in (0, -signal.SIGKILL), "".join(agent.stderr_lines)
-        assert not agent.stdout_problems, f"non-JSON on stdout: {agent.stdout_problems}"
+    agents = Agents(model.url, config_dir)
+    yield agents.start
+    agents.close_all(killed_ok=True)
 
 
 def kill(agent: AgentProcess) -> None:
@@ -52,8 +42,6 @@ def kill(agent: AgentProcess) -> None:
 @pytest.fixture(scope="module")
 def agent(model, tmp_path_factory) -> Iterator[AgentProcess]:
     """One agent shared by the module's tests that need no restart (each uses its own workspace)."""
-    shared = AgentProcess(model_env(model.url, tmp_path_factory.mktemp("config")))
-    shared.initialize()
-    yield shared
-    assert shared.close() == 0
-    assert not shared.stdout_problems, f"non-JSON on stdout: {shared.stdout_problems}"
+    agents = Agents(model.url, tmp_path_factory.mktemp("config"))
+    yield agents.start()
+    agents.close_all()
