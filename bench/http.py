@@ -25,7 +25,6 @@ import subprocess  # noqa: E402
 import time  # noqa: E402
 
 import httpx  # noqa: E402
-
 from tests.e2e.http.server_process import http_server  # noqa: E402
 from tests.fakes.openai_server import ScriptedOpenAI  # noqa: E402
 
@@ -65,7 +64,9 @@ class Connection:
                 return incoming
 
     async def prompt(self, text: str) -> dict:
-        return await self.request("session/prompt", {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]})
+        return await self.request(
+            "session/prompt", {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]}
+        )
 
     async def _read(self, opened: asyncio.Event) -> None:
         try:
@@ -156,9 +157,9 @@ async def events_per_second(url: str, text: str, expected_reply_id: int = 5) -> 
 def serve_fake_agent(port: int) -> None:
     """Transport-only server: the HTTP app around the tests' fake SDK agent (no model, no tools)."""
     import uvicorn
+    from tests.unit.http.fake_agent import serve_fake
 
     from iac_code.acp.http import HttpOptions, create_app
-    from tests.unit.http.fake_agent import serve_fake
 
     uvicorn.run(create_app(serve_fake, HttpOptions()), host="127.0.0.1", port=port, log_config=None, access_log=False)
 
@@ -195,12 +196,16 @@ async def main() -> None:
                 f"   ({len(samples)} prompts)"
             )
         before, held, open_connections = await idle_streams_memory(server.url, server.process.pid, 1000)
-        print(f"  server RSS: {before:.0f} MB before, {held:.0f} MB with {open_connections} idle connections "
-              f"each holding an open SSE stream (goal < 300 MB)")
+        print(
+            f"  server RSS: {before:.0f} MB before, {held:.0f} MB with {open_connections} idle connections "
+            f"each holding an open SSE stream (goal < 300 MB)"
+        )
         model.add({"text": "x" * 20_000, "chunk_chars": 1})
         events, rate = await events_per_second(server.url, "stream")
-        print(f"  events delivered, real agent: {events} on one stream at {rate:,.0f} events/s "
-              "(a 20,000-chunk model stream; the agent merges chunks)")
+        print(
+            f"  events delivered, real agent: {events} on one stream at {rate:,.0f} events/s "
+            "(a 20,000-chunk model stream; the agent merges chunks)"
+        )
     events, rate = await transport_only_events_per_second(50_000)
     print(f"  events delivered, transport only (fake SDK agent): {events} on one stream at {rate:,.0f} events/s")
 

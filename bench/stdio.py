@@ -29,7 +29,10 @@ def _layer_throughput(work: Path) -> float:
     script = work / "big.json"
     script.write_text(json.dumps({"replies": [{"text": "z" * ANSWER_BYTES, "chunk_chars": 4096}]}))
     env = model_env(
-        "http://127.0.0.1:9", work / "config", IAC_CODE_PROVIDER="scripted", IAC_CODE_SCRIPT=str(script),
+        "http://127.0.0.1:9",
+        work / "config",
+        IAC_CODE_PROVIDER="scripted",
+        IAC_CODE_SCRIPT=str(script),
         IAC_CODE_CONTEXT_WINDOW="100000000",  # no compaction: this measures streaming alone
     )
     agent = AgentProcess(env)
@@ -93,10 +96,14 @@ def main() -> None:
     print(f"cold start to initialize answer: {statistics.median(cold) * 1000:.0f} ms")
     print(f"session/new:                     {statistics.median(new) * 1000:.1f} ms")
     print(f"one-line prompt round trip:      {statistics.median(round_trip) * 1000:.1f} ms")
-    print(f"streaming throughput:            {statistics.median(throughput):.1f} MB/s of answer text"
-          " (through the openai SDK and the fake HTTP server, 4 KiB chunks)")
-    print(f"  the ACP layer alone:           {_layer_throughput(work):.1f} MB/s"
-          " (in-process scripted model, same chunks: what the SDK's parsing costs is the difference)")
+    print(
+        f"streaming throughput:            {statistics.median(throughput):.1f} MB/s of answer text"
+        " (through the openai SDK and the fake HTTP server, 4 KiB chunks)"
+    )
+    print(
+        f"  the ACP layer alone:           {_layer_throughput(work):.1f} MB/s"
+        " (in-process scripted model, same chunks: what the SDK's parsing costs is the difference)"
+    )
     print(f"memory per idle session:         {statistics.median(per_session):.0f} KB")
     print(f"(medians of {RUNS} runs on {os.cpu_count()} CPUs)")
 

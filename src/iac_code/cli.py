@@ -21,7 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--output-format", choices=["text", "json", "stream-json"], default="text", help="headless output format"
     )
     parser.add_argument(
-        "--allow-tools", default="", help="headless: comma-separated write/execute tools allowed to run (e.g. write_file,bash)"
+        "--allow-tools",
+        default="",
+        help="headless: comma-separated write/execute tools allowed to run (e.g. write_file,bash)",
     )
     parser.add_argument("--yes", action="store_true", help="headless: allow every tool without asking")
     _add_logging_flags(parser)

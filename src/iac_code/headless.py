@@ -120,7 +120,9 @@ class _JsonPrinter:
         if isinstance(event, TextDelta):
             self.text.append(event.text)
         elif isinstance(event, ToolFinished):
-            self.tools.append({"name": event.call.name, "input": event.call.arguments, "isError": event.result.is_error})
+            self.tools.append(
+                {"name": event.call.name, "input": event.call.arguments, "isError": event.result.is_error}
+            )
         elif isinstance(event, ErrorReport):
             self.errors.append(event.message)
         elif isinstance(event, TurnEnd):
@@ -160,7 +162,12 @@ def event_to_json(event: Event) -> dict[str, Any]:
     if isinstance(event, ToolRunning):
         return {"type": "tool_running", "id": event.call.id}
     if isinstance(event, ToolFinished):
-        return {"type": "tool_result", "id": event.call.id, "isError": event.result.is_error, "output": event.result.text}
+        return {
+            "type": "tool_result",
+            "id": event.call.id,
+            "isError": event.result.is_error,
+            "output": event.result.text,
+        }
     if isinstance(event, UsageReport):
         return {"type": "usage", "inputTokens": event.input_tokens, "outputTokens": event.output_tokens}
     if isinstance(event, TurnEnd):

@@ -7,11 +7,14 @@ import subprocess
 import sys
 
 import pytest
-
 from tests.e2e.acp.wire import model_env
 from tests.fakes.openai_server import ScriptedOpenAI
 
-WRITE_MAIN_TF = {"tool_calls": [{"name": "write_file", "arguments": {"path": "main.tf", "content": 'resource "null_resource" "x" {}\n'}}]}
+WRITE_MAIN_TF = {
+    "tool_calls": [
+        {"name": "write_file", "arguments": {"path": "main.tf", "content": 'resource "null_resource" "x" {}\n'}}
+    ]
+}
 
 
 def run(workspace, model, *flags: str, stdin: str | None = None, env_extra=None) -> subprocess.CompletedProcess:
@@ -61,7 +64,9 @@ def test_allowing_one_tool_does_not_allow_another(workspace):
 
 
 def test_prompt_from_stdin_and_json_output(workspace):
-    with ScriptedOpenAI([{"text": "Hello from the model", "usage": {"prompt_tokens": 12, "completion_tokens": 4}}]) as model:
+    with ScriptedOpenAI(
+        [{"text": "Hello from the model", "usage": {"prompt_tokens": 12, "completion_tokens": 4}}]
+    ) as model:
         result = run(workspace, model, "-p", "-", "--output-format", "json", stdin="explain main.tf")
     assert result.returncode == 0
     out = json.loads(result.stdout)

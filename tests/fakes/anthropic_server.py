@@ -30,8 +30,14 @@ class ScriptedAnthropic(ScriptedServer):
     url_suffix = ""
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
-        kind = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                404: "not_found_error", 429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+        kind = {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            403: "permission_error",
+            404: "not_found_error",
+            429: "rate_limit_error",
+            529: "overloaded_error",
+        }.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
 
     api_path = "/v1/messages"
@@ -68,8 +74,11 @@ class ScriptedAnthropic(ScriptedServer):
             events += [event("content_block_delta", index=index, delta=d) for d in deltas]
             events.append(event("content_block_stop", index=index))
         tail = [
-            event("message_delta", delta={"stop_reason": self._stop_reason(reply), "stop_sequence": None},
-                  usage={"output_tokens": usage["output_tokens"]}),
+            event(
+                "message_delta",
+                delta={"stop_reason": self._stop_reason(reply), "stop_sequence": None},
+                usage={"output_tokens": usage["output_tokens"]},
+            ),
             event("message_stop"),
         ]
         first_delta = next((i for i, e in enumerate(events) if e.startswith(b"event: content_block_delta")), 0)
@@ -88,16 +97,28 @@ class ScriptedAnthropic(ScriptedServer):
                 parsed = json.loads(raw)
             except ValueError:
                 parsed = {}
-            blocks.append({"type": "tool_use", "id": call.get("id") or self.new_id("toolu_"),
-                           "name": call["name"], "input": parsed, "raw_input": raw})
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call.get("id") or self.new_id("toolu_"),
+                    "name": call["name"],
+                    "input": parsed,
+                    "raw_input": raw,
+                }
+            )
         return blocks
 
     def _message(self, body: dict[str, Any], reply: Reply, blocks: list[dict[str, Any]]) -> dict[str, Any]:
         content = [{k: v for k, v in b.items() if k != "raw_input"} for b in blocks]
         return {
-            "id": self.new_id("msg_"), "type": "message", "role": "assistant",
-            "model": body.get("model", "scripted-model"), "content": content,
-            "stop_reason": self._stop_reason(reply), "stop_sequence": None, "usage": self._usage(body, reply),
+            "id": self.new_id("msg_"),
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "scripted-model"),
+            "content": content,
+            "stop_reason": self._stop_reason(reply),
+            "stop_sequence": None,
+            "usage": self._usage(body, reply),
         }
 
     @staticmethod

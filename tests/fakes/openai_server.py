@@ -279,8 +279,14 @@ class ScriptedOpenAI(ScriptedServer):
         chunk_id, model = self.new_id("chatcmpl-"), body.get("model", "scripted-model")
 
         def chunk(choices: list[dict[str, Any]], **extra: Any) -> bytes:
-            payload = {"id": chunk_id, "object": "chat.completion.chunk", "created": int(time.time()),
-                       "model": model, "choices": choices, **extra}
+            payload = {
+                "id": chunk_id,
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": choices,
+                **extra,
+            }
             return f"data: {json.dumps(payload)}\n\n".encode()
 
         def delta(fields: dict[str, Any], finish: str | None = None) -> bytes:
@@ -292,8 +298,12 @@ class ScriptedOpenAI(ScriptedServer):
         events += [delta({"content": p}) for p in pieces(reply.get("text", ""), size)]
         events += [delta({"refusal": p}) for p in pieces(reply.get("refusal", ""), size)]
         for index, call in enumerate(self._tool_calls(reply)):
-            head = {"index": index, "id": call["id"], "type": "function",
-                    "function": {"name": call["name"], "arguments": ""}}
+            head = {
+                "index": index,
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": ""},
+            }
             events.append(delta({"tool_calls": [head]}))
             # Split arguments into a few uneven parts, like the real API.
             for part in pieces(call["arguments"], max(1, len(call["arguments"]) // 3)):
@@ -317,7 +327,9 @@ class ScriptedOpenAI(ScriptedServer):
                 for c in calls
             ]
         return {
-            "id": self.new_id("chatcmpl-"), "object": "chat.completion", "created": int(time.time()),
+            "id": self.new_id("chatcmpl-"),
+            "object": "chat.completion",
+            "created": int(time.time()),
             "model": body.get("model", "scripted-model"),
             "choices": [{"index": 0, "message": message, "finish_reason": self._finish_reason(reply)}],
             "usage": self._usage(body, reply),
@@ -325,8 +337,11 @@ class ScriptedOpenAI(ScriptedServer):
 
     def _tool_calls(self, reply: Reply) -> list[dict[str, str]]:
         return [
-            {"id": call.get("id") or self.new_id("call_"), "name": call["name"],
-             "arguments": arguments_json(call.get("arguments", {}))}
+            {
+                "id": call.get("id") or self.new_id("call_"),
+                "name": call["name"],
+                "arguments": arguments_json(call.get("arguments", {})),
+            }
             for call in reply.get("tool_calls", [])
         ]
 

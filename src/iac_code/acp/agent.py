@@ -24,8 +24,8 @@ from acp.schema import (
 )
 from pydantic import BaseModel
 
-from iac_code.acp.handshake import initialize_result
 from iac_code.acp.config_options import MODE_IDS, config_options, mode_state, model_state
+from iac_code.acp.handshake import initialize_result
 from iac_code.acp.lazy_provider import LazyProvider
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
@@ -200,7 +200,9 @@ class IacAgent:
         if config_id == "mode":
             _check_choice("value", value, MODE_IDS)
             session.set_mode(value)
-            await self._peer_update(session, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=value))
+            await self._peer_update(
+                session, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=value)
+            )
         elif config_id == "model":
             _check_choice("value", value, self._models(session))
             session.set_model(value)

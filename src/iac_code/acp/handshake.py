@@ -21,7 +21,11 @@ _ENV_AUTH = {
     "name": "Model settings",
     "description": "Set these variables in the agent's environment (or ~/.iac-code/config.json), then restart it.",
     "vars": [
-        {"name": "IAC_CODE_PROVIDER", "label": "Provider (openai, anthropic, dashscope, deepseek, ...)", "secret": False},
+        {
+            "name": "IAC_CODE_PROVIDER",
+            "label": "Provider (openai, anthropic, dashscope, deepseek, ...)",
+            "secret": False,
+        },
         {"name": "IAC_CODE_API_KEY", "label": "API key"},
         {"name": "IAC_CODE_MODEL", "label": "Model id", "secret": False, "optional": True},
     ],

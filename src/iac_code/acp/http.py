@@ -194,7 +194,10 @@ def _parse_message(body: bytes) -> tuple[dict[str, Any] | None, str]:
     is_request = isinstance(message.get("method"), str)
     is_response = "id" in message and ("result" in message or "error" in message)
     if message.get("jsonrpc") != "2.0" or not (is_request or is_response):
-        return None, 'not a JSON-RPC 2.0 message: expected "jsonrpc": "2.0" and a method, or an id with a result or error'
+        return (
+            None,
+            'not a JSON-RPC 2.0 message: expected "jsonrpc": "2.0" and a method, or an id with a result or error',
+        )
     return message, ""
 
 

@@ -3,7 +3,8 @@
 Every outgoing JSON-RPC message gets the connection's next event id and is queued for exactly one
 stream: a session stream (`Acp-Session-Id`) when that stream has a reader, else the connection stream.
 Undelivered events wait for a reader; past a bound the producer waits for the reader to catch up
-(backpressure), and a client that does not catch up in time is not reading: its connection is closed. Delivered events stay in a bounded replay window so a reader that
+(backpressure), and a client that does not catch up in time is not reading: its connection is closed.
+Delivered events stay in a bounded replay window so a reader that
 reconnects with `Last-Event-ID` gets what it missed, or an explicit `lost` event when it is gone.
 """
 

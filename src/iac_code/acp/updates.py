@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,

@@ -63,7 +63,17 @@ class TurnEnd:
     output_tokens: int
 
 
-Event = TextDelta | ThinkingDelta | ToolUseStart | ToolRunning | ToolFinished | Compaction | UsageReport | ErrorReport | TurnEnd
+Event = (
+    TextDelta
+    | ThinkingDelta
+    | ToolUseStart
+    | ToolRunning
+    | ToolFinished
+    | Compaction
+    | UsageReport
+    | ErrorReport
+    | TurnEnd
+)
 
 __all__ = [
     "Compaction",

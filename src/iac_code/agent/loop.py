@@ -363,7 +363,9 @@ class AgentLoop:
         after = self._context_tokens()
         window = self.provider.context_window
         await emit(
-            Compaction(f"Context compacted: about {before:,} → {after:,} tokens ({100 * after // window}% of {window:,}).")
+            Compaction(
+                f"Context compacted: about {before:,} → {after:,} tokens ({100 * after // window}% of {window:,})."
+            )
         )
         await emit(UsageReport(0, 0, after, window))
 

@@ -27,7 +27,6 @@ from iac_code.providers.base import (
 from iac_code.providers.clients import shared_client
 from iac_code.providers.sdk import parse_arguments, provider_error, sdk_errors
 
-
 STOP_REASONS: dict[str, FinishReason] = {
     "end_turn": "end_turn",
     "stop_sequence": "end_turn",
@@ -220,7 +219,6 @@ def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
     if message.text:
         blocks.append({"type": "text", "text": message.text})
     blocks += [
-        {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
-        for call in message.tool_calls
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments} for call in message.tool_calls
     ]
     return blocks

@@ -30,7 +30,6 @@ from iac_code.providers.base import (
 from iac_code.providers.clients import shared_client
 from iac_code.providers.sdk import parse_arguments, provider_error, sdk_errors
 
-
 FINISH_REASONS: dict[str, FinishReason] = {
     "stop": "end_turn",
     "tool_calls": "tool_use",

@@ -40,36 +40,54 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {
     "openai": Preset(
-        "openai", "https://api.openai.com/v1", "gpt-4.1",
+        "openai",
+        "https://api.openai.com/v1",
+        "gpt-4.1",
         ("gpt-4.1", "gpt-4.1-mini", "gpt-4o", "o4-mini", "gpt-5"),
-        "OPENAI_API_KEY", max_tokens_field="max_completion_tokens",
+        "OPENAI_API_KEY",
+        max_tokens_field="max_completion_tokens",
     ),
     "dashscope": Preset(
-        "openai", "https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen3-coder-plus",
+        "openai",
+        "https://dashscope.aliyuncs.com/compatible-mode/v1",
+        "qwen3-coder-plus",
         ("qwen3-coder-plus", "qwen-max", "qwen-plus", "qwen-turbo", "qwen3-235b-a22b"),
         "DASHSCOPE_API_KEY",
     ),
     "deepseek": Preset(
-        "openai", "https://api.deepseek.com/v1", "deepseek-chat", ("deepseek-chat", "deepseek-reasoner"),
+        "openai",
+        "https://api.deepseek.com/v1",
+        "deepseek-chat",
+        ("deepseek-chat", "deepseek-reasoner"),
         "DEEPSEEK_API_KEY",
     ),
     "openrouter": Preset(
-        "openai", "https://openrouter.ai/api/v1", "anthropic/claude-sonnet-4",
+        "openai",
+        "https://openrouter.ai/api/v1",
+        "anthropic/claude-sonnet-4",
         ("anthropic/claude-sonnet-4", "openai/gpt-4.1", "qwen/qwen3-coder", "deepseek/deepseek-chat"),
         "OPENROUTER_API_KEY",
     ),
     "openai_compatible": Preset("openai", needs_key=False),
     "ollama": Preset(
-        "openai", "http://localhost:11434/v1", "qwen2.5-coder:7b",
-        ("qwen2.5-coder:7b", "qwen3:8b", "llama3.1:8b"), needs_key=False,
+        "openai",
+        "http://localhost:11434/v1",
+        "qwen2.5-coder:7b",
+        ("qwen2.5-coder:7b", "qwen3:8b", "llama3.1:8b"),
+        needs_key=False,
     ),
     "lmstudio": Preset(
-        "openai", "http://localhost:1234/v1", "qwen2.5-coder-7b-instruct", ("qwen2.5-coder-7b-instruct",),
+        "openai",
+        "http://localhost:1234/v1",
+        "qwen2.5-coder-7b-instruct",
+        ("qwen2.5-coder-7b-instruct",),
         needs_key=False,
     ),
     "vllm": Preset("openai", "http://localhost:8000/v1", needs_key=False),
     "anthropic": Preset(
-        "anthropic", "https://api.anthropic.com", "claude-sonnet-4-5",
+        "anthropic",
+        "https://api.anthropic.com",
+        "claude-sonnet-4-5",
         ("claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5", "claude-sonnet-4-0"),
         "ANTHROPIC_API_KEY",
     ),
@@ -155,8 +173,13 @@ def build_provider(settings: Settings) -> ModelProvider:
     from iac_code.providers.openai_chat import OpenAIChatProvider
 
     return OpenAIChatProvider(
-        name, model, base_url, api_key, context_window,
-        key_env=preset.key_env, max_tokens_field=preset.max_tokens_field,
+        name,
+        model,
+        base_url,
+        api_key,
+        context_window,
+        key_env=preset.key_env,
+        max_tokens_field=preset.max_tokens_field,
     )
 
 

@@ -15,7 +15,9 @@ from iac_code.providers.base import ProviderError
 logger = logging.getLogger(__name__)
 
 
-def provider_error(sdk: ModuleType, exc: Exception, *, name: str, model: str, endpoint: str, key_env: str) -> ProviderError:
+def provider_error(
+    sdk: ModuleType, exc: Exception, *, name: str, model: str, endpoint: str, key_env: str
+) -> ProviderError:
     """A failure after the SDK's own retries, as a message safe to show (never key material)."""
     if isinstance(exc, (sdk.AuthenticationError, sdk.PermissionDeniedError)):
         also = f" (or {key_env})" if key_env else ""

@@ -29,7 +29,7 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ class InvalidSessionId(SessionNotFound, ValueError):
 
 def iso_time(seconds: float | None = None) -> str:
     """A Unix time (default: now) as ISO 8601 UTC with milliseconds: "2026-11-30T02:36:16.123Z"."""
-    moment = datetime.fromtimestamp(time.time() if seconds is None else seconds, timezone.utc)
+    moment = datetime.fromtimestamp(time.time() if seconds is None else seconds, UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -206,8 +206,9 @@ class FileSessionStore:
         self._make_dir(target_dir)
         write_atomic(target_dir / "messages.jsonl", data, durable=self.durable)
         now = iso_time()
-        record = replace(source, session_id=new_session_id, created_at=now, updated_at=now,
-                         permissions=dict(source.permissions))
+        record = replace(
+            source, session_id=new_session_id, created_at=now, updated_at=now, permissions=dict(source.permissions)
+        )
         self._save(record)
         return record
 

@@ -45,7 +45,9 @@ class SessionStore(Protocol):
     def get(self, session_id: str) -> SessionRecord:
         """The record alone (cheap). Raises SessionNotFound."""
 
-    def list(self, cwd: str | None, cursor: str | None = None, limit: int = 50) -> tuple[list[SessionRecord], str | None]:
+    def list(
+        self, cwd: str | None, cursor: str | None = None, limit: int = 50
+    ) -> tuple[list[SessionRecord], str | None]:
         """Sessions of `cwd` (all when None), newest updated first, and the next page's cursor."""
 
     def fork(self, session_id: str, new_session_id: str) -> SessionRecord:

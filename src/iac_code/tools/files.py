@@ -171,9 +171,13 @@ def _walk(directory: Path, depth: int) -> tuple[list[str], bool]:
                 return False
             is_dir = child.is_dir()
             entries.append(f"{prefix}{child.name}{'/' if is_dir else ''}")
-            if is_dir and level < depth and not child.is_symlink():
-                if not visit(Path(child.path), f"{prefix}{child.name}/", level + 1):
-                    return False
+            if (
+                is_dir
+                and level < depth
+                and not child.is_symlink()
+                and not visit(Path(child.path), f"{prefix}{child.name}/", level + 1)
+            ):
+                return False
         return True
 
     complete = visit(directory, "", 1)

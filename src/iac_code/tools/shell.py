@@ -172,7 +172,7 @@ class BashTool:
         output = HeadTailBuffer()
         try:
             await asyncio.wait_for(_run_to_end(process, process.stdout, output), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await kill_process_group(process)
             return ToolResult(
                 f"{output.text()}\nCommand timed out after {timeout} s and was killed.".lstrip(), is_error=True

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-
 from tests.e2e.acp.wire import AgentProcess, Agents
 
 

@@ -14,7 +14,9 @@ def _is_update(kind):
 def test_cancel_mid_stream_then_prompt_again(agent, model, workspace):
     model.add({"text": "partial answer that never ends", "chunk_chars": 1, "delay": 0.5}, {"text": "second answer"})
     session_id = agent.new_session(workspace)
-    prompt_id = agent.start_request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+    prompt_id = agent.start_request(
+        "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
+    )
     agent.until(_is_update("agent_message_chunk"))
     cancelled_at = time.monotonic()
     agent.notify("session/cancel", {"sessionId": session_id})
@@ -29,7 +31,9 @@ def test_cancel_while_a_permission_is_pending(agent, model, workspace):
     write = {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.tf", "content": "x"}}]}
     model.add(write, {"text": "after cancel"})
     session_id = agent.new_session(workspace)
-    prompt_id = agent.start_request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+    prompt_id = agent.start_request(
+        "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
+    )
     request, _ = agent.until(lambda m: m.get("method") == "session/request_permission")
     agent.notify("session/cancel", {"sessionId": session_id})
     response, seen = agent.response(prompt_id, timeout=5)
@@ -55,7 +59,9 @@ def test_a_cancelled_permission_answer_cancels_the_turn(agent, model, workspace)
 def test_close_cancels_a_running_prompt(agent, model, workspace):
     model.add({"text": "forever and ever", "chunk_chars": 1, "delay": 0.5})
     session_id = agent.new_session(workspace)
-    prompt_id = agent.start_request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+    prompt_id = agent.start_request(
+        "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
+    )
     agent.until(_is_update("agent_message_chunk"))
     closed, before = agent.response(agent.start_request("session/close", {"sessionId": session_id}))
     assert closed["result"] == {}

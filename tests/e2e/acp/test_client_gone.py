@@ -7,8 +7,9 @@ import json
 import subprocess
 import sys
 
-from iac_code.messages import Message, unanswered_tool_calls
 from tests.e2e.acp.wire import model_env
+
+from iac_code.messages import Message, unanswered_tool_calls
 
 
 def test_server_stops_when_stdout_is_gone_and_keeps_the_session(tmp_path, model):
@@ -35,8 +36,14 @@ def test_server_stops_when_stdout_is_gone_and_keeps_the_session(tmp_path, model)
         message = json.loads(proc.stdout.readline())
         if message.get("id") == 2:
             session_id = message["result"]["sessionId"]
-    send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
-          "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}})
+    send(
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "session/prompt",
+            "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]},
+        }
+    )
     while "agent_message_chunk" not in proc.stdout.readline().decode():
         pass
     proc.stdout.close()  # the client vanishes; its stdin side stays open

@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 
 import pytest
-
 from tests.e2e.acp.wire import answer_text
 
 
@@ -69,7 +68,11 @@ def test_sigterm_cancels_the_turn_and_exits_zero(spawn, model, workspace):
     agent = spawn()
     session_id = agent.new_session(workspace)
     agent.start_request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
-    agent.until(lambda m: m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+    agent.until(
+        lambda m: (
+            m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+        )
+    )
     agent.proc.send_signal(signal.SIGTERM)
     assert agent.proc.wait(10) == 0
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from tests.e2e.acp.wire import select, updates
 
 WRITE = {"tool_calls": [{"name": "write_file", "arguments": {"path": "main.tf", "content": "terraform {}\n"}}]}
@@ -29,8 +28,10 @@ def test_allow_once_runs_the_tool_with_one_tool_call_id(agent, model, workspace)
     params = request["params"]
     assert params["sessionId"] == session_id
     assert [(o["optionId"], o["kind"]) for o in params["options"]] == [
-        ("allow_once", "allow_once"), ("allow_always", "allow_always"),
-        ("reject_once", "reject_once"), ("reject_always", "reject_always"),
+        ("allow_once", "allow_once"),
+        ("allow_always", "allow_always"),
+        ("reject_once", "reject_once"),
+        ("reject_always", "reject_always"),
     ]
     call_id = params["toolCall"]["toolCallId"]
     start, *progress = [u for u in updates(seen) if u["sessionUpdate"].startswith("tool_call")]
@@ -42,7 +43,9 @@ def test_allow_once_runs_the_tool_with_one_tool_call_id(agent, model, workspace)
     diff = progress[-1]["content"][0]
     assert diff["type"] == "diff" and diff["path"] == str(workspace / "main.tf") and diff["newText"] == "terraform {}\n"
     # the tool_call reached the client before the question about it
-    assert seen.index(request) > next(i for i, m in enumerate(seen) if m.get("params", {}).get("update", {}).get("sessionUpdate") == "tool_call")
+    assert seen.index(request) > next(
+        i for i, m in enumerate(seen) if m.get("params", {}).get("update", {}).get("sessionUpdate") == "tool_call"
+    )
 
 
 @pytest.mark.parametrize(
@@ -81,6 +84,7 @@ def test_always_answers_hold_for_the_tool_in_that_session_only(agent, model, wor
         def answer(request):
             asked.append(request["params"]["sessionId"])
             return {"outcome": {"outcome": "selected", "optionId": option_id}}
+
         return answer
 
     model.add(WRITE, {"text": "1"}, WRITE, {"text": "2"})
@@ -105,7 +109,7 @@ def test_modes_decide_without_asking(agent, model, workspace):
     session_id = agent.new_session(workspace)
     agent.result("session/set_mode", {"sessionId": session_id, "modeId": "read-only"})
     model.add(WRITE, {"text": "no"})
-    response, seen = agent.prompt(session_id, "write")  # any permission request fails this call
+    _response, seen = agent.prompt(session_id, "write")  # any permission request fails this call
     assert not (workspace / "main.tf").exists()
     assert [u["status"] for u in updates(seen, "tool_call_update")] == ["failed"]
 
@@ -115,6 +119,10 @@ def test_modes_decide_without_asking(agent, model, workspace):
     assert (workspace / "main.tf").exists()
     model.add({"tool_calls": [{"name": "bash", "arguments": {"command": "true"}}]}, {"text": "asked"})
     asked = []
-    agent.prompt(session_id, "run", lambda request: asked.append(request) or {"outcome": {"outcome": "selected", "optionId": "allow_once"}})
+    agent.prompt(
+        session_id,
+        "run",
+        lambda request: asked.append(request) or {"outcome": {"outcome": "selected", "optionId": "allow_once"}},
+    )
     assert len(asked) == 1  # execute still asks in accept-edits
     assert select("allow_once")(None)["outcome"]["optionId"] == "allow_once"

@@ -6,10 +6,19 @@ from tests.e2e.acp.wire import answer_text, updates
 
 
 def test_prompt_streams_chunks_and_answers_usage(agent, model, workspace):
-    model.add({"text": "Hello from the model", "thinking": "pondering", "usage": {"prompt_tokens": 11, "completion_tokens": 5}})
+    model.add(
+        {
+            "text": "Hello from the model",
+            "thinking": "pondering",
+            "usage": {"prompt_tokens": 11, "completion_tokens": 5},
+        }
+    )
     session_id = agent.new_session(workspace)
     response, seen = agent.prompt(session_id, "Write a VPC\nwith two subnets")
-    assert response["result"] == {"stopReason": "end_turn", "usage": {"inputTokens": 11, "outputTokens": 5, "totalTokens": 16}}
+    assert response["result"] == {
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 11, "outputTokens": 5, "totalTokens": 16},
+    }
     assert answer_text(seen) == "Hello from the model"
     thoughts = "".join(u["content"]["text"] for u in updates(seen, "agent_thought_chunk"))
     assert thoughts == "pondering"
@@ -24,7 +33,10 @@ def test_content_blocks_reach_the_model(agent, model, workspace):
     session_id = agent.new_session(workspace)
     blocks = [
         {"type": "text", "text": "Review these"},
-        {"type": "resource", "resource": {"uri": "file:///x/main.tf", "text": "resource \"a\" \"b\" {}", "mimeType": "text/plain"}},
+        {
+            "type": "resource",
+            "resource": {"uri": "file:///x/main.tf", "text": 'resource "a" "b" {}', "mimeType": "text/plain"},
+        },
         {"type": "resource_link", "uri": "file:///x/vars.tf", "name": "vars.tf"},
         {"type": "image", "data": "aGk=", "mimeType": "image/png"},
         {"type": "audio", "data": "aGk=", "mimeType": "audio/wav"},
@@ -32,8 +44,15 @@ def test_content_blocks_reach_the_model(agent, model, workspace):
     response, _ = agent.prompt(session_id, blocks)
     assert response["result"]["stopReason"] == "end_turn"
     seen_by_model = model.requests[-1]["messages"][-1]["content"]
-    for expected in ("Review these", "file:///x/main.tf", 'resource "a" "b" {}', "file:///x/vars.tf", "vars.tf",
-                     "[image: image/png]", "[audio: audio/wav]"):
+    for expected in (
+        "Review these",
+        "file:///x/main.tf",
+        'resource "a" "b" {}',
+        "file:///x/vars.tf",
+        "vars.tf",
+        "[image: image/png]",
+        "[audio: audio/wav]",
+    ):
         assert expected in seen_by_model
 
 
@@ -100,7 +119,11 @@ def test_a_second_prompt_while_one_runs_is_rejected(agent, model, workspace):
     model.add({"text": "slow answer", "delay": 0.2, "chunk_chars": 4})
     session_id = agent.new_session(workspace)
     first = agent.start_request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "a"}]})
-    agent.until(lambda m: m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+    agent.until(
+        lambda m: (
+            m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+        )
+    )
     second = agent.call("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "b"}]})
     assert second["error"]["code"] == -32602
     assert second["error"]["data"] == {"sessionId": "a prompt is already running for this session"}

@@ -12,7 +12,6 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
 )
-
 from tests.e2e.acp.wire import model_env
 
 

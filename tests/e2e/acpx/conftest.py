@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-
 import pytest
-
 from tests.e2e.acpx.client import Acpx, AcpxRunner, AcpxUnavailable, InstallFailed, install
 
 

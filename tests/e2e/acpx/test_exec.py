@@ -5,7 +5,6 @@ acpx's `--format json` prints every ACP message it exchanged with the agent, in 
 from __future__ import annotations
 
 import pytest
-
 from tests.e2e.acp.wire import answer_text, updates
 from tests.e2e.acpx.client import only_request, requests, response_to
 

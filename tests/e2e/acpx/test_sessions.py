@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from tests.e2e.acp.wire import answer_text, updates
 from tests.e2e.acpx.client import AcpxRunner, Message, Run, only_request, requests, response_to
 from tests.fakes.openai_server import ScriptedOpenAI
@@ -115,7 +114,9 @@ def test_every_step_succeeds(scenario):
 def test_prompt_resumes_the_session_that_sessions_new_created(scenario):
     created_id = _created_session(scenario)
     assert _resumed(scenario.first)["params"] == {
-        "sessionId": created_id, "cwd": str(scenario.workspace), "mcpServers": []
+        "sessionId": created_id,
+        "cwd": str(scenario.workspace),
+        "mcpServers": [],
     }
     assert _prompted_session(scenario.first) == created_id
 

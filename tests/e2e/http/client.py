@@ -94,7 +94,12 @@ class AcpHttp:
         return SseListener(self.url, {**self.headers, "Acp-Connection-Id": self.connection_id, **headers})
 
     def new_session(self, listener: SseListener, cwd: str, request_id: int = 2) -> str:
-        message = {"jsonrpc": "2.0", "id": request_id, "method": "session/new", "params": {"cwd": cwd, "mcpServers": []}}
+        message = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "session/new",
+            "params": {"cwd": cwd, "mcpServers": []},
+        }
         assert self.post(message).status_code == 202
         return listener.until(lambda d: d.get("id") == request_id)[-1]["data"]["result"]["sessionId"]
 

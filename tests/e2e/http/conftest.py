@@ -3,7 +3,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-
 from tests.e2e.http.server_process import ServerProcess, http_server
 from tests.fakes.openai_server import ScriptedOpenAI
 

@@ -7,7 +7,6 @@ import subprocess
 import time
 
 import httpx
-
 from tests.e2e.http.client import INIT, AcpHttp
 from tests.e2e.http.server_process import IAC_CODE, http_server
 
@@ -54,7 +53,9 @@ def test_idle_connection_is_reaped_but_one_with_a_stream_is_kept(model):
         idle, watched = AcpHttp(server.url), AcpHttp(server.url)
         stream = watched.stream()
         time.sleep(1.5)
-        assert idle.post({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}).status_code == 400
+        assert (
+            idle.post({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}).status_code == 400
+        )
         watched.new_session(stream, str(server.workspace))
         assert "idle for more than 0.5s" in server.log_text()
         stream.close()

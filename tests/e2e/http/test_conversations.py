@@ -19,7 +19,11 @@ def test_permission_answered_by_post(live, model):
 
     asked = stream.until(lambda d: d.get("method") == "session/request_permission")[-1]["data"]
     assert asked["params"]["sessionId"] == session_id
-    answer = {"jsonrpc": "2.0", "id": asked["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}
+    answer = {
+        "jsonrpc": "2.0",
+        "id": asked["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}},
+    }
     assert client.post(answer).status_code == 202
 
     rest = stream.until(is_response(3))

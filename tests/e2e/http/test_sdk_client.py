@@ -6,7 +6,6 @@ import asyncio
 from typing import Any
 
 import pytest
-
 from acp import connect_to_agent, text_block
 from acp.http import create_http_stream
 from acp.schema import AllowedOutcome, ClientCapabilities, Implementation, RequestPermissionResponse
@@ -70,9 +69,7 @@ async def test_sdk_client_loads_a_session_on_a_second_connection(live, model):
 
     second_client = RecordingClient()
     second, _ = await _connect(live.url, second_client)
-    await asyncio.wait_for(
-        second.load_session(session_id=session_id, cwd=str(live.workspace), mcp_servers=[]), 30
-    )
+    await asyncio.wait_for(second.load_session(session_id=session_id, cwd=str(live.workspace), mcp_servers=[]), 30)
     replayed = [u.session_update for _, u in second_client.updates]
     assert "user_message_chunk" in replayed and "file written" in second_client.text()
     response = await asyncio.wait_for(second.prompt(session_id=session_id, prompt=[text_block("again")]), 30)

@@ -11,7 +11,9 @@ from tests.fakes.openai_server import ScriptedOpenAI
 
 def load(agent: AgentProcess, session_id: str, cwd: Path) -> tuple[Message, list[Message]]:
     """session/load → (its response, everything the agent sent before it)."""
-    return agent.response(agent.start_request("session/load", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []}))
+    return agent.response(
+        agent.start_request("session/load", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []})
+    )
 
 
 def replayed(before: list[Message], session_id: str) -> list[dict[str, Any]]:

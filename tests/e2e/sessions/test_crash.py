@@ -16,7 +16,9 @@ def _is_permission_request(message) -> bool:
 
 
 def _streamed(text: str):
-    return lambda m: any(u["sessionUpdate"] == "agent_message_chunk" and text in u["content"]["text"] for u in updates([m]))
+    return lambda m: any(
+        u["sessionUpdate"] == "agent_message_chunk" and text in u["content"]["text"] for u in updates([m])
+    )
 
 
 def test_kill_during_a_streamed_answer_keeps_every_finished_message(spawn, model, workspace):

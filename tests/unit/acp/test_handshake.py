@@ -35,4 +35,6 @@ def test_only_well_formed_initialize_requests_take_the_fast_path():
     assert is_plain_initialize({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
     assert not is_plain_initialize({"jsonrpc": "2.0", "method": "initialize", "params": {"protocolVersion": 1}})
     assert not is_plain_initialize({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
-    assert not is_plain_initialize({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"protocolVersion": 1}})
+    assert not is_plain_initialize(
+        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"protocolVersion": 1}}
+    )

@@ -98,6 +98,8 @@ async def test_switching_model_switches_the_context_window(tmp_path):
     assert provider.context_window == 32_768
     provider.model = "qwen3-coder-plus"
     assert provider.context_window == 1_000_000
-    pinned = LazyProvider(Settings(provider="openai_compatible", base_url="http://127.0.0.1:9/v1", model="m", context_window=5000))
+    pinned = LazyProvider(
+        Settings(provider="openai_compatible", base_url="http://127.0.0.1:9/v1", model="m", context_window=5000)
+    )
     pinned.model = "qwen3-coder-plus"
     assert pinned.context_window == 5000, "IAC_CODE_CONTEXT_WINDOW wins"

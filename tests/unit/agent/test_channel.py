@@ -14,7 +14,15 @@ async def drain(channel):
 
 async def test_waiting_deltas_merge_and_order_is_kept():
     channel = EventChannel()
-    for event in [TextDelta("a"), TextDelta("b"), ThinkingDelta("t1"), ThinkingDelta("t2"), ErrorReport("x"), TextDelta("c"), None]:
+    for event in [
+        TextDelta("a"),
+        TextDelta("b"),
+        ThinkingDelta("t1"),
+        ThinkingDelta("t2"),
+        ErrorReport("x"),
+        TextDelta("c"),
+        None,
+    ]:
         await channel.put(event)
     assert await drain(channel) == [TextDelta("ab"), ThinkingDelta("t1t2"), ErrorReport("x"), TextDelta("c")]
 

@@ -1,11 +1,11 @@
 from pathlib import Path
 
+from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+
 from iac_code.agent.compaction import ContextMeter, split_for_compaction
 from iac_code.agent.events import Compaction
 from iac_code.agent.loop import AgentLoop, allow_all
 from iac_code.messages import Message, ToolCall, context_messages, tool_result, unanswered_tool_calls, user
-
-from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
 
 
 def turn(n: int, with_tool: bool = True) -> list[Message]:
@@ -13,7 +13,7 @@ def turn(n: int, with_tool: bool = True) -> list[Message]:
     if with_tool:
         c = ToolCall(f"t{n}", "look", {})
         messages += [Message(role="assistant", tool_calls=[c]), tool_result(c, "x" * 100)]
-    return messages + [Message(role="assistant", text=f"answer {n}")]
+    return [*messages, Message(role="assistant", text=f"answer {n}")]
 
 
 def test_split_keeps_the_latest_turns_whole_and_never_separates_a_tool_call():
@@ -31,7 +31,7 @@ def test_split_with_one_turn_has_nothing_to_compact():
 
 def test_context_after_a_summary_is_summary_then_kept_turns_then_new():
     history = turn(1) + turn(2)
-    old, kept = split_for_compaction(history, keep_turns=1)
+    _old, kept = split_for_compaction(history, keep_turns=1)
     history.append(Message(role="user", text="[summary]", summary=True, kept=kept))
     history += turn(3)
     context = context_messages(history)

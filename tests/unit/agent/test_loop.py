@@ -3,13 +3,13 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
 
 from iac_code.agent.events import ErrorReport, TextDelta, ToolFinished, ToolRunning, ToolUseStart, TurnEnd, UsageReport
 from iac_code.agent.loop import CANCELLED, PERMISSION_DENIED, AgentLoop, allow_all
 from iac_code.messages import Message, ToolCall, unanswered_tool_calls
-from iac_code.providers.base import Finish, ProviderError, TextDelta as Delta, ToolCallReady
-
-from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+from iac_code.providers.base import Finish, ProviderError, ToolCallReady
+from iac_code.providers.base import TextDelta as Delta
 
 
 def make_loop(provider, tools=(), permission=allow_all, **kwargs) -> AgentLoop:
@@ -225,7 +225,7 @@ async def test_subagent_runs_its_own_loop_with_read_tools_only():
     loop = make_loop(provider, [AgentTool("agent", category="execute", kind="execute"), look])
     events = await collect(loop.run("go"))
     assert events[-1].stop_reason == "end_turn"
-    agent_result = [m for m in loop.history if m.role == "tool" and m.tool_name == "agent"][0]
+    agent_result = next(m for m in loop.history if m.role == "tool" and m.tool_name == "agent")
     assert agent_result.text == "found in main.tf"
     assert look.runs == [{}]
     sub_call_tools = provider.calls[1]

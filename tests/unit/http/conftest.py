@@ -13,10 +13,10 @@ import httpx
 import pytest
 import uvicorn
 from starlette.applications import Starlette
+from tests.unit.http.fake_agent import serve_fake
 
 from iac_code.acp.http import HttpOptions, create_app
 from iac_code.acp.http_connections import ServeFn
-from tests.unit.http.fake_agent import serve_fake
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
 
@@ -74,7 +74,9 @@ async def initialize(http: httpx.AsyncClient, url: str, **headers: str) -> str:
     return response.headers["acp-connection-id"]
 
 
-async def post(http: httpx.AsyncClient, url: str, conn_id: str, message: dict[str, Any], **headers: str) -> httpx.Response:
+async def post(
+    http: httpx.AsyncClient, url: str, conn_id: str, message: dict[str, Any], **headers: str
+) -> httpx.Response:
     return await http.post(f"{url}/acp", json=message, headers={"Acp-Connection-Id": conn_id, **headers})
 
 

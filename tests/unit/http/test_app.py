@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from iac_code.acp.http import HttpOptions
-from iac_code.acp.http_events import EventLimits
 from tests.unit.http.conftest import (
     INIT,
     initialize,
@@ -17,6 +15,9 @@ from tests.unit.http.conftest import (
     post,
     prompt,
 )
+
+from iac_code.acp.http import HttpOptions
+from iac_code.acp.http_events import EventLimits
 
 
 async def _never_answers(transport) -> None:
@@ -75,7 +76,12 @@ async def test_dropped_session_stream_sends_later_events_to_the_connection_strea
 async def test_load_on_a_new_connection_then_prompt_routes_by_the_requests_session(server, client):
     conn_id = await initialize(client, server.url)
     async with open_stream(client, server.url, conn_id) as connection_events:
-        load = {"jsonrpc": "2.0", "id": 2, "method": "session/load", "params": {"sessionId": "old", "cwd": "/tmp", "mcpServers": []}}
+        load = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/load",
+            "params": {"sessionId": "old", "cwd": "/tmp", "mcpServers": []},
+        }
         await post(client, server.url, conn_id, load)
         replay = await connection_events.until(is_response(2))
         assert replay[0]["data"]["params"]["update"]["content"]["text"] == "history of old"
@@ -94,7 +100,11 @@ async def test_permission_answer_posted_with_only_the_connection_id(server, clie
         session_id = (await events.until(is_response(2)))[-1]["data"]["result"]["sessionId"]
         await post(client, server.url, conn_id, prompt(session_id, "ask"))
         asked = (await events.until(lambda d: d.get("method") == "session/request_permission"))[-1]["data"]
-        answer = {"jsonrpc": "2.0", "id": asked["id"], "result": {"outcome": {"outcome": "selected", "optionId": "reject-once"}}}
+        answer = {
+            "jsonrpc": "2.0",
+            "id": asked["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": "reject-once"}},
+        }
         assert (await post(client, server.url, conn_id, answer)).status_code == 202
         rest = await events.until(is_response(3))
     assert rest[0]["data"]["params"]["update"]["content"]["text"] == "outcome reject-once"

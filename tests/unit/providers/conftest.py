@@ -1,7 +1,6 @@
 from collections.abc import Iterator
 
 import pytest
-
 from tests.fakes.anthropic_server import ScriptedAnthropic
 from tests.fakes.openai_server import ScriptedOpenAI
 

@@ -13,7 +13,9 @@ WRITE = ToolSchema("write_file", "Write a file.", {"type": "object", "properties
 
 def provider(server, **kwargs) -> AnthropicProvider:
     kwargs.setdefault("max_retries", 0)
-    return AnthropicProvider("anthropic", "claude-test", server.url, SECRET, 200_000, key_env="ANTHROPIC_API_KEY", **kwargs)
+    return AnthropicProvider(
+        "anthropic", "claude-test", server.url, SECRET, 200_000, key_env="ANTHROPIC_API_KEY", **kwargs
+    )
 
 
 async def run(p, history=None, tools=()):
@@ -21,11 +23,17 @@ async def run(p, history=None, tools=()):
 
 
 async def test_thinking_with_signature_text_tool_use_and_usage(anthropic_server):
-    anthropic_server.add({
-        "thinking": "consider the VPC " * 3, "signature": "sig-xyz", "text": "Writing main.tf now.",
-        "tool_calls": [{"id": "toolu_1", "name": "write_file", "arguments": {"path": "main.tf", "content": "y" * 60}}],
-        "usage": {"input_tokens": 40, "output_tokens": 12},
-    })
+    anthropic_server.add(
+        {
+            "thinking": "consider the VPC " * 3,
+            "signature": "sig-xyz",
+            "text": "Writing main.tf now.",
+            "tool_calls": [
+                {"id": "toolu_1", "name": "write_file", "arguments": {"path": "main.tf", "content": "y" * 60}}
+            ],
+            "usage": {"input_tokens": 40, "output_tokens": 12},
+        }
+    )
     events = await run(provider(anthropic_server), tools=[WRITE])
     thinking = [e for e in events if isinstance(e, ThinkingDelta)]
     assert "".join(e.text for e in thinking) == "consider the VPC " * 3
@@ -74,17 +82,23 @@ def test_history_translation_merges_tool_results_and_echoes_signed_thinking():
     ]
     assert to_anthropic_messages(history) == [
         {"role": "user", "content": [{"type": "text", "text": "go"}]},
-        {"role": "assistant", "content": [
-            {"type": "thinking", "thinking": "hm", "signature": "sig"},
-            {"type": "text", "text": "reading"},
-            {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "x"}},
-            {"type": "tool_use", "id": "t2", "name": "bash", "input": {"command": "ls"}},
-        ]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t1", "content": "contents"},
-            {"type": "tool_result", "tool_use_id": "t2", "content": "denied", "is_error": True},
-            {"type": "text", "text": "thanks"},
-        ]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hm", "signature": "sig"},
+                {"type": "text", "text": "reading"},
+                {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "x"}},
+                {"type": "tool_use", "id": "t2", "name": "bash", "input": {"command": "ls"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "contents"},
+                {"type": "tool_result", "tool_use_id": "t2", "content": "denied", "is_error": True},
+                {"type": "text", "text": "thanks"},
+            ],
+        },
         {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
     ]
 
@@ -112,7 +126,10 @@ async def test_auth_failure_hides_key(anthropic_server):
     anthropic_server.add({"status": 401})
     with pytest.raises(ProviderError) as caught:
         await run(provider(anthropic_server, max_retries=2))
-    assert str(caught.value) == "authentication failed for provider anthropic: check IAC_CODE_API_KEY (or ANTHROPIC_API_KEY)"
+    assert (
+        str(caught.value)
+        == "authentication failed for provider anthropic: check IAC_CODE_API_KEY (or ANTHROPIC_API_KEY)"
+    )
     assert SECRET not in str(caught.value) and len(anthropic_server.requests) == 1
 
 

@@ -22,7 +22,9 @@ async def run(p, history=None, tools=()):
 
 
 async def test_text_thinking_usage_and_finish(openai_server):
-    openai_server.add({"thinking": "let me think " * 5, "text": "hello " * 10, "usage": {"prompt_tokens": 11, "completion_tokens": 5}})
+    openai_server.add(
+        {"thinking": "let me think " * 5, "text": "hello " * 10, "usage": {"prompt_tokens": 11, "completion_tokens": 5}}
+    )
     events = await run(provider(openai_server))
     assert "".join(e.text for e in events if isinstance(e, ThinkingDelta)) == "let me think " * 5
     texts = [e.text for e in events if isinstance(e, TextDelta)]
@@ -38,17 +40,24 @@ async def test_request_shape(openai_server):
     assert body["stream_options"] == {"include_usage": True}
     assert body["max_completion_tokens"] == 256 and "max_tokens" not in body
     assert body["messages"] == [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "hi"}]
-    assert body["tools"] == [{"type": "function", "function": {"name": "write_file", "description": "Write a file.", "parameters": WRITE.parameters}}]
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "function": {"name": "write_file", "description": "Write a file.", "parameters": WRITE.parameters},
+        }
+    ]
 
 
 async def test_split_tool_calls_are_reassembled_once_each(openai_server):
-    openai_server.add({
-        "text": "writing",
-        "tool_calls": [
-            {"id": "call_a", "name": "write_file", "arguments": {"path": "main.tf", "content": "x" * 50}},
-            {"id": "call_b", "name": "read_file", "arguments": {"path": "vars.tf"}},
-        ],
-    })
+    openai_server.add(
+        {
+            "text": "writing",
+            "tool_calls": [
+                {"id": "call_a", "name": "write_file", "arguments": {"path": "main.tf", "content": "x" * 50}},
+                {"id": "call_b", "name": "read_file", "arguments": {"path": "vars.tf"}},
+            ],
+        }
+    )
     events = await run(provider(openai_server), tools=[WRITE])
     calls = [e.call for e in events if isinstance(e, ToolCallReady)]
     assert calls == [
@@ -93,8 +102,12 @@ async def test_history_translation_echoes_reasoning_and_tool_results(openai_serv
     await run(provider(openai_server), history)
     sent = openai_server.requests[0]["messages"][1:]
     assert sent[1] == {
-        "role": "assistant", "content": None, "reasoning_content": "plan",
-        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "write_file", "arguments": '{"path": "a.tf"}'}}],
+        "role": "assistant",
+        "content": None,
+        "reasoning_content": "plan",
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "write_file", "arguments": '{"path": "a.tf"}'}}
+        ],
     }
     assert sent[2] == {"role": "tool", "tool_call_id": "call_1", "content": "written"}
 

@@ -3,8 +3,7 @@
 import httpx
 import openai
 import pytest
-
-from tests.fakes.openai_server import ScriptedOpenAI, check_tool_pairing, DanglingToolCalls
+from tests.fakes.openai_server import DanglingToolCalls, ScriptedOpenAI, check_tool_pairing
 
 HI = [{"role": "user", "content": "hi"}]
 
@@ -49,7 +48,10 @@ async def test_dangling_tool_call_is_a_400_and_keeps_the_reply(openai_server):
     openai_server.add({"text": "kept"})
     messages = [
         *HI,
-        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "x", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "x", "arguments": "{}"}}],
+        },
         {"role": "user", "content": "again"},
     ]
     with pytest.raises(openai.BadRequestError, match="c1"):
@@ -85,9 +87,11 @@ async def test_error_status_then_success_with_sdk_retry(openai_server):
 async def test_truncated_stream_has_no_finish_and_no_done(openai_server):
     openai_server.add({"text": "x" * 100, "truncate": True})
     async with httpx.AsyncClient() as http:
-        response = await http.post(f"{openai_server.url}/chat/completions", json={"model": "m", "messages": HI, "stream": True})
+        response = await http.post(
+            f"{openai_server.url}/chat/completions", json={"model": "m", "messages": HI, "stream": True}
+        )
     assert '"content": "xx' in response.text
-    assert "finish_reason\": \"stop" not in response.text and "[DONE]" not in response.text
+    assert 'finish_reason": "stop' not in response.text and "[DONE]" not in response.text
 
 
 async def test_hang_blocks_until_client_leaves(openai_server):
@@ -96,7 +100,9 @@ async def test_hang_blocks_until_client_leaves(openai_server):
     first, second = await stream.__anext__(), await stream.__anext__()
     assert first.choices[0].delta.role == "assistant" and second.choices[0].delta.content == "first"
     await stream.close()
-    assert (await client(openai_server).chat.completions.create(model="m", messages=HI)).choices[0].message.content == "after"
+    assert (await client(openai_server).chat.completions.create(model="m", messages=HI)).choices[
+        0
+    ].message.content == "after"
 
 
 async def test_models_and_unknown_paths(openai_server):

@@ -69,11 +69,20 @@ def test_compatible_without_model_names_iac_code_model():
 
 
 def test_settings_override_preset():
-    settings = Settings(provider="anthropic_compatible", base_url="http://127.0.0.1:9/anthropic", model="kimi-k2",
-                        api_key="k", context_window=32000)
+    settings = Settings(
+        provider="anthropic_compatible",
+        base_url="http://127.0.0.1:9/anthropic",
+        model="kimi-k2",
+        api_key="k",
+        context_window=32000,
+    )
     provider = build_provider(settings)
     assert isinstance(provider, AnthropicProvider)
-    assert (provider.model, provider.base_url, provider.context_window) == ("kimi-k2", "http://127.0.0.1:9/anthropic", 32000)
+    assert (provider.model, provider.base_url, provider.context_window) == (
+        "kimi-k2",
+        "http://127.0.0.1:9/anthropic",
+        32000,
+    )
 
 
 def test_local_servers_need_no_key_and_aliases_resolve():
@@ -88,7 +97,10 @@ def test_context_window_lookup():
 
 
 def test_available_models():
-    assert available_models(Settings(provider="deepseek", model="deepseek-reasoner")) == ["deepseek-reasoner", "deepseek-chat"]
+    assert available_models(Settings(provider="deepseek", model="deepseek-reasoner")) == [
+        "deepseek-reasoner",
+        "deepseek-chat",
+    ]
     assert available_models(Settings(provider="openai", model="my-fine-tune"))[:2] == ["my-fine-tune", "gpt-4.1"]
     assert available_models(Settings()) == ["demo"]
     assert available_models(Settings(provider="vllm", model="served")) == ["served"]
@@ -96,7 +108,9 @@ def test_available_models():
 
 async def test_built_provider_talks_to_a_compatible_server(openai_server):
     openai_server.add({"text": "from the fake"})
-    provider = build_provider(Settings(provider="openai_compatible", base_url=openai_server.url, model="scripted-model"))
+    provider = build_provider(
+        Settings(provider="openai_compatible", base_url=openai_server.url, model="scripted-model")
+    )
     events = [e async for e in provider.stream("", [], [], max_tokens=10)]
     assert TextDelta("from the fake") in events
     assert openai_server.requests[0]["max_tokens"] == 10

@@ -24,11 +24,16 @@ async def test_plays_replies_in_order_and_cycles():
 
 
 async def test_events_of_a_full_reply():
-    p = ScriptedProvider([{
-        "thinking": "think " * 10, "text": "answer " * 10,
-        "tool_calls": [{"name": "write_file", "arguments": {"path": "a", "content": "b"}, "id": "call_fixed"}],
-        "usage": {"prompt_tokens": 9, "completion_tokens": 4},
-    }])
+    p = ScriptedProvider(
+        [
+            {
+                "thinking": "think " * 10,
+                "text": "answer " * 10,
+                "tool_calls": [{"name": "write_file", "arguments": {"path": "a", "content": "b"}, "id": "call_fixed"}],
+                "usage": {"prompt_tokens": 9, "completion_tokens": 4},
+            }
+        ]
+    )
     events = await run(p)
     assert "".join(e.text for e in events if isinstance(e, ThinkingDelta)) == "think " * 10
     assert text_of(events) == "answer " * 10
@@ -38,7 +43,7 @@ async def test_events_of_a_full_reply():
 
 async def test_generated_tool_call_ids_are_unique():
     p = ScriptedProvider([{"tool_calls": [{"name": "bash", "arguments": '{"command": "ls"}'}]}])
-    first, second = [[e.call for e in await run(p) if isinstance(e, ToolCallReady)][0] for _ in range(2)]
+    first, second = [next(e.call for e in await run(p) if isinstance(e, ToolCallReady)) for _ in range(2)]
     assert first.id != second.id and first.arguments == {"command": "ls"}
 
 

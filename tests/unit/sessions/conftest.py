@@ -17,6 +17,8 @@ def store(root: Path) -> FileSessionStore:
     return FileSessionStore(root, durable=False)
 
 
-def make_session(store: FileSessionStore, session_id: str, cwd: str = "/work/project", **fields: object) -> SessionRecord:
+def make_session(
+    store: FileSessionStore, session_id: str, cwd: str = "/work/project", **fields: object
+) -> SessionRecord:
     store.create(SessionRecord(session_id=session_id, cwd=cwd, **fields))  # type: ignore[arg-type]
     return store.get(session_id)

@@ -33,7 +33,8 @@ def check_shared_directory(root: Path, prefixes: list[str]) -> None:
         assert record.cwd == f"/cwd/{record.session_id.split('-')[0]}"
         assert store.load(record.session_id)[1] == [user(f"{record.session_id} message {m}") for m in range(MESSAGES)]
     assert {r.session_id for r in FileSessionStore(root).list("/cwd/p0", limit=1000)[0]} == {
-        s for s in expected if s.startswith("p0-")}
+        s for s in expected if s.startswith("p0-")
+    }
 
 
 def test_two_processes_share_a_directory(root: Path) -> None:

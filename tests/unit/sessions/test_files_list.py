@@ -75,8 +75,13 @@ def test_cursor_survives_concurrent_appends(seven: FileSessionStore, root: Path)
 
 @pytest.mark.parametrize(
     "cursor",
-    ["garbage!", base64.urlsafe_b64encode(b"x|y").decode(), base64.urlsafe_b64encode(b"2026-01-01T00:00:00.000Z|../x").decode(),
-     base64.urlsafe_b64encode(b"2026-01-01T00:00:00.000Z").decode(), base64.urlsafe_b64encode(b"\xff\xfe").decode()],
+    [
+        "garbage!",
+        base64.urlsafe_b64encode(b"x|y").decode(),
+        base64.urlsafe_b64encode(b"2026-01-01T00:00:00.000Z|../x").decode(),
+        base64.urlsafe_b64encode(b"2026-01-01T00:00:00.000Z").decode(),
+        base64.urlsafe_b64encode(b"\xff\xfe").decode(),
+    ],
 )
 def test_bad_cursor_is_refused(seven: FileSessionStore, cursor: str) -> None:
     with pytest.raises(ValueError):
@@ -119,7 +124,9 @@ def test_index_rebuilt_when_missing(seven: FileSessionStore, root: Path) -> None
     assert all(line.startswith('{"put"') for line in (root / "index.jsonl").read_text().splitlines())
 
 
-@pytest.mark.parametrize("damage", [b'{"put":{"session_id":"s9","cw', b"not json\n", b'{"touch":"s1"}\n', b'{"put":{"x":1}}\n'])
+@pytest.mark.parametrize(
+    "damage", [b'{"put":{"session_id":"s9","cw', b"not json\n", b'{"touch":"s1"}\n', b'{"put":{"x":1}}\n']
+)
 def test_index_rebuilt_when_damaged(seven: FileSessionStore, root: Path, damage: bytes) -> None:
     with (root / "index.jsonl").open("ab") as f:
         f.write(damage)

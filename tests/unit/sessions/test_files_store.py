@@ -28,7 +28,12 @@ def conversation() -> list[Message]:
 
 def test_create_fills_times_and_round_trips(store: FileSessionStore, root: Path) -> None:
     record = make_session(store, "s1", title="VPC", model="qwen-max", mode="plan", permissions={"bash": "allow"})
-    assert (record.title, record.model, record.mode, record.permissions) == ("VPC", "qwen-max", "plan", {"bash": "allow"})
+    assert (record.title, record.model, record.mode, record.permissions) == (
+        "VPC",
+        "qwen-max",
+        "plan",
+        {"bash": "allow"},
+    )
     assert ISO_MS_Z.fullmatch(record.created_at) and record.updated_at == record.created_at
     assert json.loads((root / "s1" / "meta.json").read_text())["title"] == "VPC"
     assert FileSessionStore(root).get("s1") == record
@@ -62,8 +67,14 @@ def test_append_bumps_updated_at_without_rewriting_meta(store: FileSessionStore,
 
 
 def test_unknown_session(store: FileSessionStore) -> None:
-    for call in (lambda: store.get("nope"), lambda: store.load("nope"), lambda: store.append("nope", user("x")),
-                 lambda: store.update("nope", title="x"), lambda: store.fork("nope", "new"), lambda: store.clear("nope")):
+    for call in (
+        lambda: store.get("nope"),
+        lambda: store.load("nope"),
+        lambda: store.append("nope", user("x")),
+        lambda: store.update("nope", title="x"),
+        lambda: store.fork("nope", "new"),
+        lambda: store.clear("nope"),
+    ):
         with pytest.raises(SessionNotFound):
             call()
 
@@ -94,13 +105,27 @@ def test_returned_records_do_not_alias_the_store(store: FileSessionStore) -> Non
 
 
 def test_fork_copies_log_and_metadata_independently(store: FileSessionStore, root: Path) -> None:
-    source = make_session(store, "src", title="T", model="m", mode="plan", permissions={"bash": "allow"},
-                          created_at="2020-01-01T00:00:00.000Z", updated_at="2020-01-01T00:00:00.000Z")
+    source = make_session(
+        store,
+        "src",
+        title="T",
+        model="m",
+        mode="plan",
+        permissions={"bash": "allow"},
+        created_at="2020-01-01T00:00:00.000Z",
+        updated_at="2020-01-01T00:00:00.000Z",
+    )
     for message in conversation():
         store.append("src", message)
     fork = store.fork("src", "dst")
     assert (fork.session_id, fork.cwd, fork.title, fork.model, fork.mode, fork.permissions) == (
-        "dst", source.cwd, "T", "m", "plan", {"bash": "allow"})
+        "dst",
+        source.cwd,
+        "T",
+        "m",
+        "plan",
+        {"bash": "allow"},
+    )
     assert fork.created_at > source.created_at
     store.append("dst", user("only in the fork"))
     store.append("src", user("only in the source"))
@@ -159,8 +184,14 @@ def test_bad_ids_are_refused_and_never_escape_root(store: FileSessionStore, root
         store.create(SessionRecord(session_id=bad, cwd="/w"))
     with pytest.raises(ValueError):
         store.fork("good", bad)
-    for call in (lambda: store.get(bad), lambda: store.load(bad), lambda: store.append(bad, user("x")),
-                 lambda: store.update(bad, title="x"), lambda: store.clear(bad), lambda: store.fork(bad, "other")):
+    for call in (
+        lambda: store.get(bad),
+        lambda: store.load(bad),
+        lambda: store.append(bad, user("x")),
+        lambda: store.update(bad, title="x"),
+        lambda: store.clear(bad),
+        lambda: store.fork(bad, "other"),
+    ):
         with pytest.raises(SessionNotFound):
             call()
     store.delete(bad)

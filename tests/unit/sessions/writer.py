@@ -1,7 +1,7 @@
 """A separate process writing to a FileSessionStore, for the concurrency and kill -9 tests.
 
-    writer.py many ROOT PREFIX SESSIONS MESSAGES   create sessions, interleave appends, retitle, delete some
-    writer.py loop ROOT SESSION_ID                 append a tool-calling conversation until killed
+writer.py many ROOT PREFIX SESSIONS MESSAGES   create sessions, interleave appends, retitle, delete some
+writer.py loop ROOT SESSION_ID                 append a tool-calling conversation until killed
 """
 
 import sys
@@ -15,7 +15,11 @@ from iac_code.sessions.store import SessionRecord
 def turn(n: int) -> list[Message]:
     """Turn n of the loop conversation: big enough that a kill can land inside a write."""
     call = ToolCall(id=f"call_{n}", name="bash", arguments={"command": f"echo {n}", "pad": "x" * 3000})
-    return [user(f"prompt {n}"), Message(role="assistant", text=f"answer {n}", tool_calls=[call]), tool_result(call, f"out {n}\n" * 400)]
+    return [
+        user(f"prompt {n}"),
+        Message(role="assistant", text=f"answer {n}", tool_calls=[call]),
+        tool_result(call, f"out {n}\n" * 400),
+    ]
 
 
 def many(root: Path, prefix: str, sessions: int, messages: int) -> None:

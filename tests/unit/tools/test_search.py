@@ -3,11 +3,11 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.unit.tools.test_shell import gone_within, wait_for_file
 
 from iac_code.tools import search
 from iac_code.tools.base import ToolContext, ToolError
 from iac_code.tools.search import GlobTool, GrepTool
-from tests.unit.tools.test_shell import gone_within, wait_for_file
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ PAGE = b"""<html><head><title>t</title><style>body{color:red}</style></head><bod
 
 
 class Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:
         routes = {
             "/page": (200, "text/html; charset=utf-8", PAGE),
             "/data": (200, "application/json", b'{"b": [1, 2], "a": "x"}'),
