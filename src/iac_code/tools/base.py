@@ -11,6 +11,10 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 Category = Literal["read", "write", "execute"]
+# How one call is judged by the permission policy: its tool's category, or something stricter decided
+# from its arguments ("infra_change": a command that changes real infrastructure) or from where the tool
+# comes from ("external": an MCP tool its server does not mark read-only).
+Access = Literal["read", "write", "execute", "external", "infra_change"]
 Kind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
 
 # Default cap on what one tool result may put into the model's context.
@@ -37,11 +41,20 @@ class Diff:
     new_text: str
 
 
+@dataclass(frozen=True)
+class Location:
+    path: str  # absolute
+    line: int | None = None  # 1-based
+
+
 @dataclass
 class ToolResult:
     text: str  # what the model receives
     is_error: bool = False
     diff: Diff | None = None  # for edits: shown to the client as an ACP diff block
+    raw_output: Any = None  # structured result for the client (ACP rawOutput); None: the text
+    locations: list[Location] = field(default_factory=list)  # what the result points at (e.g. findings)
+    content: list[Any] = field(default_factory=list)  # extra ACP content blocks (images, resources, terminals)
 
 
 @dataclass
