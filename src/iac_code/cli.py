@@ -90,10 +90,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run_acp(args: argparse.Namespace, settings) -> int:
     if args.transport == "http":
-        from iac_code.acp.http import run_http
+        from iac_code.transports.http.app import run_http
 
         return run_http(args, settings)
-    from iac_code.acp.stdio import run_stdio
+    from iac_code.transports.stdio import run_stdio
 
     return run_stdio(settings)
 

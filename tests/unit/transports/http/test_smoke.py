@@ -1,4 +1,4 @@
-from tests.unit.http.conftest import initialize, is_response, new_session, open_stream, post, prompt
+from tests.unit.transports.http.conftest import initialize, is_response, new_session, open_stream, post, prompt
 
 
 async def test_walkthrough(server, client):

@@ -1,5 +1,5 @@
-from iac_code.acp.http import bind_refusal
-from iac_code.acp.http_guard import host_allowed, origin_allowed, token_matches
+from iac_code.transports.http.app import bind_refusal
+from iac_code.transports.http.guard import host_allowed, origin_allowed, token_matches
 
 
 def test_origins():

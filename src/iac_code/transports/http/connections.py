@@ -18,7 +18,7 @@ from typing import Any
 from acp._transport import Transport
 from acp.http.protocol import message_id_key, session_id_from_params, session_id_from_result
 
-from iac_code.acp.http_events import EventBuffer, EventLimits
+from iac_code.transports.http.events import EventBuffer, EventLimits
 
 logger = logging.getLogger(__name__)
 

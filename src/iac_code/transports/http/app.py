@@ -29,10 +29,10 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from iac_code import __version__
-from iac_code.acp.http_connections import AgentGone, ConnectionRegistry, HttpConnection, ServeFn
-from iac_code.acp.http_events import KEEPALIVE_FRAME, EventLimits, StreamReader
-from iac_code.acp.http_guard import TOKEN_ENV, GuardMiddleware
 from iac_code.config import Settings
+from iac_code.transports.http.connections import AgentGone, ConnectionRegistry, HttpConnection, ServeFn
+from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits, StreamReader
+from iac_code.transports.http.guard import TOKEN_ENV, GuardMiddleware
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-from iac_code.acp.jsonrpc import PARSE_ERROR, decode
+from iac_code.transports.jsonrpc import PARSE_ERROR, decode
 
 
 def test_valid_messages_pass():

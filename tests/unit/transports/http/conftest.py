@@ -13,10 +13,10 @@ import httpx
 import pytest
 import uvicorn
 from starlette.applications import Starlette
-from tests.unit.http.fake_agent import serve_fake
+from tests.unit.transports.http.fake_agent import serve_fake
 
-from iac_code.acp.http import HttpOptions, create_app
-from iac_code.acp.http_connections import ServeFn
+from iac_code.transports.http.app import HttpOptions, create_app
+from iac_code.transports.http.connections import ServeFn
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
 

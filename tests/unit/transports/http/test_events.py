@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from iac_code.acp.http_events import EventBuffer, EventLimits
+from iac_code.transports.http.events import EventBuffer, EventLimits
 
 
 def note(n: int, session: str | None = None) -> dict:

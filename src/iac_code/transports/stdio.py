@@ -138,7 +138,7 @@ class StdioTransport:
             self._client_gone()
 
     async def receive(self) -> dict[str, Any] | None:
-        from iac_code.acp.jsonrpc import decode
+        from iac_code.transports.jsonrpc import decode
 
         while True:
             line = await self._next_line()

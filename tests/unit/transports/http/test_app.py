@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from tests.unit.http.conftest import (
+from tests.unit.transports.http.conftest import (
     INIT,
     initialize,
     is_response,
@@ -16,8 +16,8 @@ from tests.unit.http.conftest import (
     prompt,
 )
 
-from iac_code.acp.http import HttpOptions
-from iac_code.acp.http_events import EventLimits
+from iac_code.transports.http.app import HttpOptions
+from iac_code.transports.http.events import EventLimits
 
 
 async def _never_answers(transport) -> None:
