@@ -26,13 +26,13 @@ from pydantic import BaseModel
 
 from iac_code.acp.config_options import MODE_IDS, config_options, mode_state, model_state
 from iac_code.acp.handshake import initialize_result
-from iac_code.acp.lazy_provider import LazyProvider
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
 from iac_code.acp.residency import Residency
 from iac_code.acp.session import Session
 from iac_code.config import ConfigError, Settings
 from iac_code.messages import Message
+from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
 from iac_code.sessions.store import SessionNotFound, SessionRecord, SessionStore
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from iac_code.acp.lazy_provider import LazyProvider
 from iac_code.config import ConfigError, Settings
 from iac_code.messages import user
 from iac_code.providers.base import ProviderError, TextDelta
+from iac_code.providers.lazy import LazyProvider
 
 
 def _scripted(tmp_path: Path, replies: list) -> Settings:
