@@ -28,7 +28,7 @@ from iac_code.acp.config_options import MODE_IDS, config_options, mode_state, mo
 from iac_code.acp.handshake import initialize_result
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
-from iac_code.acp.residency import Residency
+from iac_code.acp.residency import Residency, SessionOwners
 from iac_code.acp.session import Session
 from iac_code.config import ConfigError, Settings
 from iac_code.messages import Message
@@ -59,10 +59,17 @@ class IacAgent:
     """The methods of one connection. Its sessions' runtimes come and go as residency.py says."""
 
     def __init__(
-        self, settings: Settings, outbox: Outbox, *, store: SessionStore | None = None, make_loop: Any = None
+        self,
+        settings: Settings,
+        outbox: Outbox,
+        *,
+        store: SessionStore | None = None,
+        owners: SessionOwners | None = None,
+        make_loop: Any = None,
     ) -> None:
         self.settings = settings
-        self._residency = Residency(settings.session_idle_seconds, can_reload=store is not None)
+        owners = owners if owners is not None else SessionOwners()  # one connection alone in its process
+        self._residency = Residency(settings.session_idle_seconds, can_reload=store is not None, owners=owners)
         self.sessions = self._residency.live
         self._outbox = outbox
         self._store = store

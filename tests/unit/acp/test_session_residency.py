@@ -10,6 +10,7 @@ import pytest
 from acp import RequestError
 
 from iac_code.acp.agent import IacAgent
+from iac_code.acp.residency import SessionOwners
 from iac_code.config import Settings
 from iac_code.sessions.files import FileSessionStore
 
@@ -30,8 +31,12 @@ class NoOutbox:
         pass
 
 
+_PROCESS_OWNERS = SessionOwners()  # the connections of one test share a process, as under HTTP
+
+
 def _agent(tmp_path: Path, store: FileSessionStore, idle: float = 1800) -> IacAgent:
-    agent = IacAgent(Settings(config_dir=tmp_path, session_idle_seconds=idle), NoOutbox(), store=store)  # type: ignore[arg-type]
+    settings = Settings(config_dir=tmp_path, session_idle_seconds=idle)
+    agent = IacAgent(settings, NoOutbox(), store=store, owners=_PROCESS_OWNERS)  # type: ignore[arg-type]
     agent._peer = RecordingPeer()  # type: ignore[assignment]
     return agent
 

@@ -346,6 +346,7 @@ class _Server(uvicorn.Server):
 
 
 def run_http(args: argparse.Namespace, settings: Settings) -> int:
+    from iac_code.acp.residency import SessionOwners
     from iac_code.acp.server import serve
     from iac_code.providers.presets import available_models, warm_up
     from iac_code.sessions.files import FileSessionStore
@@ -361,7 +362,7 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
         logger.info("model: %s / %s", settings.provider, (available_models(settings) or ["?"])[0])
     else:
         logger.info("no model configured: answering with the offline demo (set IAC_CODE_PROVIDER and IAC_CODE_API_KEY)")
-    app = create_app(functools.partial(serve, settings=settings, store=store), options)
+    app = create_app(functools.partial(serve, settings=settings, store=store, owners=SessionOwners()), options)
     config = uvicorn.Config(
         app,
         host=args.host,
