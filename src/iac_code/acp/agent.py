@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,9 @@ from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
 from iac_code.acp.residency import Residency, SessionOwners
 from iac_code.acp.session import Session
+from iac_code.agent.factory import build_loop
+from iac_code.agent.loop import AgentLoop
+from iac_code.agent.policy import Judge
 from iac_code.config import ConfigError, Settings
 from iac_code.messages import Message
 from iac_code.providers.lazy import LazyProvider
@@ -37,6 +42,9 @@ from iac_code.providers.presets import available_models
 from iac_code.sessions.store import SessionNotFound, SessionRecord, SessionStore
 
 logger = logging.getLogger(__name__)
+
+# (the session's workspace, judge, on_message, history) → its loop; tests pass their own
+WorkspaceLoopFactory = Callable[[Path, Judge, Callable[[Message], None] | None, list[Message]], AgentLoop]
 
 _DUMP = {"mode": "json", "by_alias": True, "exclude_none": True}
 
@@ -65,7 +73,7 @@ class IacAgent:
         *,
         store: SessionStore | None = None,
         owners: SessionOwners | None = None,
-        make_loop: Any = None,
+        make_loop: WorkspaceLoopFactory | None = None,
     ) -> None:
         self.settings = settings
         owners = owners if owners is not None else SessionOwners()  # one connection alone in its process
@@ -286,7 +294,7 @@ class IacAgent:
                 session_id,
                 workspace,
                 self._peer,
-                lambda permission, on_message, past: self._make_loop(workspace, permission, on_message, past),
+                functools.partial(self._make_loop, workspace),
                 store=self._store,
                 mcp_servers=mcp_servers,
                 **restored,
@@ -294,22 +302,11 @@ class IacAgent:
         except ConfigError as exc:
             raise RequestError.auth_required({"config": str(exc)}) from None
 
-    def _build_loop(self, workspace: Path, permission: Any, on_message: Any, history: list[Message]) -> Any:
-        from iac_code.agent.loop import AgentLoop
-        from iac_code.tools.registry import default_tools
-
-        settings = self.settings
-        return AgentLoop(
-            LazyProvider(settings),  # session/new must not wait for a model SDK to import
-            default_tools(),
-            workspace,
-            permission=permission,
-            history=history,
-            on_message=on_message,
-            max_turns=settings.max_turns,
-            max_tokens=settings.max_tokens,
-            compact_threshold=settings.compact_threshold,
-        )
+    def _build_loop(
+        self, workspace: Path, judge: Judge, on_message: Callable[[Message], None] | None, history: list[Message]
+    ) -> AgentLoop:
+        # session/new must not wait for a model SDK to import: the provider is built on first use
+        return build_loop(self.settings, LazyProvider(self.settings), workspace, judge, on_message, history)
 
     def _models(self, session: Session) -> list[str]:
         models = available_models(self.settings)

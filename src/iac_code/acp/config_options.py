@@ -6,11 +6,9 @@ from typing import Any
 
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption, SessionMode, SessionModeState
 
-MODES = [
-    SessionMode(id="default", name="Default", description="Ask before writing files or running commands"),
-    SessionMode(id="accept-edits", name="Accept edits", description="Write files without asking; ask before commands"),
-    SessionMode(id="read-only", name="Read only", description="Never write files or run commands"),
-]
+from iac_code.agent.policy import MODES as POLICY_MODES
+
+MODES = [SessionMode(id=mode.id, name=mode.name, description=mode.description) for mode in POLICY_MODES]
 MODE_IDS = [mode.id for mode in MODES]
 
 

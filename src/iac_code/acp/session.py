@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Protocol
 
 from acp import RequestError
 from acp.schema import (
@@ -17,27 +17,22 @@ from acp.schema import (
     PromptResponse,
     RequestPermissionRequest,
     SessionInfoUpdate,
-    ToolCallLocation,
-    ToolCallUpdate,
     Usage,
 )
 
-from iac_code.acp.permissions import OPTIONS, Mode, decide_without_asking, parse_answer
+from iac_code.acp.permissions import parse_answer
+from iac_code.acp.presenter import permission_request
 from iac_code.acp.prompt import PromptBlock, prompt_text
 from iac_code.acp.replay import replay_updates
 from iac_code.acp.updates import event_update, message_chunk
-from iac_code.agent.events import Event, ToolUseStart, TurnEnd
-from iac_code.messages import Message, ToolCall
+from iac_code.agent.events import Event, PermissionRequest, TurnEnd
+from iac_code.agent.factory import LoopFactory
+from iac_code.agent.policy import MODES, Choice, Mode, OptionKind, Remembered, Verdict, decide, remembered_after
+from iac_code.messages import Message
 from iac_code.sessions.store import SessionStore
-from iac_code.tools.base import Tool, ToolContext
-
-if TYPE_CHECKING:
-    from iac_code.agent.loop import AgentLoop, Decision, PermissionHook
+from iac_code.tools.base import Access
 
 logger = logging.getLogger(__name__)
-
-# (permission hook, on_message, history to start from) → the session's loop
-LoopFactory = Callable[["PermissionHook", Callable[[Message], None], list[Message]], "AgentLoop"]
 
 COMMANDS = {
     "compact": "Summarise the conversation so far to free context",
@@ -67,7 +62,7 @@ class Session:
         mcp_servers: Sequence[Any] = (),
         mode: Mode = "default",
         title: str = "",
-        always: dict[str, Literal["allow", "reject"]] | None = None,
+        always: dict[str, Remembered] | None = None,
         model: str = "",
         history: Sequence[Message] = (),
     ) -> None:
@@ -76,17 +71,16 @@ class Session:
         self.mcp_servers = list(mcp_servers)  # kept for the MCP issue; not used yet
         self.mode: Mode = mode
         self.title = title
-        self.always: dict[str, Literal["allow", "reject"]] = dict(always or {})
+        self.always: dict[str, Remembered] = dict(always or {})
         self._peer = peer
         self._store = store
-        self.loop = make_loop(self._permission, self._on_message, list(history))
+        self.loop = make_loop(self._judge, self._on_message, list(history))
         if model:
             self.loop.provider.model = model  # the model this session last used, not the configured default
         self._busy = False
         self._idle = asyncio.Event()
         self._idle.set()
         self._cancelled = asyncio.Event()
-        self._shown: dict[str, asyncio.Event] = {}  # tool call id → its tool_call update was sent
 
     @property
     def model(self) -> str:
@@ -162,49 +156,29 @@ class Session:
                 async for event in events:
                     if isinstance(event, TurnEnd):
                         end = event
+                    elif isinstance(event, PermissionRequest):
+                        await self._answer(event)  # the stream already carried its tool_call
                     elif (update := event_update(event)) is not None:
                         await self._peer.update(self.id, update)
-                        if isinstance(event, ToolUseStart):
-                            self._shown_event(event.call.id).set()
         finally:
-            self._shown.clear()
             watcher.cancel()
         return end
 
-    def _shown_event(self, call_id: str) -> asyncio.Event:
-        return self._shown.setdefault(call_id, asyncio.Event())
-
     # -- permissions -------------------------------------------------------------------------
 
-    async def _permission(self, call: ToolCall, tool: Tool) -> Decision:
-        # The client must have seen the tool_call before it is asked about it.
-        await self._shown_event(call.id).wait()
-        decided = decide_without_asking(tool.category, self.mode, self.always.get(tool.name))
-        if decided is not None:
-            return decided
-        request = RequestPermissionRequest(
-            session_id=self.id,
-            tool_call=ToolCallUpdate(
-                tool_call_id=call.id,
-                title=tool.title(call.arguments),
-                kind=tool.kind,
-                status="pending",
-                raw_input=call.arguments,
-                locations=[ToolCallLocation(path=p) for p in tool.locations(call.arguments, ToolContext(self.cwd))]
-                or None,
-            ),
-            options=OPTIONS,
-        )
-        choice = await self._ask(request)
+    def _judge(self, tool_name: str, access: Access) -> Verdict:
+        return decide(access, self.mode, self.always.get(tool_name))
+
+    async def _answer(self, request: PermissionRequest) -> None:
+        choice = await self._ask(permission_request(self.id, request), request.options)
         if choice == "cancelled":
             self._cancelled.set()
-            return "cancel"
-        if choice.endswith("_always"):
-            self.always[tool.name] = "allow" if choice.startswith("allow") else "reject"
+        elif (remembered := remembered_after(choice)) is not None:
+            self.always[request.call.name] = remembered
             self._save(permissions=dict(self.always))
-        return "allow" if choice.startswith("allow") else "deny"
+        request.resolve(choice)
 
-    async def _ask(self, request: RequestPermissionRequest) -> str:
+    async def _ask(self, request: RequestPermissionRequest, offered: Sequence[OptionKind]) -> Choice:
         asking = asyncio.ensure_future(self._peer.request_permission(request))
         cancelled = asyncio.ensure_future(self._cancelled.wait())
         try:
@@ -215,7 +189,7 @@ class Session:
             asking.cancel()  # the client was told to cancel the turn; stop waiting for its answer
             return "cancelled"
         try:
-            return parse_answer(asking.result())
+            return parse_answer(asking.result(), offered)
         except (RequestError, ConnectionError) as exc:
             logger.warning("session %s: permission request failed (%s); denying", self.id, exc)
             return "reject_once"
@@ -261,8 +235,6 @@ class Session:
 def _help_text() -> str:
     lines = ["Commands:"]
     lines += [f"  /{name}: {text}" for name, text in COMMANDS.items()]
-    lines += [
-        "Modes: default (ask before writing or running), accept-edits (write without asking),",
-        "read-only (never write or run).",
-    ]
+    lines += ["Modes:"]
+    lines += [f"  {mode.id}: {mode.description}" for mode in MODES]
     return "\n".join(lines)

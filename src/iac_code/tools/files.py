@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from iac_code.tools.base import Diff, ToolContext, ToolError, ToolResult, required_text
+from iac_code.tools.base import Access, Diff, ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten, truncate_middle
 
 READ_BYTE_CAP = 256 * 1024  # per call: the model pages through bigger files with `offset`
@@ -77,6 +77,9 @@ class ReadFileTool:
     category = "read"
     kind = "read"
 
+    def access(self, args: dict[str, Any]) -> Access:
+        return "read"
+
     def title(self, args: dict[str, Any]) -> str:
         return f"Read {shorten(str(args.get('path', '')))}"
 
@@ -131,6 +134,9 @@ class ListFilesTool:
     }
     category = "read"
     kind = "read"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "read"
 
     def title(self, args: dict[str, Any]) -> str:
         path = str(args.get("path") or "")
@@ -201,6 +207,9 @@ class WriteFileTool:
     category = "write"
     kind = "edit"
 
+    def access(self, args: dict[str, Any]) -> Access:
+        return "write"
+
     def title(self, args: dict[str, Any]) -> str:
         return f"Write {shorten(str(args.get('path', '')))}"
 
@@ -251,6 +260,9 @@ class EditFileTool:
     }
     category = "write"
     kind = "edit"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "write"
 
     def title(self, args: dict[str, Any]) -> str:
         return f"Edit {shorten(str(args.get('path', '')))}"

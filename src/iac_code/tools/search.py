@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from iac_code.tools.base import ToolContext, ToolError, ToolResult, required_text
+from iac_code.tools.base import Access, ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.shell import kill_process_group, spawn
 from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten
 
@@ -114,6 +114,9 @@ class GlobTool:
     category = "read"
     kind = "search"
 
+    def access(self, args: dict[str, Any]) -> Access:
+        return "read"
+
     def title(self, args: dict[str, Any]) -> str:
         return f"Find {shorten(str(args.get('pattern', '')))}"
 
@@ -172,6 +175,9 @@ class GrepTool:
     }
     category = "read"
     kind = "search"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "read"
 
     def title(self, args: dict[str, Any]) -> str:
         where = f" in {shorten(str(args['path']), 40)}" if args.get("path") else ""

@@ -13,7 +13,7 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolContext, ToolError, ToolResult, required_text
+from iac_code.tools.base import MAX_OUTPUT_CHARS, Access, ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.workspace import shorten
 
 DEFAULT_TIMEOUT = 120
@@ -145,6 +145,9 @@ class BashTool:
     }
     category = "execute"
     kind = "execute"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "execute"  # iac.commands.is_infrastructure_change will make some calls "infra_change"
 
     def title(self, args: dict[str, Any]) -> str:
         description = str(args.get("description") or "").strip()

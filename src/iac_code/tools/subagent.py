@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iac_code.tools.base import ToolContext, ToolError, ToolResult, required_text
+from iac_code.tools.base import Access, ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.workspace import shorten
 
 
@@ -29,6 +29,9 @@ class AgentTool:
     }
     category = "execute"
     kind = "execute"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "execute"
 
     def title(self, args: dict[str, Any]) -> str:
         label = str(args.get("description") or "").strip()

@@ -20,7 +20,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolContext, ToolError, ToolResult, required_text
+from iac_code.tools.base import MAX_OUTPUT_CHARS, Access, ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.workspace import shorten
 
 MAX_REDIRECTS = 5
@@ -92,6 +92,9 @@ class WebFetchTool:
     }
     category = "read"
     kind = "fetch"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "read"
 
     def __init__(self, allow_private: bool = False) -> None:
         # Tests point the tool at a server on 127.0.0.1; nothing else should set this.
