@@ -106,7 +106,7 @@ class IacAgent:
         session_id = _new_id()
         session = self._open(session_id, workspace, mcp_servers or [])
         if self._store is not None:
-            self._store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=session.model))
+            await self._store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=session.model))
         self._residency.claim(session_id)
         self._residency.add(session)
         self._outbox.hold(session_id)  # its updates wait for this response
@@ -120,7 +120,7 @@ class IacAgent:
         live = self.sessions.get(session_id)
         if live is not None and live.busy:
             raise RequestError.invalid_params({"sessionId": "a prompt is running for this session"})
-        session = self._restore(session_id, _workspace(cwd), mcp_servers or [])
+        session = await self._restore(session_id, _workspace(cwd), mcp_servers or [])
         await session.replay()
         await session.announce_commands()
         return self._state(session)
@@ -128,7 +128,7 @@ class IacAgent:
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> dict[str, Any]:
-        session = self._restore(session_id, _workspace(cwd), mcp_servers or [])
+        session = await self._restore(session_id, _workspace(cwd), mcp_servers or [])
         await session.announce_commands()
         return self._state(session)  # no sessionId: the client already has it
 
@@ -136,11 +136,13 @@ class IacAgent:
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> dict[str, Any]:
         workspace = _workspace(cwd)
-        self._stored_record(session_id, workspace)
+        await self._stored_record(session_id, workspace)
         assert self._store is not None  # _stored_record found the session
         fork_id = _new_id()
-        self._store.fork(session_id, fork_id)  # the log as written so far: complete messages only
-        record, history = self._store.load(fork_id)
+        if (source := self.sessions.get(session_id)) is not None:
+            await source.flush()
+        await self._store.fork(session_id, fork_id)  # the log as written so far: complete messages only
+        record, history = await self._store.load(fork_id)
         session = self._open(fork_id, workspace, mcp_servers or [], record, history)
         self._residency.claim(fork_id)
         self._residency.add(session)
@@ -150,7 +152,7 @@ class IacAgent:
 
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **_: Any) -> PromptResponse:
         try:
-            return await self._live(session_id).prompt(prompt)
+            return await (await self._live(session_id)).prompt(prompt)
         finally:
             if session_id in self.sessions:
                 self._residency.touch(session_id)  # idle from the end of the turn, not its start
@@ -176,7 +178,7 @@ class IacAgent:
         if session is not None:
             await session.close()
         if self._store is not None:
-            self._store.delete(session_id)
+            await self._store.delete(session_id)
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         if self._store is None:
@@ -187,7 +189,7 @@ class IacAgent:
             ]
             return ListSessionsResponse(sessions=infos)
         try:
-            records, next_cursor = self._store.list(cwd, cursor)
+            records, next_cursor = await self._store.list(cwd, cursor)
         except ValueError:
             raise RequestError.invalid_params({"cursor": "invalid cursor: pass a nextCursor as received"}) from None
         infos = [
@@ -197,54 +199,57 @@ class IacAgent:
         return ListSessionsResponse(sessions=infos, next_cursor=next_cursor)
 
     async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> None:
-        session = self._live(session_id)
+        session = await self._live(session_id)
         _check_choice("modeId", mode_id, MODE_IDS)
-        session.set_mode(mode_id)  # type: ignore[arg-type]
+        await session.set_mode(mode_id)  # type: ignore[arg-type]
         await self._push_config(session)
 
     async def set_model(self, model_id: str, session_id: str) -> None:
-        session = self._live(session_id)
+        session = await self._live(session_id)
         _check_choice("modelId", model_id, self._models(session))
-        session.set_model(model_id)
+        await session.set_model(model_id)
         await self._push_config(session)
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: Any, **_: Any
     ) -> SetSessionConfigOptionResponse:
-        session = self._live(session_id)
+        session = await self._live(session_id)
         if config_id == "mode":
             _check_choice("value", value, MODE_IDS)
-            session.set_mode(value)
+            await session.set_mode(value)
             await self._peer_update(
                 session, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=value)
             )
         elif config_id == "model":
             _check_choice("value", value, self._models(session))
-            session.set_model(value)
+            await session.set_model(value)
         else:
             raise RequestError.invalid_params({"configId": f"unknown config option {config_id!r} (mode, model)"})
         return SetSessionConfigOptionResponse(config_options=self._options(session))
 
     # -- sessions in memory ------------------------------------------------------------------
 
-    def _live(self, session_id: str) -> Session:
+    async def _live(self, session_id: str) -> Session:
         """The session's runtime, reloaded from the store if it was evicted for idleness."""
         session = self.sessions.get(session_id)
         if session is None and session_id in self._residency.evicted:
-            self._residency.evicted.discard(session_id)
             try:
-                record, history = self._store.load(session_id)  # type: ignore[union-attr]
+                record, history = await self._store.load(session_id)  # type: ignore[union-attr]
             except SessionNotFound:  # deleted meanwhile (by another window)
+                self._residency.evicted.discard(session_id)
                 raise _not_found() from None
-            session = self._open(session_id, Path(record.cwd), [], record, history)
-            self._residency.add(session)
-            logger.debug("session %s reloaded after idling", session_id)
+            # While the store loaded, a concurrent call may have reloaded it, or a close forgotten it.
+            session = self.sessions.get(session_id)
+            if session is None and session_id in self._residency.evicted:
+                session = self._open(session_id, Path(record.cwd), [], record, history)
+                self._residency.add(session)
+                logger.debug("session %s reloaded after idling", session_id)
         if session is None:
             raise _not_found()
         self._residency.touch(session_id)
         return session
 
-    def _restore(self, session_id: str, workspace: Path, mcp_servers: list[Any]) -> Session:
+    async def _restore(self, session_id: str, workspace: Path, mcp_servers: list[Any]) -> Session:
         """The session live in this connection, or rebuilt from the store (after a restart, a close,
         an eviction, or from another connection of this process, which then loses it)."""
         session = self.sessions.get(session_id)
@@ -252,18 +257,20 @@ class IacAgent:
             _check_cwd(session_id, str(session.cwd), workspace)
             self._residency.touch(session_id)
             return session
-        self._stored_record(session_id, workspace)
+        await self._stored_record(session_id, workspace)
         self._residency.claim(session_id)
-        record, history = self._store.load(session_id)  # type: ignore[union-attr]
-        session = self._open(session_id, workspace, mcp_servers, record, history)
-        self._residency.add(session)
+        record, history = await self._store.load(session_id)  # type: ignore[union-attr]
+        session = self.sessions.get(session_id)  # a concurrent call may have opened it meanwhile
+        if session is None:
+            session = self._open(session_id, workspace, mcp_servers, record, history)
+            self._residency.add(session)
         return session
 
-    def _stored_record(self, session_id: str, workspace: Path) -> SessionRecord:
+    async def _stored_record(self, session_id: str, workspace: Path) -> SessionRecord:
         if self._store is None:
             raise _not_found()
         try:
-            record = self._store.get(session_id)
+            record = await self._store.get(session_id)
         except SessionNotFound:
             raise _not_found() from None
         _check_cwd(session_id, record.cwd, workspace)

@@ -30,6 +30,7 @@ from iac_code.agent.factory import LoopFactory
 from iac_code.agent.policy import MODES, Choice, Mode, OptionKind, Remembered, Verdict, decide, remembered_after
 from iac_code.messages import Message
 from iac_code.sessions.store import SessionStore
+from iac_code.sessions.writer import OrderedWriter
 from iac_code.tools.base import Access
 
 logger = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ class Session:
         self.always: dict[str, Remembered] = dict(always or {})
         self._peer = peer
         self._store = store
+        self._writes = OrderedWriter(session_id)  # the store's writes for this session, in order
         self.loop = make_loop(self._judge, self._on_message, list(history))
         if model:
             self.loop.provider.model = model  # the model this session last used, not the configured default
@@ -104,6 +106,7 @@ class Session:
             if not self.title:
                 await self._name_after(text)
             end = await self._run(text)
+            await self._writes.flush()  # the answer means the turn is saved
             usage = Usage(
                 input_tokens=end.input_tokens,
                 output_tokens=end.output_tokens,
@@ -125,6 +128,14 @@ class Session:
             await asyncio.wait_for(self._idle.wait(), grace)
         except TimeoutError:
             logger.warning("session %s: turn still running after close", self.id)
+        await self.flush()
+
+    async def flush(self) -> None:
+        """Wait until everything this session wrote is in the store."""
+        try:
+            await self._writes.flush()
+        except Exception:
+            logger.warning("session %s: some writes were lost (see above)", self.id)
 
     async def _run(self, text: str) -> TurnEnd:
         command = text.strip()
@@ -138,8 +149,8 @@ class Session:
             await self._stream(self.loop.compact())
         elif name == "clear":
             self.loop.clear()
-            if self._store is not None:
-                self._store.clear(self.id)
+            if (store := self._store) is not None:
+                self._writes.submit(lambda: store.clear(self.id))
             await self._peer.update(self.id, message_chunk("Conversation cleared."))
         else:
             await self._peer.update(self.id, message_chunk(_help_text()))
@@ -154,6 +165,8 @@ class Session:
         try:
             async with contextlib.aclosing(events):  # closing it stops the turn if we fail mid-way
                 async for event in events:
+                    if self._writes.pending:  # what the client sees next follows saved history only
+                        await self._writes.flush()
                     if isinstance(event, TurnEnd):
                         end = event
                     elif isinstance(event, PermissionRequest):
@@ -175,7 +188,7 @@ class Session:
             self._cancelled.set()
         elif (remembered := remembered_after(choice)) is not None:
             self.always[request.call.name] = remembered
-            self._save(permissions=dict(self.always))
+            self._save(permissions=dict(self.always))  # flushed with the turn
         request.resolve(choice)
 
     async def _ask(self, request: RequestPermissionRequest, offered: Sequence[OptionKind]) -> Choice:
@@ -196,13 +209,15 @@ class Session:
 
     # -- state -------------------------------------------------------------------------------
 
-    def set_mode(self, mode: Mode) -> None:
+    async def set_mode(self, mode: Mode) -> None:
         self.mode = mode
         self._save(mode=mode)
+        await self._writes.flush()
 
-    def set_model(self, model: str) -> None:
+    async def set_model(self, model: str) -> None:
         self.loop.provider.model = model  # the loop reads it on its next model call
         self._save(model=model)
+        await self._writes.flush()
 
     async def replay(self) -> None:
         """Show the whole history to the client again, as updates (for session/load)."""
@@ -224,12 +239,12 @@ class Session:
         await self._peer.update(self.id, SessionInfoUpdate(session_update="session_info_update", title=self.title))
 
     def _on_message(self, message: Message) -> None:
-        if self._store is not None:
-            self._store.append(self.id, message)
+        if (store := self._store) is not None:
+            self._writes.submit(lambda: store.append(self.id, message))
 
     def _save(self, **changes: object) -> None:
-        if self._store is not None:
-            self._store.update(self.id, **changes)
+        if (store := self._store) is not None:
+            self._writes.submit(lambda: store.update(self.id, **changes))
 
 
 def _help_text() -> str:

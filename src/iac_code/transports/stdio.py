@@ -31,18 +31,22 @@ async def _serve_stdio(settings: Settings) -> int:
     # The SDK takes most of a second to load; answer the handshake meanwhile (see handshake.py).
     loading = asyncio.ensure_future(asyncio.to_thread(_load_server, settings))
     early = await _answer_handshake_until(loading, transport, settings)
-    serve, store = loading.result()
-    await serve(_Replay(early, transport), settings, store=store(settings.sessions_dir))
+    serve, open_store = loading.result()
+    store = open_store(settings.sessions_dir)
+    try:
+        await serve(_Replay(early, transport), settings, store=store)
+    finally:
+        await store.close()
     return 0
 
 
 def _load_server(settings: Settings) -> tuple[Any, Any]:
     from iac_code.acp.server import serve
     from iac_code.providers.presets import warm_up
-    from iac_code.sessions.files import FileSessionStore
+    from iac_code.sessions.threaded import open_file_store
 
     warm_up(settings)
-    return serve, FileSessionStore
+    return serve, open_file_store
 
 
 async def _answer_handshake_until(

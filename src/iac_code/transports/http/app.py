@@ -349,14 +349,14 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
     from iac_code.acp.residency import SessionOwners
     from iac_code.acp.server import serve
     from iac_code.providers.presets import available_models, warm_up
-    from iac_code.sessions.files import FileSessionStore
+    from iac_code.sessions.threaded import open_file_store
 
     options = options_from_args(args, os.environ)
     refusal = bind_refusal(args.host, options.token, args.allow_insecure_bind)
     if refusal:
         logger.error(refusal)
         return 2
-    store = FileSessionStore(settings.sessions_dir)
+    store = open_file_store(settings.sessions_dir)
     warm_up(settings)
     if settings.model_configured:
         logger.info("model: %s / %s", settings.provider, (available_models(settings) or ["?"])[0])
@@ -373,5 +373,12 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
     server = _Server(config, app.state.registry, token_set=bool(options.token))
-    asyncio.run(server.serve())
+    asyncio.run(_serve_then_close(server, store))
     return 0
+
+
+async def _serve_then_close(server: uvicorn.Server, store: Any) -> None:
+    try:
+        await server.serve()
+    finally:
+        await store.close()
