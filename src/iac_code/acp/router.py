@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 from acp.agent.router import build_agent_router
@@ -20,6 +20,9 @@ from acp.router import MessageRouter, Route
 from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+if TYPE_CHECKING:
+    from iac_code.acp.agent import IacAgent
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +38,7 @@ class SetSessionModelRequest(BaseModel):
     model_id: str = Field(alias="modelId")
 
 
-def build_handler(agent: Any) -> MethodHandler:
+def build_handler(agent: IacAgent) -> MethodHandler:
     router = build_agent_router(agent, use_unstable_protocol=True)
     _add_extra_routes(router, agent)
 
@@ -53,7 +56,7 @@ def build_handler(agent: Any) -> MethodHandler:
     return handle
 
 
-def _add_extra_routes(router: MessageRouter, agent: Any) -> None:
+def _add_extra_routes(router: MessageRouter, agent: IacAgent) -> None:
     for alias, target in ALIASES.items():
 
         async def forward(params: Any, target: str = target) -> Any:

@@ -38,6 +38,25 @@ def required_text(args: dict[str, Any], name: str, *, blank_ok: bool = True) -> 
     return value
 
 
+def integer_arg(
+    args: dict[str, Any], name: str, default: int, *, low: int, high: int | None = None, clamp: bool = False
+) -> int:
+    """The integer argument `name`, `default` when missing or null. Below `low` it is an error the model can
+    act on, or with `clamp` it is raised to `low`; above `high` it is lowered to `high`. A float is
+    truncated (models often send 10.0)."""
+    value = args.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ToolError(f"'{name}' must be an integer")
+    number = int(value)
+    if number < low:
+        if not clamp:
+            raise ToolError(f"'{name}' must be at least {low}")
+        number = low
+    return number if high is None else min(number, high)
+
+
 @dataclass
 class Diff:
     path: str  # absolute

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from iac_code.tools.base import Access, Diff, ToolContext, ToolError, ToolResult, required_text
+from iac_code.tools.base import Access, Diff, ToolContext, ToolError, ToolResult, integer_arg, required_text
 from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten, truncate_middle
 
 READ_BYTE_CAP = 256 * 1024  # per call: the model pages through bigger files with `offset`
@@ -17,17 +17,6 @@ LIST_MAX_ENTRIES = 1000
 LIST_MAX_DEPTH = 5
 BINARY_SNIFF_BYTES = 8192
 MAX_TEXT_FILE_BYTES = 64 * 1024 * 1024  # beyond this, loading the file whole is not worth it
-
-
-def _int_arg(args: dict[str, Any], name: str, default: int, minimum: int) -> int:
-    value = args.get(name, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ToolError(f"'{name}' must be an integer")
-    if value < minimum:
-        raise ToolError(f"'{name}' must be at least {minimum}")
-    return value
 
 
 def _locations(args: dict[str, Any], ctx: ToolContext) -> list[str]:
@@ -88,8 +77,8 @@ class ReadFileTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
-        offset = _int_arg(args, "offset", 1, 1)
-        limit = _int_arg(args, "limit", READ_DEFAULT_LINES, 1)
+        offset = integer_arg(args, "offset", 1, low=1)
+        limit = integer_arg(args, "limit", READ_DEFAULT_LINES, low=1)
         text = await asyncio.to_thread(_read_text, path)
         return ToolResult(_number_lines(text, offset, limit))
 
@@ -149,7 +138,7 @@ class ListFilesTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         directory = resolve_in_workspace(ctx.workspace, str(args.get("path") or "."))
-        depth = min(_int_arg(args, "depth", 1, 1), LIST_MAX_DEPTH)
+        depth = integer_arg(args, "depth", 1, low=1, high=LIST_MAX_DEPTH)
         if not directory.is_dir():
             raise ToolError(f"not a directory: {directory}")
         entries, capped = await asyncio.to_thread(_walk, directory, depth)

@@ -13,7 +13,7 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from iac_code.tools.base import MAX_OUTPUT_CHARS, Access, ToolContext, ToolError, ToolResult, required_text
+from iac_code.tools.base import MAX_OUTPUT_CHARS, Access, ToolContext, ToolResult, integer_arg, required_text
 from iac_code.tools.workspace import shorten
 
 DEFAULT_TIMEOUT = 120
@@ -160,7 +160,7 @@ class BashTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command = required_text(args, "command", blank_ok=False)
-        timeout = _timeout(args.get("timeout"))
+        timeout = integer_arg(args, "timeout", DEFAULT_TIMEOUT, low=1, high=MAX_TIMEOUT)
         process = await spawn(
             "bash",
             "-c",
@@ -204,14 +204,6 @@ async def _run_to_end(
     finally:
         drain.cancel()
         exited.cancel()
-
-
-def _timeout(value: Any) -> int:
-    if value is None:
-        return DEFAULT_TIMEOUT
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ToolError("'timeout' must be a positive number of seconds")
-    return min(int(value) or 1, MAX_TIMEOUT)
 
 
 def _result(returncode: int | None, output: str) -> ToolResult:

@@ -20,7 +20,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-from iac_code.tools.base import MAX_OUTPUT_CHARS, Access, ToolContext, ToolError, ToolResult, required_text
+from iac_code.tools.base import MAX_OUTPUT_CHARS, Access, ToolContext, ToolError, ToolResult, integer_arg, required_text
 from iac_code.tools.workspace import shorten
 
 MAX_REDIRECTS = 5
@@ -108,10 +108,7 @@ class WebFetchTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         url = required_text(args, "url")
-        max_chars = args.get("max_chars") or MAX_OUTPUT_CHARS
-        if isinstance(max_chars, bool) or not isinstance(max_chars, int):
-            raise ToolError("'max_chars' must be an integer")
-        max_chars = min(max(max_chars, 1000), MAX_CHARS_LIMIT)
+        max_chars = integer_arg(args, "max_chars", MAX_OUTPUT_CHARS, low=1000, high=MAX_CHARS_LIMIT, clamp=True)
         try:
             async with asyncio.timeout(TIME_LIMIT):
                 final_url, response, body, cut = await self._fetch(_parse_url(url))

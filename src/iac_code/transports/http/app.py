@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import contextlib
 import functools
-import ipaddress
 import json
 import logging
 import os
@@ -32,7 +31,7 @@ from iac_code import __version__
 from iac_code.config import Settings
 from iac_code.transports.http.connections import AgentGone, ConnectionRegistry, HttpConnection, ServeFn
 from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits, StreamReader
-from iac_code.transports.http.guard import TOKEN_ENV, GuardMiddleware
+from iac_code.transports.http.guard import TOKEN_ENV, GuardMiddleware, is_loopback_host
 
 logger = logging.getLogger(__name__)
 
@@ -280,7 +279,7 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | os._En
     return HttpOptions(
         token=environ.get(TOKEN_ENV, "").strip(),
         allowed_origins=list(args.allowed_origin),
-        loopback_only=_is_loopback(args.host),
+        loopback_only=is_loopback_host(args.host),
         allowed_hosts=list(args.allowed_host),
         max_body_bytes=args.max_body_bytes,
         idle_timeout=args.idle_timeout,
@@ -290,21 +289,12 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | os._En
 
 def bind_refusal(host: str, token: str, allow_insecure_bind: bool) -> str | None:
     """Why binding `host` is refused, or None: a non-loopback address needs a token (or the explicit flag)."""
-    if token or allow_insecure_bind or _is_loopback(host):
+    if token or allow_insecure_bind or is_loopback_host(host):
         return None
     return (
         f"refusing to serve on {host} without authentication: set {TOKEN_ENV}, "
         "or pass --allow-insecure-bind to accept that anyone who can reach the port can drive the agent"
     )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class _Server(uvicorn.Server):

@@ -34,10 +34,15 @@ def host_allowed(host_header: str | None, allowed_hosts: frozenset[str] = frozen
     if not host_header:
         return False
     host = urlsplit(f"//{host_header.strip()}").hostname or ""
-    if host == "localhost" or host in allowed_hosts:
+    return host in allowed_hosts or is_loopback_host(host)
+
+
+def is_loopback_host(host: str) -> bool:
+    """`localhost` or a loopback address (127.x.y.z, ::1, bracketed or not)."""
+    if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
 
