@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench clean
+.PHONY: run check test bench clean
 
 $(BIN)/iac-code: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,13 @@ $(BIN)/iac-code: pyproject.toml
 run: $(BIN)/iac-code
 	$(BIN)/iac-code acp --transport http --host 127.0.0.1 --port 8765
 
-test: $(BIN)/iac-code
+# Lint, format and type checks (configured in pyproject.toml); `make test` runs them first.
+check: $(BIN)/iac-code
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+test: check
 	$(BIN)/python -m pytest -q
 
 bench: $(BIN)/iac-code

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from iac_code import __version__
-from iac_code.config import ConfigError, load_settings
+from iac_code.config import ConfigError, Settings, load_settings
 from iac_code.logs import configure_logging
 
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
-def _run_acp(args: argparse.Namespace, settings) -> int:
+def _run_acp(args: argparse.Namespace, settings: Settings) -> int:
     if args.transport == "http":
         from iac_code.transports.http.app import run_http
 

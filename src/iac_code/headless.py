@@ -11,8 +11,9 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from iac_code.agent.events import (
     Compaction,
@@ -138,7 +139,17 @@ class _JsonPrinter:
         self.out.write(json.dumps(result) + "\n")
 
 
-_PRINTERS = {"text": _TextPrinter, "json": _JsonPrinter, "stream-json": _StreamJsonPrinter}
+class _Printer(Protocol):
+    def show(self, event: Event) -> None: ...
+
+    def close(self) -> None: ...
+
+
+_PRINTERS: dict[str, Callable[[TextIO], _Printer]] = {
+    "text": _TextPrinter,
+    "json": _JsonPrinter,
+    "stream-json": _StreamJsonPrinter,
+}
 
 
 def _usage(end: TurnEnd) -> dict[str, int]:

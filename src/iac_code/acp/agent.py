@@ -46,7 +46,7 @@ logger = logging.getLogger(__name__)
 # (the session's workspace, judge, on_message, history) → its loop; tests pass their own
 WorkspaceLoopFactory = Callable[[Path, Judge, Callable[[Message], None] | None, list[Message]], AgentLoop]
 
-_DUMP = {"mode": "json", "by_alias": True, "exclude_none": True}
+_DUMP: dict[str, Any] = {"mode": "json", "by_alias": True, "exclude_none": True}
 
 
 class ConnectionPeer:

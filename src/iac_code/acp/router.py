@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from acp import RequestError
 from acp.agent.router import build_agent_router
@@ -22,6 +22,8 @@ from acp.utils import normalize_result
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 if TYPE_CHECKING:
+    from acp.interfaces import Agent
+
     from iac_code.acp.agent import IacAgent
 
 logger = logging.getLogger(__name__)
@@ -39,7 +41,9 @@ class SetSessionModelRequest(BaseModel):
 
 
 def build_handler(agent: IacAgent) -> MethodHandler:
-    router = build_agent_router(agent, use_unstable_protocol=True)
+    # The SDK's Agent protocol also lists ext_method/ext_notification/on_connect, which IacAgent does not
+    # serve (the router answers them "method not found"); it routes by the methods an agent has.
+    router = build_agent_router(cast("Agent", agent), use_unstable_protocol=True)
     _add_extra_routes(router, agent)
 
     async def handle(method: str, params: Any, is_notification: bool) -> Any:

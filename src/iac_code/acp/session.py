@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -156,7 +156,7 @@ class Session:
             await self._peer.update(self.id, message_chunk(_help_text()))
         return TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
 
-    async def _stream(self, events: AsyncIterator[Event]) -> TurnEnd | None:
+    async def _stream(self, events: AsyncGenerator[Event, None]) -> TurnEnd | None:
         """Send the loop's events as updates as they come. Text that arrives while an update is being
         written waits, merged, in the loop's channel, so a slow client gets fewer, larger chunks."""
         watcher = asyncio.create_task(self._cancelled.wait())

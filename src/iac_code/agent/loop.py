@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,11 +111,11 @@ class AgentLoop:
 
     # ----------------------------------------------------------------- public API
 
-    async def run(self, prompt: str) -> AsyncIterator[Event]:
+    async def run(self, prompt: str) -> AsyncGenerator[Event, None]:
         async for event in self._drive(lambda emit: self._turn_body(prompt, emit)):
             yield event
 
-    async def compact(self) -> AsyncIterator[Event]:
+    async def compact(self) -> AsyncGenerator[Event, None]:
         """Manual compaction (the /compact command)."""
 
         async def body(emit: Emit) -> None:
@@ -135,7 +135,7 @@ class AgentLoop:
 
     # ----------------------------------------------------------------- turn machinery
 
-    async def _drive(self, body: Callable[[Emit], Awaitable[None]]) -> AsyncIterator[Event]:
+    async def _drive(self, body: Callable[[Emit], Awaitable[None]]) -> AsyncGenerator[Event, None]:
         if self.running:
             raise RuntimeError("a turn is already running")
         channel = EventChannel()

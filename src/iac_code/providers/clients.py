@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -22,4 +22,4 @@ def shared_client(key: Hashable, make: Callable[[], T]) -> T:
     clients = _by_loop.setdefault(asyncio.get_running_loop(), {})
     if key not in clients:
         clients[key] = make()
-    return clients[key]
+    return cast("T", clients[key])

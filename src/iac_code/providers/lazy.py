@@ -55,6 +55,12 @@ class LazyProvider:
     def context_window(self) -> int:
         return self._context_window
 
+    @context_window.setter
+    def context_window(self, value: int) -> None:
+        self._context_window = value
+        if self._built is not None:
+            self._built.context_window = value
+
     async def stream(
         self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int
     ) -> AsyncIterator[ProviderEvent]:

@@ -42,7 +42,7 @@ def _api_message(exc: Any) -> str:
         error = body.get("error", body)
         if isinstance(error, dict) and error.get("message"):
             return str(error["message"])
-    return exc.message
+    return str(exc.message)
 
 
 def parse_arguments(raw: str) -> dict[str, Any]:

@@ -8,7 +8,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-from iac_code.tools.base import Access, Diff, ToolContext, ToolError, ToolResult, integer_arg, required_text
+from iac_code.tools.base import (
+    Access,
+    Category,
+    Diff,
+    Kind,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    integer_arg,
+    required_text,
+)
 from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten, truncate_middle
 
 READ_BYTE_CAP = 256 * 1024  # per call: the model pages through bigger files with `offset`
@@ -63,8 +73,8 @@ class ReadFileTool:
         },
         "required": ["path"],
     }
-    category = "read"
-    kind = "read"
+    category: Category = "read"
+    kind: Kind = "read"
 
     def access(self, args: dict[str, Any]) -> Access:
         return "read"
@@ -121,8 +131,8 @@ class ListFilesTool:
             "depth": {"type": "integer", "minimum": 1, "maximum": LIST_MAX_DEPTH, "description": "Levels to list."},
         },
     }
-    category = "read"
-    kind = "read"
+    category: Category = "read"
+    kind: Kind = "read"
 
     def access(self, args: dict[str, Any]) -> Access:
         return "read"
@@ -193,8 +203,8 @@ class WriteFileTool:
         },
         "required": ["path", "content"],
     }
-    category = "write"
-    kind = "edit"
+    category: Category = "write"
+    kind: Kind = "edit"
 
     def access(self, args: dict[str, Any]) -> Access:
         return "write"
@@ -247,8 +257,8 @@ class EditFileTool:
         },
         "required": ["path", "old_string", "new_string"],
     }
-    category = "write"
-    kind = "edit"
+    category: Category = "write"
+    kind: Kind = "edit"
 
     def access(self, args: dict[str, Any]) -> Access:
         return "write"

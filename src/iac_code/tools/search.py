@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from iac_code.tools.base import Access, ToolContext, ToolError, ToolResult, integer_arg, required_text
+from iac_code.tools.base import Access, Category, Kind, ToolContext, ToolError, ToolResult, integer_arg, required_text
 from iac_code.tools.shell import kill_process_group, spawn
 from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten
 
@@ -102,8 +102,8 @@ class GlobTool:
         },
         "required": ["pattern"],
     }
-    category = "read"
-    kind = "search"
+    category: Category = "read"
+    kind: Kind = "search"
 
     def access(self, args: dict[str, Any]) -> Access:
         return "read"
@@ -164,8 +164,8 @@ class GrepTool:
         },
         "required": ["pattern"],
     }
-    category = "read"
-    kind = "search"
+    category: Category = "read"
+    kind: Kind = "search"
 
     def access(self, args: dict[str, Any]) -> Access:
         return "read"

@@ -13,7 +13,16 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from iac_code.tools.base import MAX_OUTPUT_CHARS, Access, ToolContext, ToolResult, integer_arg, required_text
+from iac_code.tools.base import (
+    MAX_OUTPUT_CHARS,
+    Access,
+    Category,
+    Kind,
+    ToolContext,
+    ToolResult,
+    integer_arg,
+    required_text,
+)
 from iac_code.tools.workspace import shorten
 
 DEFAULT_TIMEOUT = 120
@@ -143,8 +152,8 @@ class BashTool:
         },
         "required": ["command"],
     }
-    category = "execute"
-    kind = "execute"
+    category: Category = "execute"
+    kind: Kind = "execute"
 
     def access(self, args: dict[str, Any]) -> Access:
         return "execute"  # iac.commands.is_infrastructure_change will make some calls "infra_change"

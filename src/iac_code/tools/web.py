@@ -20,7 +20,17 @@ from urllib.parse import urljoin
 
 import httpx
 
-from iac_code.tools.base import MAX_OUTPUT_CHARS, Access, ToolContext, ToolError, ToolResult, integer_arg, required_text
+from iac_code.tools.base import (
+    MAX_OUTPUT_CHARS,
+    Access,
+    Category,
+    Kind,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    integer_arg,
+    required_text,
+)
 from iac_code.tools.workspace import shorten
 
 MAX_REDIRECTS = 5
@@ -90,8 +100,8 @@ class WebFetchTool:
         },
         "required": ["url"],
     }
-    category = "read"
-    kind = "fetch"
+    category: Category = "read"
+    kind: Kind = "fetch"
 
     def access(self, args: dict[str, Any]) -> Access:
         return "read"

@@ -199,7 +199,7 @@ async def _read_line(reader: asyncio.StreamReader) -> bytes:
 def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
     def pump() -> None:
         try:
-            while chunk := sys.stdin.buffer.read1(_READ_CHUNK):
+            while chunk := sys.stdin.buffer.read1(_READ_CHUNK):  # type: ignore[union-attr]  # a BufferedReader
                 loop.call_soon_threadsafe(reader.feed_data, chunk)
         finally:
             loop.call_soon_threadsafe(reader.feed_eof)
