@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import functools
 import ipaddress
-import json
 import logging
 import os
 import time
@@ -32,7 +31,9 @@ from iac_code import __version__
 from iac_code.acp.http_connections import AgentGone, ConnectionRegistry, HttpConnection, ServeFn
 from iac_code.acp.http_events import KEEPALIVE_FRAME, EventLimits, StreamReader
 from iac_code.acp.http_guard import TOKEN_ENV, GuardMiddleware
+from iac_code.acp.jsonrpc import envelope_problem
 from iac_code.config import Settings
+from iac_code.safe_json import JsonError, NonFiniteNumber, loads
 
 logger = logging.getLogger(__name__)
 
@@ -131,7 +132,7 @@ async def _post(request: Request, registry: ConnectionRegistry, options: HttpOpt
         return Response(status_code=400)
     message, problem = _parse_message(body)
     if message is None:
-        return _error(400, problem)
+        return JSONResponse({"error": problem[1], "code": problem[0]}, status_code=400)
     if message.get("method") == "initialize":
         return await _initialize(message, registry, options)
     conn = registry.get(request.headers.get(CONNECTION_ID_HEADER))
@@ -180,25 +181,20 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _parse_message(body: bytes) -> tuple[dict[str, Any] | None, str]:
+def _parse_message(body: bytes) -> tuple[dict[str, Any] | None, tuple[int, str]]:
+    """The message, or the JSON-RPC code (-32700 / -32600) and reason a 400 answer carries."""
     try:
-        message = json.loads(body.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None, "the body is not UTF-8"
-    except ValueError as exc:
-        return None, f"invalid JSON: {exc}"
+        message = loads(body)
+    except NonFiniteNumber as exc:
+        return None, (-32600, f"not a JSON-RPC 2.0 message: {exc}")
+    except JsonError as exc:
+        return None, (-32700, f"invalid JSON: {exc}")
     if isinstance(message, list):
-        return None, "JSON-RPC batches are not supported: send one message per request"
-    if not isinstance(message, dict):
-        return None, "the body must be one JSON-RPC message (a JSON object)"
-    is_request = isinstance(message.get("method"), str)
-    is_response = "id" in message and ("result" in message or "error" in message)
-    if message.get("jsonrpc") != "2.0" or not (is_request or is_response):
-        return (
-            None,
-            'not a JSON-RPC 2.0 message: expected "jsonrpc": "2.0" and a method, or an id with a result or error',
-        )
-    return message, ""
+        return None, (-32600, "JSON-RPC batches are not supported: send one message per request")
+    problem = envelope_problem(message)
+    if problem is not None:
+        return None, (-32600, f"not a JSON-RPC 2.0 message: {problem}")
+    return message, (0, "")
 
 
 def _get(request: Request, registry: ConnectionRegistry, options: HttpOptions) -> Response | EventStream:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.messages import Message
+from iac_code.safe_json import loads
 from iac_code.sessions.disk import encode_line, fsync_dir, read_from, write_all, write_atomic
 from iac_code.sessions.repair import parse_log, with_interrupted_results
 from iac_code.sessions.store import SessionNotFound, SessionRecord
@@ -315,7 +316,8 @@ class FileSessionStore:
             if not data.endswith(b"\n"):
                 raise ValueError("torn last line")
             # One parse of all new lines as a JSON array is several times faster than one per line.
-            entries = json.loads(b"[" + data[:-1].replace(b"\n", b",") + b"]")
+            # Each entry's fields are checked as it is applied, so no depth walk is needed here.
+            entries = loads(b"[" + data[:-1].replace(b"\n", b",") + b"]", max_depth=None)
             for entry in entries:
                 self._apply(entry)
             self._lines += len(entries)
@@ -373,7 +375,7 @@ class FileSessionStore:
             if not (_SESSION_ID.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
                 continue  # the index itself, temp files, directories being deleted
             try:
-                record = asdict(SessionRecord(**json.loads(Path(entry.path, "meta.json").read_bytes())))
+                record = asdict(SessionRecord(**loads(Path(entry.path, "meta.json").read_bytes())))
                 logged = iso_time(os.stat(Path(entry.path, "messages.jsonl")).st_mtime)
             except FileNotFoundError:
                 continue  # a create that crashed before writing meta.json: the client never got the id

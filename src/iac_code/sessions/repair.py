@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import logging
 
 from iac_code.messages import Message, tool_result, unanswered_tool_calls
+from iac_code.safe_json import loads
 
 logger = logging.getLogger(__name__)
 
@@ -19,7 +19,7 @@ def parse_log(data: bytes) -> tuple[list[Message], bool, bool]:
     bad_middle = False
     for number, line in enumerate(lines, 1):
         try:
-            messages.append(Message.from_dict(json.loads(line)))
+            messages.append(Message.from_dict(loads(line)))
         except (ValueError, TypeError, KeyError, AttributeError):
             logger.warning("dropping unreadable line %d of a session log", number)
             bad_middle = True
