@@ -14,6 +14,7 @@ import functools
 import ipaddress
 import logging
 import os
+import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ from iac_code.safe_json import JsonError, NonFiniteNumber, loads
 logger = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_SECONDS = 2
+# ASCII digits only (str.isdigit also takes "¹²", which int() refuses) and short enough for int().
+_EVENT_ID = re.compile(r"[0-9]{1,19}")
 
 
 @dataclass
@@ -207,7 +210,7 @@ def _get(request: Request, registry: ConnectionRegistry, options: HttpOptions) -
     if conn is None:
         return _connection_error(request)
     last_event_id = request.headers.get("last-event-id")
-    if last_event_id is not None and not last_event_id.strip().isdigit():
+    if last_event_id is not None and not _EVENT_ID.fullmatch(last_event_id.strip()):
         return _error(400, "Last-Event-ID must be an event id (a non-negative integer)")
     stream = request.headers.get(SESSION_ID_HEADER) or None
     replay = conn.events.replay_after(stream, int(last_event_id)) if last_event_id is not None else []

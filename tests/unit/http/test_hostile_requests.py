@@ -35,3 +35,12 @@ async def test_non_finite_ids_are_refused_and_never_reach_the_stream(server, cli
         assert (await client.post(f"{server.url}/acp", content=body, headers=headers)).status_code == 202
         answered = await events.until(is_response(7))
         assert len(answered) == 1  # nothing was sent for the refused ids
+
+
+async def test_a_last_event_id_that_is_not_a_small_ascii_number_is_400(server, client):
+    conn_id = await initialize(client, server.url)
+    # Header bytes arrive as Latin-1: b"\xb9\xb2" reads as "¹²", which str.isdigit() accepts.
+    for value in (b"9" * 5000, b"\xb9\xb2", "¹²".encode(), "٣".encode(), b"12 34", b"-1", b"+1", b""):
+        headers = {"Acp-Connection-Id": conn_id, "Last-Event-ID": value}
+        response = await client.get(f"{server.url}/acp", headers=headers)
+        assert response.status_code == 400, (value[:10], response.status_code)
