@@ -29,7 +29,13 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from iac_code import __version__
-from iac_code.acp.http_connections import AgentGone, ConnectionRegistry, HttpConnection, ServeFn
+from iac_code.acp.http_connections import (
+    MAX_REQUESTS_IN_FLIGHT,
+    AgentGone,
+    ConnectionRegistry,
+    HttpConnection,
+    ServeFn,
+)
 from iac_code.acp.http_events import KEEPALIVE_FRAME, EventLimits, StreamReader
 from iac_code.acp.http_guard import TOKEN_ENV, GuardMiddleware
 from iac_code.acp.jsonrpc import envelope_problem
@@ -52,6 +58,7 @@ class HttpOptions:
     max_body_bytes: int = 16 * 1024 * 1024
     idle_timeout: float = 600.0
     max_connections: int = 4096  # each holds an agent task and its buffers; past it initialize gets 503
+    max_requests_in_flight: int = MAX_REQUESTS_IN_FLIGHT  # per connection, queued + running; past it 429
     initialize_timeout: float = 30.0
     keepalive_seconds: float = 15.0
     limits: EventLimits = field(default_factory=EventLimits)
@@ -59,7 +66,9 @@ class HttpOptions:
 
 def create_app(serve: ServeFn, options: HttpOptions) -> Starlette:
     """The ASGI app; `serve(transport)` runs one ACP connection until its transport says EOF."""
-    registry = ConnectionRegistry(serve, idle_timeout=options.idle_timeout, limits=options.limits)
+    registry = ConnectionRegistry(
+        serve, idle_timeout=options.idle_timeout, limits=options.limits, max_in_flight=options.max_requests_in_flight
+    )
     started = time.monotonic()
 
     @contextlib.asynccontextmanager
@@ -142,7 +151,7 @@ async def _post(request: Request, registry: ConnectionRegistry, options: HttpOpt
     if conn is None:
         return _connection_error(request)
     if not conn.accept(message):
-        return _error(429, "too many messages waiting for the agent; retry later")
+        return _error(429, "too many requests in flight on this connection; wait for answers, then retry")
     return Response(status_code=202)
 
 

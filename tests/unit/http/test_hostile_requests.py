@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from typing import Any
 
-from tests.unit.http.conftest import initialize, is_response, open_stream
+from acp.agent.connection import AgentSideConnection
+from acp.schema import PromptResponse
+from tests.unit.http.conftest import initialize, is_response, live_server, new_session, open_stream, post, prompt
+from tests.unit.http.fake_agent import FakeAgent
+
+from iac_code.acp.http import HttpOptions
 
 JSON = {"Content-Type": "application/json"}
 
@@ -44,3 +51,41 @@ async def test_a_last_event_id_that_is_not_a_small_ascii_number_is_400(server, c
         headers = {"Acp-Connection-Id": conn_id, "Last-Event-ID": value}
         response = await client.get(f"{server.url}/acp", headers=headers)
         assert response.status_code == 400, (value[:10], response.status_code)
+
+
+class _HeldAgent(FakeAgent):
+    """Prompts "hold" until the test releases them: requests the agent has accepted and not answered."""
+
+    released: asyncio.Event
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        if prompt[0].text == "hold":
+            await _HeldAgent.released.wait()
+            return PromptResponse(stop_reason="end_turn")
+        return await super().prompt(prompt, session_id, **kwargs)
+
+
+async def _serve_held(transport: Any) -> None:
+    conn = AgentSideConnection(_HeldAgent, transport, listening=False, use_unstable_protocol=True)
+    async with conn:
+        await conn.listen()
+
+
+async def test_requests_in_flight_on_a_connection_are_bounded_with_429(client):
+    _HeldAgent.released = asyncio.Event()
+    async with live_server(HttpOptions(max_requests_in_flight=3), serve=_serve_held) as server:
+        conn_id = await initialize(client, server.url)
+        other = await initialize(client, server.url)
+        held = [await post(client, server.url, conn_id, prompt("s", "hold", request_id=10 + n)) for n in range(3)]
+        assert [r.status_code for r in held] == [202, 202, 202]
+        refused = await post(client, server.url, conn_id, new_session(20))
+        assert refused.status_code == 429 and "in flight" in refused.json()["error"]
+        cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}
+        assert (await post(client, server.url, conn_id, cancel)).status_code == 202  # notifications still pass
+        assert (await post(client, server.url, other, new_session(21))).status_code == 202  # per connection
+        _HeldAgent.released.set()
+        async with open_stream(client, server.url, conn_id) as events:
+            for request_id in (10, 11, 12):
+                await events.until(is_response(request_id))
+            assert (await post(client, server.url, conn_id, new_session(22))).status_code == 202
+            await events.until(is_response(22))
