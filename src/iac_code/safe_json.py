@@ -62,7 +62,10 @@ def dumps_bytes(value: Any) -> bytes:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError:  # a NaN or infinity computed somewhere: null, as JavaScript writes it
         text = json.dumps(_finite_only(value), ensure_ascii=False, separators=(",", ":"))
-    return encodable(text).encode()
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return encodable(text).encode()
 
 
 def _refuse_constant(name: str) -> Any:

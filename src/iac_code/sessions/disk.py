@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
 import uuid
 from pathlib import Path
 from typing import Any
 
+from iac_code.safe_json import dumps_bytes
+
 
 def encode_line(payload: dict[str, Any]) -> bytes:
-    return (json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    """One JSON line; a stray lone surrogate is written as U+FFFD rather than failing the write."""
+    return dumps_bytes(payload) + b"\n"
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -144,3 +144,18 @@ def test_a_directory_in_place_of_the_log_is_a_clear_error_for_that_session_only(
     assert _listed(root) == ["bad", "good"]  # listed (its record is fine), loadable it is not
     store.append("good", user("fine"))
     assert store.load("good")[1] == [user("fine")]
+
+
+def test_lone_surrogates_never_break_the_store_for_other_sessions(store: FileSessionStore, root: Path) -> None:
+    make_session(store, "good", title="fine")
+    make_session(store, "odd", title="a\ud800b")  # written as U+FFFD, never as an unencodable line
+    store.append("odd", user("x\udfffy"))
+    (root / "good" / "meta.json").write_bytes(
+        (root / "good" / "meta.json").read_bytes().replace(b'"fine"', b'"\\udc00 by hand"')
+    )
+    (root / "index.jsonl").unlink()  # the rebuild reads both meta.json files back
+    fresh = FileSessionStore(root, durable=False)
+    assert {r.session_id: r.title for r in fresh.list(None)[0]} == {"good": "\ufffd by hand", "odd": "a\ufffdb"}
+    assert fresh.load("odd")[1] == [user("x\ufffdy")]
+    make_session(fresh, "later")
+    assert fresh.get("later").session_id == "later"
