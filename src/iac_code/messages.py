@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from iac_code.encodable import encodable
+
 Role = Literal["user", "assistant", "tool"]
 
 
@@ -55,11 +57,12 @@ class Message:
 
 
 def user(text: str) -> Message:
-    return Message(role="user", text=text)
+    return Message(role="user", text=encodable(text))
 
 
 def tool_result(call: ToolCall, text: str, *, is_error: bool = False) -> Message:
-    return Message(role="tool", text=text, tool_call_id=call.id, tool_name=call.name, is_error=is_error)
+    # A file name that is not UTF-8 reaches a tool's output as lone surrogates (see encodable.py).
+    return Message(role="tool", text=encodable(text), tool_call_id=call.id, tool_name=call.name, is_error=is_error)
 
 
 def context_messages(history: list[Message]) -> list[Message]:

@@ -4,8 +4,9 @@
   `session/set_model` (removed from ACP, still sent by some clients) and `session/delete` (not routed by
   SDK 0.12) are added.
 - A missing `mcpServers` defaults to `[]` (the SDK model requires it; the seed calls it optional).
-- Invalid params answer -32602 with `data` naming each bad field; any other fault answers a bare
-  -32603 (details go to the log, never to the client).
+- Invalid params answer -32602 with `data` naming each bad field, and so does a session whose stored
+  files are damaged (`data.sessionId` says which and why); any other fault answers a bare -32603
+  (details go to the log, never to the client).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from acp.router import MessageRouter, Route
 from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from iac_code.sessions.store import SessionDamaged
 
 if TYPE_CHECKING:
     from acp.interfaces import Agent
@@ -53,6 +56,9 @@ def build_handler(agent: IacAgent) -> MethodHandler:
             raise
         except ValidationError as exc:
             raise RequestError.invalid_params(field_errors(exc)) from None
+        except SessionDamaged as exc:  # only this session's files are bad: say which and why
+            logger.warning("%s: %s", method, exc)
+            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
         except Exception:
             logger.exception("internal error in %s", method)
             raise RequestError(-32603, "Internal error") from None

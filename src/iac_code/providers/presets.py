@@ -16,6 +16,7 @@ from typing import Literal
 
 from iac_code.config import ConfigError, Settings
 from iac_code.providers.base import ModelProvider
+from iac_code.providers.encodable_output import EncodableOutput
 from iac_code.providers.scripted import ScriptedProvider
 
 DEMO_NOTICE = (
@@ -152,7 +153,13 @@ def check_settings(settings: Settings) -> None:
 
 
 def build_provider(settings: Settings) -> ModelProvider:
-    """The provider the settings ask for. Raises ConfigError naming what to set when they are incomplete."""
+    """The provider the settings ask for. Raises ConfigError naming what to set when they are incomplete.
+
+    Its output is made encodable (lone surrogates replaced) before anything else sees it."""
+    return EncodableOutput(_build_provider(settings))
+
+
+def _build_provider(settings: Settings) -> ModelProvider:
     check_settings(settings)
     if not settings.provider:
         return demo_provider()

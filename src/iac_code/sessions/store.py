@@ -33,6 +33,15 @@ class SessionNotFound(KeyError):
     pass
 
 
+class SessionDamaged(Exception):
+    """The session exists but its files cannot be read back (hand-edited, or not regular files).
+    The message names the session and what is wrong; every other session is unaffected."""
+
+    def __init__(self, session_id: str, problem: str) -> None:
+        super().__init__(f"session {session_id} is damaged: {problem}")
+        self.session_id = session_id
+
+
 class SessionStore(Protocol):
     async def create(self, record: SessionRecord) -> None:
         """Persist a new, empty session (durable on return)."""

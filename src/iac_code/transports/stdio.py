@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import signal
 import sys
@@ -12,6 +11,7 @@ from typing import Any
 
 from iac_code.acp.handshake import initialize_result, is_plain_initialize
 from iac_code.config import Settings
+from iac_code.safe_json import dumps_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ class StdioTransport:
         self._stopping.set()
 
     async def send(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        data = dumps_bytes(message) + b"\n"
         if self._writer is None:
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()

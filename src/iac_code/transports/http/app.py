@@ -11,9 +11,9 @@ import argparse
 import asyncio
 import contextlib
 import functools
-import json
 import logging
 import os
+import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -29,13 +29,23 @@ from starlette.types import Receive, Scope, Send
 
 from iac_code import __version__
 from iac_code.config import Settings
-from iac_code.transports.http.connections import AgentGone, ConnectionRegistry, HttpConnection, ServeFn
+from iac_code.safe_json import JsonError, NonFiniteNumber, loads
+from iac_code.transports.http.connections import (
+    MAX_REQUESTS_IN_FLIGHT,
+    AgentGone,
+    ConnectionRegistry,
+    HttpConnection,
+    ServeFn,
+)
 from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits, StreamReader
 from iac_code.transports.http.guard import TOKEN_ENV, GuardMiddleware, is_loopback_host
+from iac_code.transports.jsonrpc import envelope_problem
 
 logger = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_SECONDS = 2
+# ASCII digits only (str.isdigit also takes "¹²", which int() refuses) and short enough for int().
+_EVENT_ID = re.compile(r"[0-9]{1,19}")
 
 
 @dataclass
@@ -47,6 +57,7 @@ class HttpOptions:
     max_body_bytes: int = 16 * 1024 * 1024
     idle_timeout: float = 600.0
     max_connections: int = 4096  # each holds an agent task and its buffers; past it initialize gets 503
+    max_requests_in_flight: int = MAX_REQUESTS_IN_FLIGHT  # per connection, queued + running; past it 429
     initialize_timeout: float = 30.0
     keepalive_seconds: float = 15.0
     limits: EventLimits = field(default_factory=EventLimits)
@@ -54,7 +65,9 @@ class HttpOptions:
 
 def create_app(serve: ServeFn, options: HttpOptions) -> Starlette:
     """The ASGI app; `serve(transport)` runs one ACP connection until its transport says EOF."""
-    registry = ConnectionRegistry(serve, idle_timeout=options.idle_timeout, limits=options.limits)
+    registry = ConnectionRegistry(
+        serve, idle_timeout=options.idle_timeout, limits=options.limits, max_in_flight=options.max_requests_in_flight
+    )
     started = time.monotonic()
 
     @contextlib.asynccontextmanager
@@ -130,14 +143,14 @@ async def _post(request: Request, registry: ConnectionRegistry, options: HttpOpt
         return Response(status_code=400)
     message, problem = _parse_message(body)
     if message is None:
-        return _error(400, problem)
+        return JSONResponse({"error": problem[1], "code": problem[0]}, status_code=400)
     if message.get("method") == "initialize":
         return await _initialize(message, registry, options)
     conn = registry.get(request.headers.get(CONNECTION_ID_HEADER))
     if conn is None:
         return _connection_error(request)
     if not conn.accept(message):
-        return _error(429, "too many messages waiting for the agent; retry later")
+        return _error(429, "too many requests in flight on this connection; wait for answers, then retry")
     return Response(status_code=202)
 
 
@@ -179,25 +192,20 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _parse_message(body: bytes) -> tuple[dict[str, Any] | None, str]:
+def _parse_message(body: bytes) -> tuple[dict[str, Any] | None, tuple[int, str]]:
+    """The message, or the JSON-RPC code (-32700 / -32600) and reason a 400 answer carries."""
     try:
-        message = json.loads(body.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None, "the body is not UTF-8"
-    except ValueError as exc:
-        return None, f"invalid JSON: {exc}"
+        message = loads(body)
+    except NonFiniteNumber as exc:
+        return None, (-32600, f"not a JSON-RPC 2.0 message: {exc}")
+    except JsonError as exc:
+        return None, (-32700, f"invalid JSON: {exc}")
     if isinstance(message, list):
-        return None, "JSON-RPC batches are not supported: send one message per request"
-    if not isinstance(message, dict):
-        return None, "the body must be one JSON-RPC message (a JSON object)"
-    is_request = isinstance(message.get("method"), str)
-    is_response = "id" in message and ("result" in message or "error" in message)
-    if message.get("jsonrpc") != "2.0" or not (is_request or is_response):
-        return (
-            None,
-            'not a JSON-RPC 2.0 message: expected "jsonrpc": "2.0" and a method, or an id with a result or error',
-        )
-    return message, ""
+        return None, (-32600, "JSON-RPC batches are not supported: send one message per request")
+    problem = envelope_problem(message)
+    if problem is not None:
+        return None, (-32600, f"not a JSON-RPC 2.0 message: {problem}")
+    return message, (0, "")
 
 
 def _get(request: Request, registry: ConnectionRegistry, options: HttpOptions) -> Response | EventStream:
@@ -210,7 +218,7 @@ def _get(request: Request, registry: ConnectionRegistry, options: HttpOptions) -
     if conn is None:
         return _connection_error(request)
     last_event_id = request.headers.get("last-event-id")
-    if last_event_id is not None and not last_event_id.strip().isdigit():
+    if last_event_id is not None and not _EVENT_ID.fullmatch(last_event_id.strip()):
         return _error(400, "Last-Event-ID must be an event id (a non-negative integer)")
     stream = request.headers.get(SESSION_ID_HEADER) or None
     replay = conn.events.replay_after(stream, int(last_event_id)) if last_event_id is not None else []

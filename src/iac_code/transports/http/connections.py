@@ -25,6 +25,9 @@ logger = logging.getLogger(__name__)
 ServeFn = Callable[[Transport], Awaitable[None]]
 
 MAX_INBOUND_MESSAGES = 1000  # POSTed messages the agent has not read yet
+# Requests accepted and not yet answered (queued or running): each may run a turn or touch the
+# disk, and the agent reads its queue at once, so the queue bound alone never held back a flood.
+MAX_REQUESTS_IN_FLIGHT = 256
 CLOSE_WAIT_SECONDS = 3.0  # how long a close waits for the agent to cancel its turns
 _SESSION_ATTACHING_METHODS = frozenset({"session/load", "session/resume"})
 
@@ -36,7 +39,9 @@ class AgentGone(Exception):
 class HttpConnection:
     """The Transport one `serve()` task speaks through, plus its HTTP-side state."""
 
-    def __init__(self, connection_id: str, limits: EventLimits | None = None) -> None:
+    def __init__(
+        self, connection_id: str, limits: EventLimits | None = None, max_in_flight: int = MAX_REQUESTS_IN_FLIGHT
+    ) -> None:
         self.id = connection_id
         self.events = EventBuffer(limits)
         self.sessions: set[str] = set()
@@ -46,6 +51,8 @@ class HttpConnection:
         self.close_reason = ""
         self._inbound: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._request_sessions: dict[str, str] = {}
+        self._max_in_flight = max_in_flight
+        self._in_flight: set[str] = set()  # ids of the client's requests the agent has not answered
         self._initialize: tuple[str, asyncio.Future[dict[str, Any]]] | None = None
 
     # -- Transport (the agent's side) ---------------------------------------------------------
@@ -56,8 +63,10 @@ class HttpConnection:
     async def send(self, message: dict[str, Any]) -> None:
         if self.closed:
             return
-        if "method" not in message and self._answers_initialize(message):
-            return
+        if "method" not in message:
+            if self._answers_initialize(message):
+                return
+            self._in_flight.discard(message_id_key(message.get("id")) or "")
         self.events.publish(message, self._session_of_outgoing(message))
         if self.events.full and not await self.events.wait_for_room():
             detail = self.events.describe_pending()
@@ -73,9 +82,15 @@ class HttpConnection:
         self.last_activity = time.monotonic()
 
     def accept(self, message: dict[str, Any]) -> bool:
-        """Hand a POSTed message to the agent; False when too many are waiting to be read."""
+        """Hand a POSTed message to the agent; False when too many are waiting to be read, or when
+        it is a request and too many requests are already waiting for their answer."""
+        is_request = "method" in message and "id" in message
         if self._inbound.qsize() >= MAX_INBOUND_MESSAGES:
             return False
+        if is_request:
+            if len(self._in_flight) >= self._max_in_flight:
+                return False
+            self._in_flight.add(message_id_key(message["id"]) or "")
         self._remember_request(message)
         self._inbound.put_nowait(message)
         self.touch()
@@ -135,10 +150,18 @@ class HttpConnection:
 class ConnectionRegistry:
     """All live connections of one server, their agent tasks, idle reaping and shutdown."""
 
-    def __init__(self, serve: ServeFn, *, idle_timeout: float, limits: EventLimits | None = None) -> None:
+    def __init__(
+        self,
+        serve: ServeFn,
+        *,
+        idle_timeout: float,
+        limits: EventLimits | None = None,
+        max_in_flight: int = MAX_REQUESTS_IN_FLIGHT,
+    ) -> None:
         self._serve = serve
         self._idle_timeout = idle_timeout
         self._limits = limits
+        self._max_in_flight = max_in_flight
         self._connections: dict[str, HttpConnection] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self.accepting = True
@@ -154,7 +177,7 @@ class ConnectionRegistry:
         return self._connections.get(connection_id) if connection_id else None
 
     def create(self) -> HttpConnection:
-        conn = HttpConnection(str(uuid.uuid4()), self._limits)
+        conn = HttpConnection(str(uuid.uuid4()), self._limits, self._max_in_flight)
         self._connections[conn.id] = conn
         conn.task = asyncio.create_task(self._run_agent(conn), name=f"acp-http-{conn.id}")
         logger.info("connection %s opened", conn.id)

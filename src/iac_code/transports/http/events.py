@@ -17,6 +17,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from iac_code.safe_json import dumps_bytes
+
 StreamKey = str | None  # None: the connection stream; otherwise a session id
 
 RETRY_MILLISECONDS = 5000
@@ -41,10 +43,9 @@ class Event:
 
 
 def sse_frame(event_id: int, message: dict[str, Any]) -> bytes:
-    # ensure_ascii=False keeps non-ASCII text at its UTF-8 size; json.dumps escapes newlines, so
-    # the payload is always a single `data:` line.
-    data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-    return f"id: {event_id}\nevent: message\nretry: {RETRY_MILLISECONDS}\ndata: {data}\n\n".encode()
+    # Non-ASCII text stays at its UTF-8 size; json.dumps escapes newlines, so the payload is always
+    # a single `data:` line.
+    return b"id: %d\nevent: message\nretry: %d\ndata: %s\n\n" % (event_id, RETRY_MILLISECONDS, dumps_bytes(message))
 
 
 def lost_frame(last_event_id: int, lost_through: int) -> bytes:
