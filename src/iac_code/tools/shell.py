@@ -213,8 +213,16 @@ def _timeout(value: Any) -> int:
 
 def _result(returncode: int | None, output: str) -> ToolResult:
     if returncode is not None and returncode < 0:
-        status = f"Killed by signal {signal.Signals(-returncode).name}"
+        status = f"Killed by {_signal_name(-returncode)}"
     else:
         status = f"Exit code: {returncode}"
     text = f"{output.rstrip()}\n{status}" if output.strip() else f"(no output)\n{status}"
     return ToolResult(text, is_error=returncode != 0)
+
+
+def _signal_name(number: int) -> str:
+    """Like "signal 9 (SIGKILL)"; real-time signals (34-64) have no name in Python, only their number."""
+    try:
+        return f"signal {number} ({signal.Signals(number).name})"
+    except ValueError:
+        return f"signal {number}"

@@ -126,3 +126,13 @@ async def test_a_process_that_left_the_group_does_not_hang_the_call(ctx: ToolCon
     result = await asyncio.wait_for(BashTool().run({"command": command}, ctx), 1.9)
     assert result.text.splitlines() == ["started", "Exit code: 0"]
     await asyncio.sleep(1.5)  # let the escapee end so its pipe closes before the loop does
+
+
+@pytest.mark.parametrize(("signal_number", "shown"), [(40, "signal 40"), (9, "signal 9 (SIGKILL)")])
+async def test_a_command_killed_by_a_signal_reports_its_number(
+    ctx: ToolContext, signal_number: int, shown: str
+) -> None:
+    # 40 is a real-time signal with no name in Python's Signals enum: it used to raise ValueError.
+    result = await BashTool().run({"command": f"kill -{signal_number} $$"}, ctx)
+    assert result.is_error
+    assert result.text == f"(no output)\nKilled by {shown}"
