@@ -1,7 +1,8 @@
 """The bash tool, and the subprocess plumbing every tool that spawns a process shares.
 
 Each child runs in its own session (process group), so a timeout or a cancelled turn can kill the
-command together with everything it started, not just the shell.
+command together with everything it started, not just the shell. A bash command also runs under
+reaper.py, which ends what left the group (`setsid`, daemons) when the command ends or the agent dies.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolContext, ToolError, ToolResult, required_text
@@ -19,6 +22,8 @@ from iac_code.tools.workspace import shorten
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 KILL_GRACE = 0.4  # seconds between SIGTERM and SIGKILL; well inside the one-second cancel budget
+REAPER = Path(__file__).with_name("reaper.py")
+REAPER_GRACE = 1.0  # the reaper's own SIGTERM-then-SIGKILL sweep must finish before we SIGKILL it
 EXIT_POLL = 0.02
 READ_CHUNK = 64 * 1024
 
@@ -59,6 +64,13 @@ async def spawn(program: str, *args: str, **kwargs: Any) -> asyncio.subprocess.P
         raise
 
 
+def contained(*command: str) -> tuple[str, ...]:
+    """`command` run under reaper.py, so that nothing it starts outlives it (or the agent)."""
+    if not sys.executable:  # an embedded interpreter: the process group is all we have
+        return command
+    return (sys.executable, "-I", "-S", str(REAPER), str(os.getpid()), *command)
+
+
 async def wait_for_exit(process: asyncio.subprocess.Process, timeout: float | None = None) -> bool:
     """Whether the process exited within `timeout`.
 
@@ -73,11 +85,11 @@ async def wait_for_exit(process: asyncio.subprocess.Process, timeout: float | No
     return True
 
 
-async def kill_process_group(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM the process's group, then SIGKILL whatever is left after a short grace."""
+async def kill_process_group(process: asyncio.subprocess.Process, grace: float = KILL_GRACE) -> None:
+    """SIGTERM the process's group, then SIGKILL whatever is left after `grace` seconds."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGTERM)
-    await wait_for_exit(process, KILL_GRACE)
+    await wait_for_exit(process, grace)
     # Even if the leader is gone, members it left behind may be ignoring SIGTERM.
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
@@ -159,9 +171,7 @@ class BashTool:
         command = required_text(args, "command", blank_ok=False)
         timeout = _timeout(args.get("timeout"))
         process = await spawn(
-            "bash",
-            "-c",
-            command,
+            *contained("bash", "-c", command),
             cwd=ctx.workspace,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -173,12 +183,12 @@ class BashTool:
         try:
             await asyncio.wait_for(_run_to_end(process, process.stdout, output), timeout)
         except TimeoutError:
-            await kill_process_group(process)
+            await kill_process_group(process, REAPER_GRACE)
             return ToolResult(
                 f"{output.text()}\nCommand timed out after {timeout} s and was killed.".lstrip(), is_error=True
             )
         except BaseException:  # cancelled turn: nothing may outlive it
-            await kill_process_group(process)
+            await kill_process_group(process, REAPER_GRACE)
             raise
         return _result(process.returncode, output.text())
 
