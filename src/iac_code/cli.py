@@ -7,6 +7,7 @@ import sys
 
 from iac_code import __version__
 from iac_code.config import ConfigError, load_settings
+from iac_code.credentials import withhold_from_environment
 from iac_code.logs import configure_logging
 
 
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(debug=getattr(args, "debug", False), log_file=getattr(args, "log_file", None))
     try:
         settings = load_settings()
+        withhold_from_environment()  # the settings keep the keys; nothing the agent runs may read them
         if args.command == "acp":
             return _run_acp(args, settings)
         if args.prompt is not None:

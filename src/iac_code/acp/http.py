@@ -350,7 +350,7 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
     from iac_code.providers.presets import available_models, warm_up
     from iac_code.sessions.files import FileSessionStore
 
-    options = options_from_args(args, os.environ)
+    options = options_from_args(args, dict(settings.env))  # the token is no longer in os.environ
     refusal = bind_refusal(args.host, options.token, args.allow_insecure_bind)
     if refusal:
         logger.error(refusal)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from iac_code.credentials import without_secrets
 from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.workspace import shorten
 
@@ -27,24 +28,14 @@ REAPER_GRACE = 1.0  # the reaper's own SIGTERM-then-SIGKILL sweep must finish be
 EXIT_POLL = 0.02
 READ_CHUNK = 64 * 1024
 
-# The agent's own model credentials: a command has no use for them, and printing them would put them
-# in the transcript. Cloud credentials (ALICLOUD_*, AWS_*...) stay: terraform and aliyun need them.
-MODEL_KEY_VARIABLES = frozenset(
-    {
-        "IAC_CODE_API_KEY",
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "DASHSCOPE_API_KEY",
-        "DEEPSEEK_API_KEY",
-        "OPENROUTER_API_KEY",
-    }
-)
 # Nothing may wait for a terminal that is not there.
 NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TF_INPUT": "0"}
 
 
 def command_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in MODEL_KEY_VARIABLES}
+    # The agent's own keys: a command has no use for them, and printing them would put them in the
+    # transcript. They are gone from os.environ once the settings are read; this covers library use.
+    env = without_secrets(os.environ if base is None else base)
     env.update(NON_INTERACTIVE)
     return env
 
