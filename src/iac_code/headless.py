@@ -61,12 +61,16 @@ async def _run(prompt: str, settings: Settings, allowed: set[str], *, allow_all:
     )
     printer = _PRINTERS[output_format](sys.stdout)
     end: TurnEnd | None = None
+    failed = False
     async for event in loop.run(prompt):
         printer.show(event)
         if isinstance(event, TurnEnd):
             end = event
+        elif isinstance(event, ErrorReport):  # a failed model call ends the turn "normally": it is not
+            failed = True
+            print(f"\niac-code: error: {event.message}", file=sys.stderr)
     printer.close()
-    return 0 if end is not None and end.stop_reason == "end_turn" else 1
+    return 0 if end is not None and end.stop_reason == "end_turn" and not failed else 1
 
 
 class _TextPrinter:
@@ -83,7 +87,7 @@ class _TextPrinter:
             print(f"\n→ {event.title}", file=sys.stderr)
         elif isinstance(event, ToolFinished) and event.result.is_error:
             print(f"✗ {event.call.name}: {event.result.text[:500]}", file=sys.stderr)
-        elif isinstance(event, (ErrorReport, Compaction)):
+        elif isinstance(event, Compaction):
             print(f"\n[{event.message}]", file=sys.stderr)
         elif isinstance(event, TurnEnd) and event.stop_reason != "end_turn":
             print(f"\n[stopped: {event.stop_reason}]", file=sys.stderr)
