@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import selectors
 import signal
 import sys
 import threading
@@ -107,9 +108,9 @@ class StdioTransport:
     async def open(cls) -> StdioTransport:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=_READ_CHUNK)
-        try:
+        if _pollable(sys.stdin.fileno()):
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-        except ValueError:  # a regular file cannot be polled: feed it from a thread
+        else:  # a regular file or /dev/null: feed it from a thread
             _feed_from_thread(loop, reader)
         try:
             pipe, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout.buffer)
@@ -190,6 +191,17 @@ async def _read_line(reader: asyncio.StreamReader) -> bytes:
         except asyncio.IncompleteReadError as exc:  # EOF: the last line may lack its newline
             parts.append(exc.partial)
             return b"".join(parts)
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can watch `fd`. epoll refuses regular files and /dev/null; asyncio would
+    then log the error from a callback and wait forever for input that never comes."""
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
