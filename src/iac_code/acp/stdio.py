@@ -33,17 +33,17 @@ async def _serve_stdio(settings: Settings) -> int:
     loading = asyncio.ensure_future(asyncio.to_thread(_load_server, settings))
     early = await _answer_handshake_until(loading, transport, settings)
     serve, store = loading.result()
-    await serve(_Replay(early, transport), settings, store=store(settings.sessions_dir))
+    await serve(_Replay(early, transport), settings, store=store)
     return 0
 
 
 def _load_server(settings: Settings) -> tuple[Any, Any]:
     from iac_code.acp.server import serve
+    from iac_code.acp.unavailable_store import open_store
     from iac_code.providers.presets import warm_up
-    from iac_code.sessions.files import FileSessionStore
 
     warm_up(settings)
-    return serve, FileSessionStore
+    return serve, open_store(settings)
 
 
 async def _answer_handshake_until(

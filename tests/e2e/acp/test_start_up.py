@@ -31,3 +31,27 @@ def test_stdin_that_cannot_be_polled_is_read_to_its_end(tmp_path, kind):
         assert json.loads(result.stdout)["result"]["protocolVersion"] == 1
     else:
         assert result.stdout == b""
+
+
+def unwritable_config_dir(tmp_path):
+    """A config directory whose sessions/ cannot be created (a file has its name), even for root."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "sessions").write_text("not a directory")
+    return config
+
+
+def test_an_unwritable_config_dir_answers_session_new_with_an_error(tmp_path):
+    from tests.e2e.acp.wire import AgentProcess
+
+    agent = AgentProcess(model_env("http://127.0.0.1:9/v1", unwritable_config_dir(tmp_path)))
+    try:
+        agent.initialize()
+        error = agent.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})["error"]
+        assert error["code"] == -32603
+        assert "IAC_CODE_CONFIG_DIR" in error["message"] and str(tmp_path / "config" / "sessions") in error["message"]
+        assert agent.call("session/list", {})["error"]["code"] == -32603
+        assert agent.result("initialize", {"protocolVersion": 1})["protocolVersion"] == 1, "still serving"
+    finally:
+        assert agent.close() == 0
+    assert "Traceback" not in "".join(agent.stderr_lines)
