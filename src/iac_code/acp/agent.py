@@ -284,8 +284,8 @@ class IacAgent:
                 mcp_servers=mcp_servers,
                 **restored,
             )
-        except ConfigError as exc:
-            raise RequestError.auth_required({"config": str(exc)}) from None
+        except ConfigError as exc:  # initialize advertised the env-var auth method for this
+            raise RequestError(-32000, f"Authentication required: {exc}", {"config": str(exc)}) from None
 
     def _build_loop(self, workspace: Path, permission: Any, on_message: Any, history: list[Message]) -> Any:
         from iac_code.agent.loop import AgentLoop
