@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from iac_code import __version__
-from iac_code.config import ConfigError, load_settings
+from iac_code.config import ConfigError, Settings, load_settings
 from iac_code.credentials import withhold_from_environment
 from iac_code.logs import configure_logging
 
@@ -72,25 +73,50 @@ def _add_logging_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _check_what_to_do(parser, args)
     configure_logging(debug=getattr(args, "debug", False), log_file=getattr(args, "log_file", None))
     try:
         settings = load_settings()
         withhold_from_environment()  # the settings keep the keys; nothing the agent runs may read them
         if args.command == "acp":
             return _run_acp(args, settings)
-        if args.prompt is not None:
-            from iac_code.headless import run_headless
+        from iac_code.headless import run_headless
 
-            return run_headless(args, settings)
+        return run_headless(args, settings)
     except ConfigError as exc:
         print(f"iac-code: {exc}", file=sys.stderr)
         return 2
-    build_parser().print_help(sys.stderr)
-    return 2
+    except BrokenPipeError:  # `iac-code -p … | head`: the reader has all it wanted
+        _discard_stdout()
+        return 1
 
 
-def _run_acp(args: argparse.Namespace, settings) -> int:
+# Headless options (dest → flag), which mean nothing without -p or with the acp command.
+_HEADLESS_FLAGS = {"prompt": "-p", "yes": "--yes", "allow_tools": "--allow-tools", "output_format": "--output-format"}
+
+
+def _check_what_to_do(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit 2 with usage and a line saying what is wrong, rather than ignore a flag or do nothing."""
+    given = [flag for dest, flag in _HEADLESS_FLAGS.items() if getattr(args, dest) != parser.get_default(dest)]
+    if args.command == "acp" and given:
+        parser.error(f"{', '.join(given)}: headless options (a -p run), which the acp command does not take")
+    if args.command is None and args.prompt is None:
+        if given:
+            parser.error(f"{', '.join(given)} applies to a headless run: give -p PROMPT too")
+        parser.print_help(sys.stderr)
+        parser.exit(2, "\niac-code: error: nothing to do: give -p PROMPT for one headless turn, or the acp command\n")
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so that the flush at exit does not fail on the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _run_acp(args: argparse.Namespace, settings: Settings) -> int:
     if args.transport == "http":
         from iac_code.acp.http import run_http
 
