@@ -50,3 +50,16 @@ def test_no_command_and_no_prompt_says_what_to_give(env):
     result = iac_code(env=env)
     assert result.returncode == 2
     assert "-p PROMPT" in result.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("args", [["--help"], ["acp", "--help"]])
+def test_help_lists_the_environment_variables_and_exit_codes(env, args):
+    from iac_code.config import ENV_KEYS
+    from iac_code.credentials import SECRET_VARIABLES
+
+    result = iac_code(*args, env=env)
+    assert result.returncode == 0
+    for variable in [*ENV_KEYS.values(), *SECRET_VARIABLES, "IAC_CODE_CONFIG_DIR"]:
+        assert variable in result.stdout, variable
+    exit_codes = result.stdout.split("exit codes:")[1]
+    assert all(f"  {code} " in exit_codes for code in (0, 1, 2))
