@@ -351,9 +351,13 @@ def _workspace(cwd: str) -> Path:
     path = Path(cwd)
     if not path.is_absolute():
         raise RequestError.invalid_params({"cwd": f"must be an absolute path, got {cwd!r}"})
-    if not path.is_dir():
-        raise RequestError.invalid_params({"cwd": f"no such directory: {cwd}"})
-    return path.resolve()
+    try:
+        if not path.is_dir():
+            raise RequestError.invalid_params({"cwd": f"no such directory: {cwd}"})
+        return path.resolve()
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a loop: is_dir() raises for some
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise RequestError.invalid_params({"cwd": f"not a usable directory ({reason}): {cwd[:200]}"}) from None
 
 
 def _check_choice(field: str, value: Any, allowed: list[str]) -> None:

@@ -5,7 +5,8 @@
   SDK 0.12) are added.
 - A missing `mcpServers` defaults to `[]` (the SDK model requires it; the seed calls it optional).
 - Invalid params answer -32602 with `data` naming each bad field; any other fault answers a bare
-  -32603 (details go to the log, never to the client).
+  -32603 (details go to the log, never to the client). A notification with bad params is logged in
+  one warning line and otherwise ignored.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def build_handler(agent: Any) -> MethodHandler:
     router = build_agent_router(agent, use_unstable_protocol=True)
     _add_extra_routes(router, agent)
 
-    async def handle(method: str, params: Any, is_notification: bool) -> Any:
+    async def answer(method: str, params: Any, is_notification: bool) -> Any:
         try:
             return await router(method, _with_defaults(method, params), is_notification)
         except RequestError:
@@ -49,6 +50,16 @@ def build_handler(agent: Any) -> MethodHandler:
         except Exception:
             logger.exception("internal error in %s", method)
             raise RequestError(-32603, "Internal error") from None
+
+    async def handle(method: str, params: Any, is_notification: bool) -> Any:
+        try:
+            return await answer(method, params, is_notification)
+        except RequestError as exc:
+            if not is_notification:
+                raise
+            # Nobody waits for an answer, and the SDK would log a traceback for the client's mistake.
+            logger.warning("ignored %s notification: %s %s", method, exc, exc.data or "")
+            return None
 
     return handle
 
