@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8765
 
 .PHONY: run check test bench clean
 
@@ -12,8 +14,9 @@ $(BIN)/iac-code: pyproject.toml
 	touch $@
 
 # The main job: the ACP server over HTTP+SSE on 127.0.0.1:8765 (offline demo model when none is configured).
+# Another address: make run PORT=9090 (HOST too).
 run: $(BIN)/iac-code
-	$(BIN)/iac-code acp --transport http --host 127.0.0.1 --port 8765
+	$(BIN)/iac-code acp --transport http --host $(HOST) --port $(PORT)
 
 # Lint, format and type checks (configured in pyproject.toml); `make test` runs them first.
 check: $(BIN)/iac-code

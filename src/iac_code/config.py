@@ -5,7 +5,9 @@ The variable names are the original iac-code's, so its users can switch without 
 
 from __future__ import annotations
 
+import difflib
 import json
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -24,6 +26,9 @@ ENV_KEYS = {
     "script": "IAC_CODE_SCRIPT",
     "session_idle_seconds": "IAC_CODE_SESSION_IDLE_SECONDS",
 }
+
+
+logger = logging.getLogger(__name__)
 
 
 class ConfigError(Exception):
@@ -57,16 +62,16 @@ class Settings:
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     env = dict(os.environ if env is None else env)
     config_dir = Path(env.get("IAC_CODE_CONFIG_DIR") or Path.home() / ".iac-code").expanduser()
-    values: dict[str, Any] = _read_config_file(config_dir / "config.json")
+    config_file = config_dir / "config.json"
+    # name → (raw value, where it came from, as the user would look for it)
+    values = {name: (raw, f"{name} in {config_file}") for name, raw in _read_config_file(config_file).items()}
     for name, var in ENV_KEYS.items():
         if env.get(var):
-            values[name] = env[var]
+            values[name] = (env[var], var)
     settings = Settings(config_dir=config_dir, env=env)
     types = {f.name: f.type for f in fields(Settings)}
-    for name, raw in values.items():
-        if name not in ENV_KEYS:
-            continue
-        setattr(settings, name, _coerce(name, raw, types[name]))
+    for name, (raw, source) in values.items():
+        setattr(settings, name, _coerce(source, raw, types[name]))
     return settings
 
 
@@ -79,15 +84,19 @@ def _read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object")
-    return data
+    for key in sorted(data.keys() - ENV_KEYS.keys()):
+        closest = difflib.get_close_matches(key, ENV_KEYS, n=1)
+        hint = f" (did you mean {closest[0]!r}?)" if closest else f" (valid keys: {', '.join(ENV_KEYS)})"
+        logger.warning("%s: unknown key %r ignored%s", path, key, hint)
+    return {key: value for key, value in data.items() if key in ENV_KEYS and value is not None}
 
 
-def _coerce(name: str, raw: Any, type_name: Any) -> Any:
+def _coerce(source: str, raw: Any, type_name: Any) -> Any:
     try:
         if type_name in ("int", int):
             return int(raw)
         if type_name in ("float", float):
             return float(raw)
     except (TypeError, ValueError):
-        raise ConfigError(f"{ENV_KEYS[name]} must be a number, got {raw!r}") from None
+        raise ConfigError(f"{source} must be a number, got {raw!r}") from None
     return str(raw)

@@ -55,6 +55,7 @@ async def _run(prompt: str, settings: Settings, allowed: set[str], *, allow_all:
     loop = build_loop(settings, build_provider(settings), Path.cwd().resolve(), judge)
     printer = _PRINTERS[output_format](sys.stdout)
     end: TurnEnd | None = None
+    failed = False
     async for event in loop.run(prompt):
         if isinstance(event, PermissionRequest):  # no one to ask: the safe answer is no
             name = event.call.name
@@ -64,8 +65,11 @@ async def _run(prompt: str, settings: Settings, allowed: set[str], *, allow_all:
         printer.show(event)
         if isinstance(event, TurnEnd):
             end = event
+        elif isinstance(event, ErrorReport):  # a failed model call ends the turn "normally": it is not
+            failed = True
+            print(f"\niac-code: error: {event.message}", file=sys.stderr)
     printer.close()
-    return 0 if end is not None and end.stop_reason == "end_turn" else 1
+    return 0 if end is not None and end.stop_reason == "end_turn" and not failed else 1
 
 
 class _TextPrinter:
@@ -82,7 +86,7 @@ class _TextPrinter:
             print(f"\n→ {event.title}", file=sys.stderr)
         elif isinstance(event, ToolFinished) and event.result.is_error:
             print(f"✗ {event.call.name}: {event.result.text[:500]}", file=sys.stderr)
-        elif isinstance(event, (ErrorReport, Compaction)):
+        elif isinstance(event, Compaction):
             print(f"\n[{event.message}]", file=sys.stderr)
         elif isinstance(event, TurnEnd) and event.stop_reason != "end_turn":
             print(f"\n[stopped: {event.stop_reason}]", file=sys.stderr)

@@ -306,8 +306,8 @@ class IacAgent:
                 mcp_servers=mcp_servers,
                 **restored,
             )
-        except ConfigError as exc:
-            raise RequestError.auth_required({"config": str(exc)}) from None
+        except ConfigError as exc:  # initialize advertised the env-var auth method for this
+            raise RequestError(-32000, f"Authentication required: {exc}", {"config": str(exc)}) from None
 
     def _build_loop(
         self, workspace: Path, judge: Judge, on_message: Callable[[Message], None] | None, history: list[Message]
@@ -362,9 +362,13 @@ def _workspace(cwd: str) -> Path:
     path = Path(cwd)
     if not path.is_absolute():
         raise RequestError.invalid_params({"cwd": f"must be an absolute path, got {cwd!r}"})
-    if not path.is_dir():
-        raise RequestError.invalid_params({"cwd": f"no such directory: {cwd}"})
-    return path.resolve()
+    try:
+        if not path.is_dir():
+            raise RequestError.invalid_params({"cwd": f"no such directory: {cwd}"})
+        return path.resolve()
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a loop: is_dir() raises for some
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise RequestError.invalid_params({"cwd": f"not a usable directory ({reason}): {cwd[:200]}"}) from None
 
 
 def _check_choice(field: str, value: Any, allowed: list[str]) -> None:

@@ -6,7 +6,8 @@
 - A missing `mcpServers` defaults to `[]` (the SDK model requires it; the seed calls it optional).
 - Invalid params answer -32602 with `data` naming each bad field, and so does a session whose stored
   files are damaged (`data.sessionId` says which and why); any other fault answers a bare -32603
-  (details go to the log, never to the client).
+  (details go to the log, never to the client). A notification with bad params is logged in one
+  warning line and otherwise ignored.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def build_handler(agent: IacAgent) -> MethodHandler:
     router = build_agent_router(cast("Agent", agent), use_unstable_protocol=True)
     _add_extra_routes(router, agent)
 
-    async def handle(method: str, params: Any, is_notification: bool) -> Any:
+    async def answer(method: str, params: Any, is_notification: bool) -> Any:
         try:
             return await router(method, _with_defaults(method, params), is_notification)
         except RequestError:
@@ -62,6 +63,16 @@ def build_handler(agent: IacAgent) -> MethodHandler:
         except Exception:
             logger.exception("internal error in %s", method)
             raise RequestError(-32603, "Internal error") from None
+
+    async def handle(method: str, params: Any, is_notification: bool) -> Any:
+        try:
+            return await answer(method, params, is_notification)
+        except RequestError as exc:
+            if not is_notification:
+                raise
+            # Nobody waits for an answer, and the SDK would log a traceback for the client's mistake.
+            logger.warning("ignored %s notification: %s %s", method, exc, exc.data or "")
+            return None
 
     return handle
 

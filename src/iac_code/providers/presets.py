@@ -17,6 +17,7 @@ from typing import Literal
 from iac_code.config import ConfigError, Settings
 from iac_code.providers.base import ModelProvider
 from iac_code.providers.encodable_output import EncodableOutput
+from iac_code.providers.demo import DemoProvider
 from iac_code.providers.scripted import ScriptedProvider
 
 DEMO_NOTICE = (
@@ -128,9 +129,9 @@ def context_window_for(model: str) -> int:
     return CONTEXT_WINDOWS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_WINDOW
 
 
-def demo_provider() -> ScriptedProvider:
+def demo_provider() -> DemoProvider:
     text = resources.files("iac_code.providers").joinpath("demo_script.json").read_text(encoding="utf-8")
-    return ScriptedProvider(json.loads(text)["replies"], name="demo", model=DEMO_MODEL, notice=DEMO_NOTICE)
+    return DemoProvider(json.loads(text)["steps"], model=DEMO_MODEL, notice=DEMO_NOTICE)
 
 
 def check_settings(settings: Settings) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import selectors
 import signal
 import sys
 import threading
@@ -31,8 +32,7 @@ async def _serve_stdio(settings: Settings) -> int:
     # The SDK takes most of a second to load; answer the handshake meanwhile (see handshake.py).
     loading = asyncio.ensure_future(asyncio.to_thread(_load_server, settings))
     early = await _answer_handshake_until(loading, transport, settings)
-    serve, open_store = loading.result()
-    store = open_store(settings.sessions_dir)
+    serve, store = loading.result()
     try:
         await serve(_Replay(early, transport), settings, store=store)
     finally:
@@ -42,11 +42,11 @@ async def _serve_stdio(settings: Settings) -> int:
 
 def _load_server(settings: Settings) -> tuple[Any, Any]:
     from iac_code.acp.server import serve
+    from iac_code.acp.unavailable_store import open_store
     from iac_code.providers.presets import warm_up
-    from iac_code.sessions.threaded import open_file_store
 
     warm_up(settings)
-    return serve, open_file_store
+    return serve, open_store(settings)
 
 
 async def _answer_handshake_until(
@@ -111,9 +111,9 @@ class StdioTransport:
     async def open(cls) -> StdioTransport:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=_READ_CHUNK)
-        try:
+        if _pollable(sys.stdin.fileno()):
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-        except ValueError:  # a regular file cannot be polled: feed it from a thread
+        else:  # a regular file or /dev/null: feed it from a thread
             _feed_from_thread(loop, reader)
         try:
             pipe, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout.buffer)
@@ -194,6 +194,17 @@ async def _read_line(reader: asyncio.StreamReader) -> bytes:
         except asyncio.IncompleteReadError as exc:  # EOF: the last line may lack its newline
             parts.append(exc.partial)
             return b"".join(parts)
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can watch `fd`. epoll refuses regular files and /dev/null; asyncio would
+    then log the error from a callback and wait forever for input that never comes."""
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:

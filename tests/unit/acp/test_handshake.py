@@ -8,7 +8,7 @@ from iac_code.config import Settings
 
 @pytest.mark.parametrize("configured", [True, False])
 def test_the_plain_answer_is_exactly_what_the_sdk_schema_emits(configured):
-    plain = initialize_result(Settings(provider="openai" if configured else ""), 1)
+    plain = initialize_result(Settings(provider="openai", api_key="k") if configured else Settings(), 1)
     model = InitializeResponse.model_validate(plain)
     emitted = model.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
     assert emitted == plain
@@ -38,3 +38,9 @@ def test_only_well_formed_initialize_requests_take_the_fast_path():
     assert not is_plain_initialize(
         {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"protocolVersion": 1}}
     )
+
+
+def test_a_provider_that_cannot_be_used_advertises_the_env_var_method_with_the_reason():
+    [method] = initialize_result(Settings(provider="openai"), 1)["authMethods"]
+    assert method["id"] == "env" and method["description"].startswith("no API key for provider 'openai'")
+    InitializeResponse.model_validate(initialize_result(Settings(provider="openai"), 1))

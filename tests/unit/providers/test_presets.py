@@ -7,6 +7,7 @@ import pytest
 from iac_code.config import ConfigError, Settings
 from iac_code.providers.anthropic import AnthropicProvider
 from iac_code.providers.base import TextDelta, ToolCallReady
+from iac_code.providers.demo import DemoProvider
 from iac_code.providers.openai_chat import OpenAIChatProvider
 from iac_code.providers.presets import DEMO_NOTICE, PRESETS, available_models, build_provider, context_window_for
 from iac_code.providers.scripted import ScriptedProvider
@@ -14,11 +15,11 @@ from iac_code.providers.scripted import ScriptedProvider
 
 async def test_no_provider_gives_the_demo_with_its_notice():
     provider = build_provider(Settings())
-    assert isinstance(provider.inner, ScriptedProvider)
+    assert isinstance(provider.inner, DemoProvider)
     events = [e async for e in provider.stream("", [], [], max_tokens=10)]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)).startswith(DEMO_NOTICE)
     [call] = [e.call for e in events if isinstance(e, ToolCallReady)]
-    assert call.name == "write_file" and set(call.arguments) == {"path", "content"}
+    assert call.name == "list_files"  # it looks before it writes
 
 
 def test_scripted_needs_a_script(tmp_path):

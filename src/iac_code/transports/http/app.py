@@ -13,6 +13,7 @@ import contextlib
 import functools
 import logging
 import os
+import socket
 import re
 import time
 from collections.abc import AsyncIterator
@@ -346,14 +347,19 @@ class _Server(uvicorn.Server):
 def run_http(args: argparse.Namespace, settings: Settings) -> int:
     from iac_code.acp.residency import SessionOwners
     from iac_code.acp.server import serve
-    from iac_code.providers.presets import available_models, warm_up
+    from iac_code.providers.presets import available_models, check_settings, warm_up
     from iac_code.sessions.threaded import open_file_store
+    from iac_code.startup import check_sessions_dir, listening_socket
 
-    options = options_from_args(args, os.environ)
+    options = options_from_args(args, dict(settings.env))  # the token is no longer in os.environ
     refusal = bind_refusal(args.host, options.token, args.allow_insecure_bind)
     if refusal:
         logger.error(refusal)
         return 2
+    # Each raises a one-line ConfigError (exit 2): a problem found after start-up would go unseen.
+    check_settings(settings)
+    check_sessions_dir(settings)
+    listener = listening_socket(args.host, args.port)
     store = open_file_store(settings.sessions_dir)
     warm_up(settings)
     if settings.model_configured:
@@ -371,12 +377,12 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
     server = _Server(config, app.state.registry, token_set=bool(options.token))
-    asyncio.run(_serve_then_close(server, store))
+    asyncio.run(_serve_then_close(server, store, listener))
     return 0
 
 
-async def _serve_then_close(server: uvicorn.Server, store: Any) -> None:
+async def _serve_then_close(server: uvicorn.Server, store: Any, listener: socket.socket) -> None:
     try:
-        await server.serve()
+        await server.serve(sockets=[listener])
     finally:
         await store.close()
