@@ -10,8 +10,8 @@ The table (ask* = allow once / reject once only, asked every time; a remembered 
     external        ask      ask           refuse     refuse  run
     infra_change    ask*     ask*          refuse     refuse  ask*
 
-Elsewhere a remembered decision (allow_always / reject_always for the tool, in this session) answers
-where the table says ask. This module is also the one list of modes.
+Elsewhere a remembered allow_always answers where the table says ask, and a remembered reject_always
+refuses wherever the table would run or ask: the user's "never" outranks a lenient mode. This module is also the one list of modes.
 """
 
 from __future__ import annotations
@@ -115,11 +115,11 @@ _TABLE: dict[Access, dict[Mode, Verdict]] = {
 def decide(access: Access, mode: Mode, remembered: Remembered | None) -> Verdict:
     """The verdict for one call (see the table above)."""
     verdict = _TABLE[access][mode]
-    if not isinstance(verdict, Ask) or remembered is None:
-        return verdict
-    if remembered == "reject":
-        return Refuse(PERMISSION_DENIED)
-    return verdict if verdict.infrastructure_change else _RUN  # an "always" never covers an infra change
+    if remembered == "reject" and access != "read" and not isinstance(verdict, Refuse):
+        return Refuse(PERMISSION_DENIED)  # "always reject" holds in every mode, even one that would run it
+    if remembered == "allow" and isinstance(verdict, Ask) and not verdict.infrastructure_change:
+        return _RUN  # an "always allow" never covers an infrastructure change
+    return verdict
 
 
 def run_everything(tool_name: str, access: Access) -> Verdict:

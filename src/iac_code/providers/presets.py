@@ -16,8 +16,8 @@ from typing import Literal
 
 from iac_code.config import ConfigError, Settings
 from iac_code.providers.base import ModelProvider
-from iac_code.providers.encodable_output import EncodableOutput
 from iac_code.providers.demo import DemoProvider
+from iac_code.providers.encodable_output import EncodableOutput
 from iac_code.providers.scripted import ScriptedProvider
 
 DEMO_NOTICE = (

@@ -49,16 +49,23 @@ def test_without_memory_the_table_decides(access, mode, cell):
 
 
 @pytest.mark.parametrize(("access", "mode", "cell"), CELLS)
-def test_a_remembered_decision_answers_only_where_the_table_asks(access, mode, cell):
-    allowed, rejected = decide(access, mode, "allow"), decide(access, mode, "reject")
+def test_a_remembered_allow_answers_only_where_the_table_asks(access, mode, cell):
+    allowed = decide(access, mode, "allow")
     if cell == "ask":
         assert isinstance(allowed, Run)
-        assert rejected == Refuse(PERMISSION_DENIED)
-    elif cell == "ask*":  # an "always allow" never covers an infrastructure change; a reject does
-        assert _word(allowed) == "ask*"
+    else:  # an "always allow" never covers an infrastructure change, nor lifts a refusal
+        assert _word(allowed) == cell
+
+
+@pytest.mark.parametrize(("access", "mode", "cell"), CELLS)
+def test_a_remembered_reject_refuses_wherever_the_tool_would_run_or_ask(access, mode, cell):
+    rejected = decide(access, mode, "reject")
+    if access == "read":  # read tools never ask, so nothing about them is remembered
+        assert isinstance(rejected, Run)
+    elif cell in ("run", "ask", "ask*"):  # even accept-edits and bypass-permissions keep the user's "never"
         assert rejected == Refuse(PERMISSION_DENIED)
     else:
-        assert _word(allowed) == _word(rejected) == cell
+        assert _word(rejected) == cell
 
 
 def test_plan_mode_tells_the_model_why():

@@ -13,8 +13,8 @@ import contextlib
 import functools
 import logging
 import os
-import socket
 import re
+import socket
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field

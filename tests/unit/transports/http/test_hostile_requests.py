@@ -8,7 +8,15 @@ from typing import Any
 
 from acp.agent.connection import AgentSideConnection
 from acp.schema import PromptResponse
-from tests.unit.transports.http.conftest import initialize, is_response, live_server, new_session, open_stream, post, prompt
+from tests.unit.transports.http.conftest import (
+    initialize,
+    is_response,
+    live_server,
+    new_session,
+    open_stream,
+    post,
+    prompt,
+)
 from tests.unit.transports.http.fake_agent import FakeAgent
 
 from iac_code.transports.http.app import HttpOptions
