@@ -151,7 +151,7 @@ class ListFilesTool:
 
 def _walk(directory: Path, depth: int) -> tuple[list[str], bool]:
     """Sorted entries down to `depth` levels; symlinked directories are shown but not entered.
-    FIFOs, sockets and devices are left out."""
+    FIFOs, sockets and devices are left out, and so is an entry that cannot be examined (a symlink loop)."""
     entries: list[str] = []
 
     def visit(current: Path, prefix: str, level: int) -> bool:
@@ -164,8 +164,11 @@ def _walk(directory: Path, depth: int) -> tuple[list[str], bool]:
                 continue
             if len(entries) >= LIST_MAX_ENTRIES:
                 return False
-            is_dir = child.is_dir()
-            if not (is_dir or child.is_file() or child.is_symlink()):
+            try:
+                is_dir = child.is_dir()
+                if not (is_dir or child.is_file() or child.is_symlink()):
+                    continue
+            except OSError:
                 continue
             entries.append(f"{prefix}{child.name}{'/' if is_dir else ''}")
             if (

@@ -72,6 +72,21 @@ async def test_hard_links_are_refused(ctx: ToolContext, workspace: Path, tmp_pat
     assert outside.read_text() == "secret\n"
 
 
+# ---- symlink loops (item 10)
+
+
+async def test_a_symlink_loop_is_skipped_by_list_files(ctx: ToolContext, workspace: Path) -> None:
+    (workspace / "a").symlink_to("b")
+    (workspace / "b").symlink_to("a")
+    (workspace / "main.tf").write_text("x")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "self").symlink_to("self")
+    (workspace / "sub" / "vars.tf").write_text("x")
+    result = await ListFilesTool().run({"depth": 2}, ctx)
+    assert result.text.splitlines() == ["main.tf", "sub/", "sub/vars.tf"]
+    assert (await ListFilesTool().run({"path": "sub"}, ctx)).text == "vars.tf"
+
+
 # ---- a directory swapped for a symlink while the tool runs (item 5)
 
 
