@@ -6,10 +6,12 @@ import os
 import signal
 import time
 
+import pytest
 from tests.e2e.acp.wire import updates
 
 
-def test_six_reads_of_a_fifo_freeze_nothing_and_sigterm_still_exits(spawn, model, workspace, tmp_path):
+@pytest.mark.parametrize("ending", ["SIGTERM", "stdin EOF"])
+def test_six_reads_of_a_fifo_freeze_nothing_and_the_process_still_exits(spawn, model, workspace, tmp_path, ending):
     os.mkfifo(workspace / "fifo")
     (workspace / "main.tf").write_text("ok\n")
     reads = [{"id": f"call_{n}", "name": "read_file", "arguments": {"path": "fifo"}} for n in range(6)]
@@ -28,6 +30,9 @@ def test_six_reads_of_a_fifo_freeze_nothing_and_sigterm_still_exits(spawn, model
     assert response["result"]["stopReason"] == "end_turn"
 
     started = time.monotonic()
-    agent.proc.send_signal(signal.SIGTERM)
+    if ending == "SIGTERM":
+        agent.proc.send_signal(signal.SIGTERM)
+    else:
+        agent.proc.stdin.close()
     assert agent.proc.wait(10) == 0
     assert time.monotonic() - started < 5
