@@ -11,7 +11,8 @@ The table (ask* = allow once / reject once only, asked every time; a remembered 
     infra_change    ask*     ask*          refuse     refuse  ask*
 
 Elsewhere a remembered allow_always answers where the table says ask, and a remembered reject_always
-refuses wherever the table would run or ask: the user's "never" outranks a lenient mode. This module is also the one list of modes.
+refuses wherever the table would run or ask: the user's "never" outranks a lenient mode.
+This module is also the one list of modes.
 """
 
 from __future__ import annotations

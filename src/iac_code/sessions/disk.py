@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import stat
 import uuid
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.safe_json import dumps_bytes
+
+logger = logging.getLogger(__name__)
 
 
 def encode_line(payload: dict[str, Any]) -> bytes:
@@ -43,6 +46,21 @@ def open_regular(path: Path, flags: int) -> int:
     os.close(fd)
     code = errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
     raise OSError(code, "Is a directory" if code == errno.EISDIR else "not a regular file", str(path))
+
+
+def stat_regular(path: Path) -> os.stat_result | None:
+    """`path`'s stat when it is a regular file; None when it is missing, or when it was something
+    else (a directory, a FIFO), which is then renamed aside so the file can be written anew."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(info.st_mode):
+        return info
+    aside = path.with_name(f".{path.name}.{uuid.uuid4().hex}.not-a-file")
+    logger.warning("%s is not a regular file; moved aside to %s", path, aside.name)
+    os.rename(path, aside)
+    return None
 
 
 def read_regular(path: Path) -> bytes:

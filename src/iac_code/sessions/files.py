@@ -35,9 +35,16 @@ from typing import Any
 
 from iac_code.messages import Message
 from iac_code.safe_json import loads
-from iac_code.sessions.disk import encode_line, fsync_dir, open_regular, read_from, write_all, write_atomic
-from iac_code.sessions.records import SESSION_ID as _SESSION_ID
-from iac_code.sessions.records import index_entry_problem, meta_problem, read_meta
+from iac_code.sessions.disk import (
+    encode_line,
+    fsync_dir,
+    open_regular,
+    read_from,
+    stat_regular,
+    write_all,
+    write_atomic,
+)
+from iac_code.sessions.records import SESSION_ID, index_entry_problem, meta_problem, read_meta
 from iac_code.sessions.repair import parse_log, with_interrupted_results
 from iac_code.sessions.store import SessionDamaged, SessionNotFound, SessionRecord
 
@@ -67,7 +74,7 @@ def _normpath(path: str) -> str:
 
 
 def _check_id(session_id: str) -> str:
-    if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
+    if not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
         raise InvalidSessionId(f"invalid session id {str(session_id)[:40]!r}")
     return session_id
 
@@ -81,7 +88,7 @@ def decode_cursor(cursor: str) -> tuple[str, str]:
         updated_at, session_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
     except (ValueError, binascii.Error, UnicodeError):
         raise ValueError("invalid cursor") from None
-    if not _TIMESTAMP.fullmatch(updated_at) or not _SESSION_ID.fullmatch(session_id):
+    if not _TIMESTAMP.fullmatch(updated_at) or not SESSION_ID.fullmatch(session_id):
         raise ValueError("invalid cursor")
     return updated_at, session_id
 
@@ -306,9 +313,8 @@ class FileSessionStore:
     def _refresh(self) -> None:
         """Bring the in-memory index up to date, reading only what was appended since last time.
         Call with the lock held."""
-        try:
-            on_disk = os.stat(self._index_path)
-        except FileNotFoundError:
+        on_disk = stat_regular(self._index_path)  # None: missing, or not a file (moved aside)
+        if on_disk is None:
             self._rebuild()
             return
         if self._index_fd < 0 or os.fstat(self._index_fd).st_ino != on_disk.st_ino or on_disk.st_size < self._offset:
@@ -377,7 +383,7 @@ class FileSessionStore:
         """Recreate the index from every session's meta.json; the log's mtime stands in for lost bumps."""
         records: dict[str, dict[str, Any]] = {}
         for entry in os.scandir(self.root):
-            if not (_SESSION_ID.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
+            if not (SESSION_ID.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
                 continue  # the index itself, temp files, directories being deleted
             try:
                 record = read_meta(Path(entry.path))

@@ -78,6 +78,9 @@ def _search_target(args: dict[str, Any], ctx: ToolContext) -> Path:
     target = resolve_in_workspace(ctx.workspace, str(args.get("path") or "."))
     if not target.exists():
         raise ToolError(f"path not found: {args.get('path')}")
+    # ripgrep skips FIFOs, sockets and devices when it walks a directory, but opens one it is given.
+    if not (target.is_dir() or target.is_file()):
+        raise ToolError(f"{args.get('path')} is not a regular file (a FIFO, socket or device); refused")
     return target
 
 

@@ -159,3 +159,12 @@ def test_lone_surrogates_never_break_the_store_for_other_sessions(store: FileSes
     assert fresh.load("odd")[1] == [user("x\ufffdy")]
     make_session(fresh, "later")
     assert fresh.get("later").session_id == "later"
+
+
+def test_an_index_that_is_not_a_file_is_moved_aside_and_rebuilt(store: FileSessionStore, root: Path) -> None:
+    make_session(store, "s1")
+    (root / "index.jsonl").unlink()
+    (root / "index.jsonl").mkdir()  # found by tests/fuzz: it made every store call fail
+    fresh = FileSessionStore(root, durable=False)
+    assert [r.session_id for r in fresh.list(None)[0]] == ["s1"]
+    assert (root / "index.jsonl").is_file()
