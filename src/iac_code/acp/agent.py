@@ -33,6 +33,7 @@ from iac_code.acp.residency import Residency
 from iac_code.acp.session import Session
 from iac_code.config import ConfigError, Settings
 from iac_code.messages import Message
+from iac_code.providers.images import images_enabled
 from iac_code.providers.presets import available_models
 from iac_code.sessions.store import SessionNotFound, SessionRecord, SessionStore
 
@@ -282,6 +283,7 @@ class IacAgent:
                 lambda permission, on_message, past: self._make_loop(workspace, permission, on_message, past),
                 store=self._store,
                 mcp_servers=mcp_servers,
+                reads_images=lambda model: images_enabled(self.settings, model),
                 **restored,
             )
         except ConfigError as exc:

@@ -151,8 +151,3 @@ def _workspace_file(uri: str, workspace: Path) -> Path | None:
     except ToolError:
         return None
     return path if path.is_file() else None
-
-
-def prompt_text(blocks: Sequence[PromptBlock]) -> str:
-    """The prompt as text only (images as markers, links unread): what the session sent before images."""
-    return "\n".join(_block_text(block) for block in blocks)

@@ -23,7 +23,7 @@ from acp.schema import (
 )
 
 from iac_code.acp.permissions import OPTIONS, Mode, decide_without_asking, parse_answer
-from iac_code.acp.prompt import PromptBlock, prompt_text
+from iac_code.acp.prompt import PromptBlock, user_message
 from iac_code.acp.replay import replay_updates
 from iac_code.acp.updates import event_update, message_chunk
 from iac_code.agent.events import Event, ToolUseStart, TurnEnd
@@ -70,6 +70,7 @@ class Session:
         always: dict[str, Literal["allow", "reject"]] | None = None,
         model: str = "",
         history: Sequence[Message] = (),
+        reads_images: Callable[[str], bool] = lambda model: False,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
@@ -79,6 +80,7 @@ class Session:
         self.always: dict[str, Literal["allow", "reject"]] = dict(always or {})
         self._peer = peer
         self._store = store
+        self._reads_images = reads_images  # model id → whether its prompts may carry images
         self.loop = make_loop(self._permission, self._on_message, list(history))
         if model:
             self.loop.provider.model = model  # the model this session last used, not the configured default
@@ -106,10 +108,10 @@ class Session:
         self._idle.clear()
         self._cancelled.clear()
         try:
-            text = prompt_text(blocks)
+            message = await user_message(blocks, self.cwd, images=self._reads_images(self.model))
             if not self.title:
-                await self._name_after(text)
-            end = await self._run(text)
+                await self._name_after(message.text)
+            end = await self._run(message)
             usage = Usage(
                 input_tokens=end.input_tokens,
                 output_tokens=end.output_tokens,
@@ -132,11 +134,11 @@ class Session:
         except TimeoutError:
             logger.warning("session %s: turn still running after close", self.id)
 
-    async def _run(self, text: str) -> TurnEnd:
-        command = text.strip()
+    async def _run(self, message: Message) -> TurnEnd:
+        command = message.text.strip()
         if command.startswith("/") and command[1:] in COMMANDS:
             return await self._run_command(command[1:])
-        end = await self._stream(self.loop.run(text))
+        end = await self._stream(self.loop.run(message))
         return end or TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
 
     async def _run_command(self, name: str) -> TurnEnd:
