@@ -37,7 +37,7 @@ def _locations(args: dict[str, Any], ctx: ToolContext) -> list[str]:
         return []
 
 
-def _read_text(path: Path) -> str:
+def read_text_file(path: Path) -> str:
     """The whole file as UTF-8 text, refusing directories and binary files."""
     if path.is_dir():
         raise ToolError(f"{path} is a directory")
@@ -87,7 +87,7 @@ class ReadFileTool:
         path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
         offset = _int_arg(args, "offset", 1, 1)
         limit = _int_arg(args, "limit", READ_DEFAULT_LINES, 1)
-        text = await asyncio.to_thread(_read_text, path)
+        text = await asyncio.to_thread(read_text_file, path)
         return ToolResult(_number_lines(text, offset, limit))
 
 
@@ -212,14 +212,14 @@ class WriteFileTool:
         content = args.get("content")
         if not isinstance(content, str):
             raise ToolError("'content' must be a string")
-        old_text = await asyncio.to_thread(_write, path, content)
+        old_text = await asyncio.to_thread(write_text_file, path, content)
         verb = "Created" if old_text is None else "Overwrote"
         lines = len(content.splitlines())
         name = relative_to_workspace(ctx.workspace, path)
         return ToolResult(f"{verb} {name} ({lines} lines).", diff=Diff(str(path), old_text, content))
 
 
-def _write(path: Path, content: str) -> str | None:
+def write_text_file(path: Path, content: str) -> str | None:
     """Write `content`; return what the file held before (None if it did not exist)."""
     if path.is_dir():
         raise ToolError(f"{path} is a directory")
@@ -269,7 +269,7 @@ class EditFileTool:
             raise ToolError("'old_string' and 'new_string' are the same: nothing to change")
         replace_all = bool(args.get("replace_all", False))
         name = relative_to_workspace(ctx.workspace, path)
-        original = await asyncio.to_thread(_read_text, path)
+        original = await asyncio.to_thread(read_text_file, path)
         count = original.count(old)
         if count == 0:
             raise ToolError(f"'old_string' was not found in {name}; read the file and copy the text exactly")
@@ -279,7 +279,7 @@ class EditFileTool:
                 "or set replace_all to true"
             )
         updated = original.replace(old, new) if replace_all else original.replace(old, new, 1)
-        await asyncio.to_thread(_write, path, updated)
+        await asyncio.to_thread(write_text_file, path, updated)
         patch = "".join(
             difflib.unified_diff(
                 original.splitlines(keepends=True), updated.splitlines(keepends=True), f"a/{name}", f"b/{name}"

@@ -11,6 +11,8 @@ import contextlib
 import os
 import signal
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolContext, ToolError, ToolResult, required_text
@@ -158,29 +160,48 @@ class BashTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command = required_text(args, "command", blank_ok=False)
         timeout = _timeout(args.get("timeout"))
-        process = await spawn(
-            "bash",
-            "-c",
-            command,
-            cwd=ctx.workspace,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            env=command_environment(),
-        )
-        assert process.stdout is not None
-        output = HeadTailBuffer()
-        try:
-            await asyncio.wait_for(_run_to_end(process, process.stdout, output), timeout)
-        except TimeoutError:
-            await kill_process_group(process)
-            return ToolResult(
-                f"{output.text()}\nCommand timed out after {timeout} s and was killed.".lstrip(), is_error=True
-            )
-        except BaseException:  # cancelled turn: nothing may outlive it
-            await kill_process_group(process)
-            raise
-        return _result(process.returncode, output.text())
+        return bash_result(await run_bash(command, ctx.workspace, command_environment(), timeout), timeout)
+
+
+@dataclass
+class CommandRun:
+    """What one command produced, wherever it ran (a local process or the client's terminal)."""
+
+    output: str  # already cut to the output limit, head and tail kept
+    exit_code: int | None = None
+    signal: str | None = None  # the signal that ended it, e.g. "SIGKILL"
+    timed_out: bool = False
+    terminal_id: str | None = None  # the client's terminal that ran it, for the tool call's live output
+
+
+async def run_bash(
+    command: str, cwd: Path, env: Mapping[str, str], timeout: float, output_limit: int = MAX_OUTPUT_CHARS
+) -> CommandRun:
+    """`bash -c command` as a local process group, killed on timeout and when the caller is cancelled."""
+    process = await spawn(
+        "bash",
+        "-c",
+        command,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=dict(env),
+    )
+    assert process.stdout is not None
+    output = HeadTailBuffer(output_limit)
+    try:
+        await asyncio.wait_for(_run_to_end(process, process.stdout, output), timeout)
+    except TimeoutError:
+        await kill_process_group(process)
+        return CommandRun(output.text(), timed_out=True)
+    except BaseException:  # cancelled turn: nothing may outlive it
+        await kill_process_group(process)
+        raise
+    code = process.returncode
+    if code is not None and code < 0:
+        return CommandRun(output.text(), signal=signal.Signals(-code).name)
+    return CommandRun(output.text(), exit_code=code)
 
 
 async def _run_to_end(
@@ -211,10 +232,10 @@ def _timeout(value: Any) -> int:
     return min(int(value) or 1, MAX_TIMEOUT)
 
 
-def _result(returncode: int | None, output: str) -> ToolResult:
-    if returncode is not None and returncode < 0:
-        status = f"Killed by signal {signal.Signals(-returncode).name}"
-    else:
-        status = f"Exit code: {returncode}"
-    text = f"{output.rstrip()}\n{status}" if output.strip() else f"(no output)\n{status}"
-    return ToolResult(text, is_error=returncode != 0)
+def bash_result(run: CommandRun, timeout: float) -> ToolResult:
+    """What the model reads: the output, then how the command ended (an error unless it exited 0)."""
+    if run.timed_out:
+        return ToolResult(f"{run.output}\nCommand timed out after {timeout} s and was killed.".lstrip(), is_error=True)
+    status = f"Killed by signal {run.signal}" if run.signal else f"Exit code: {run.exit_code}"
+    text = f"{run.output.rstrip()}\n{status}" if run.output.strip() else f"(no output)\n{status}"
+    return ToolResult(text, is_error=run.exit_code != 0)
