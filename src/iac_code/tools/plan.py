@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-from iac_code.tools.base import Access, ToolContext, ToolError, ToolResult
+from iac_code.tools.base import Access, Category, Kind, ToolContext, ToolError, ToolResult
 
 TOOL_NAME = "update_plan"
 STATUSES = ("pending", "in_progress", "completed")
@@ -82,8 +82,8 @@ class UpdatePlanTool:
         },
         "required": ["entries"],
     }
-    category = "read"  # it changes nothing outside the conversation
-    kind = "think"
+    category: Category = "read"  # it changes nothing outside the conversation
+    kind: Kind = "think"
 
     def access(self, args: dict[str, Any]) -> Access:
         return "read"
