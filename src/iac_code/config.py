@@ -25,6 +25,7 @@ ENV_KEYS = {
     "compact_threshold": "IAC_CODE_COMPACT_THRESHOLD",
     "script": "IAC_CODE_SCRIPT",
     "session_idle_seconds": "IAC_CODE_SESSION_IDLE_SECONDS",
+    "images": "IAC_CODE_IMAGES",
 }
 
 
@@ -48,6 +49,7 @@ class Settings:
     context_window: int = 0  # 0: the provider's own figure
     compact_threshold: float = 0.8  # compact when the context passes this share of the window
     session_idle_seconds: float = 1800  # an idle session's runtime leaves memory after this; reloaded on use
+    images: bool | None = None  # whether prompts may carry images; None: the model table decides
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
 
     @property
@@ -92,6 +94,8 @@ def _read_config_file(path: Path) -> dict[str, Any]:
 
 
 def _coerce(source: str, raw: Any, type_name: Any) -> Any:
+    if type_name == "bool | None":
+        return _switch(source, raw)
     try:
         if type_name in ("int", int):
             return int(raw)
@@ -100,3 +104,13 @@ def _coerce(source: str, raw: Any, type_name: Any) -> Any:
     except (TypeError, ValueError):
         raise ConfigError(f"{source} must be a number, got {raw!r}") from None
     return str(raw)
+
+
+def _switch(source: str, raw: Any) -> bool:
+    """On/off from the environment ("1", "0", "true", …) or from JSON (true/false)."""
+    word = str(raw).strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{source} must be 1 or 0, got {raw!r}")

@@ -22,10 +22,18 @@ class ToolCall:
 
 
 @dataclass
+class Image:
+    """An image the user attached to a prompt: base64 `data` as the client sent it."""
+
+    mime_type: str  # image/png, image/jpeg, image/gif or image/webp
+    data: str
+
+
+@dataclass
 class Message:
     """One turn of the conversation.
 
-    - user: `text` (the prompt as the model sees it). `summary` marks a compaction summary: it
+    - user: `text` (the prompt as the model sees it) and its `images`. `summary` marks a compaction summary: it
       replaces every earlier message in the model's context except the `kept` ones just before it.
       The log stays append-only, so a replay still shows the whole conversation.
     - assistant: `text`, `thinking` (+ `thinking_signature` for Anthropic), `tool_calls`.
@@ -42,6 +50,7 @@ class Message:
     is_error: bool = False
     summary: bool = False
     kept: int = 0  # on a summary: how many messages just before it stay in the model's context
+    images: list[Image] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         # Drop defaults so a persisted line stays short and readable.
@@ -52,8 +61,10 @@ class Message:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
         calls = [ToolCall(**c) for c in data.get("tool_calls", [])]
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "tool_calls"}
-        return cls(**known, tool_calls=calls)
+        images = [Image(**i) for i in data.get("images", [])]
+        nested = ("tool_calls", "images")
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k not in nested}
+        return cls(**known, tool_calls=calls, images=images)
 
 
 def user(text: str) -> Message:

@@ -38,6 +38,7 @@ from iac_code.agent.policy import Judge
 from iac_code.config import ConfigError, Settings
 from iac_code.messages import Message
 from iac_code.providers.lazy import LazyProvider
+from iac_code.providers.images import images_enabled
 from iac_code.providers.presets import available_models
 from iac_code.sessions.store import SessionNotFound, SessionRecord, SessionStore
 
@@ -304,6 +305,7 @@ class IacAgent:
                 functools.partial(self._make_loop, workspace),
                 store=self._store,
                 mcp_servers=mcp_servers,
+                reads_images=lambda model: images_enabled(self.settings, model),
                 **restored,
             )
         except ConfigError as exc:  # initialize advertised the env-var auth method for this

@@ -12,6 +12,7 @@ from typing import Any
 
 from iac_code import __version__
 from iac_code.config import ConfigError, Settings
+from iac_code.providers.images import images_enabled
 from iac_code.providers.presets import check_settings
 
 PROTOCOL_VERSION = 1  # the only ACP wire version; the SDK's acp.PROTOCOL_VERSION agrees (tested)
@@ -47,7 +48,7 @@ def initialize_result(settings: Settings, requested_version: Any) -> dict[str, A
         "protocolVersion": negotiate(requested_version),
         "agentCapabilities": {
             "loadSession": True,
-            "promptCapabilities": {"embeddedContext": True, "image": False, "audio": False},
+            "promptCapabilities": {"embeddedContext": True, "image": images_enabled(settings), "audio": False},
             "sessionCapabilities": {"list": {}, "close": {}, "fork": {}, "resume": {}, "delete": {}},
         },
         "agentInfo": {"name": "iac-code", "title": "iac-code", "version": __version__},

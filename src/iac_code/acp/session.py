@@ -22,7 +22,7 @@ from acp.schema import (
 
 from iac_code.acp.permissions import parse_answer
 from iac_code.acp.presenter import permission_request
-from iac_code.acp.prompt import PromptBlock, prompt_text
+from iac_code.acp.prompt import PromptBlock, user_message
 from iac_code.acp.replay import replay_updates
 from iac_code.acp.updates import event_update, message_chunk
 from iac_code.agent.events import Event, PermissionRequest, TurnEnd
@@ -66,6 +66,7 @@ class Session:
         always: dict[str, Remembered] | None = None,
         model: str = "",
         history: Sequence[Message] = (),
+        reads_images: Callable[[str], bool] = lambda model: False,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
@@ -76,6 +77,7 @@ class Session:
         self._peer = peer
         self._store = store
         self._writes = OrderedWriter(session_id)  # the store's writes for this session, in order
+        self._reads_images = reads_images  # model id → whether its prompts may carry images
         self.loop = make_loop(self._judge, self._on_message, list(history))
         if model:
             self.loop.provider.model = model  # the model this session last used, not the configured default
@@ -102,10 +104,10 @@ class Session:
         self._idle.clear()
         self._cancelled.clear()
         try:
-            text = prompt_text(blocks)
+            message = await user_message(blocks, self.cwd, images=self._reads_images(self.model))
             if not self.title:
-                await self._name_after(text)
-            end = await self._run(text)
+                await self._name_after(message.text)
+            end = await self._run(message)
             await self._writes.flush()  # the answer means the turn is saved
             usage = Usage(
                 input_tokens=end.input_tokens,
@@ -137,11 +139,11 @@ class Session:
         except Exception:
             logger.warning("session %s: some writes were lost (see above)", self.id)
 
-    async def _run(self, text: str) -> TurnEnd:
-        command = text.strip()
+    async def _run(self, message: Message) -> TurnEnd:
+        command = message.text.strip()
         if command.startswith("/") and command[1:] in COMMANDS:
             return await self._run_command(command[1:])
-        end = await self._stream(self.loop.run(text))
+        end = await self._stream(self.loop.run(message))
         return end or TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
 
     async def _run_command(self, name: str) -> TurnEnd:

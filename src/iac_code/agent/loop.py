@@ -111,7 +111,8 @@ class AgentLoop:
 
     # ----------------------------------------------------------------- public API
 
-    async def run(self, prompt: str) -> AsyncGenerator[Event, None]:
+    async def run(self, prompt: str | Message) -> AsyncGenerator[Event, None]:
+        """One turn for `prompt`: text, or a whole user message (text and images)."""
         async for event in self._drive(lambda emit: self._turn_body(prompt, emit)):
             yield event
 
@@ -160,10 +161,10 @@ class AgentLoop:
         finally:
             await channel.put(None)
 
-    async def _turn_body(self, prompt: str, emit: Emit) -> None:
+    async def _turn_body(self, prompt: str | Message, emit: Emit) -> None:
         totals = Usage(0, 0)
         try:
-            self._append(user(prompt))
+            self._append(prompt if isinstance(prompt, Message) else user(prompt))
             stop = await self._steps(emit, totals)
         except (asyncio.CancelledError, _TurnCancelled):
             self._close_partial_message()

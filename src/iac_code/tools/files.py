@@ -37,7 +37,7 @@ def _locations(args: dict[str, Any], ctx: ToolContext) -> list[str]:
         return []
 
 
-def _read_text(workspace: Path, path: Path) -> str:
+def read_text_file(workspace: Path, path: Path) -> str:
     """The whole file as UTF-8 text, refusing directories, binary files and what confined_io refuses."""
     try:
         data = read_file_bytes(workspace, path, MAX_TEXT_FILE_BYTES)
@@ -83,7 +83,7 @@ class ReadFileTool:
         path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
         offset = integer_arg(args, "offset", 1, low=1)
         limit = integer_arg(args, "limit", READ_DEFAULT_LINES, low=1)
-        text = await run_file_work(_read_text, ctx.workspace, path)
+        text = await run_file_work(read_text_file, ctx.workspace, path)
         return ToolResult(_number_lines(text, offset, limit))
 
 
@@ -220,14 +220,14 @@ class WriteFileTool:
         content = args.get("content")
         if not isinstance(content, str):
             raise ToolError("'content' must be a string")
-        old_text = await run_file_work(_write, ctx.workspace, path, content)
+        old_text = await run_file_work(write_text_file, ctx.workspace, path, content)
         verb = "Created" if old_text is None else "Overwrote"
         lines = len(content.splitlines())
         name = relative_to_workspace(ctx.workspace, path)
         return ToolResult(f"{verb} {name} ({lines} lines).", diff=Diff(str(path), old_text, content))
 
 
-def _write(workspace: Path, path: Path, content: str) -> str | None:
+def write_text_file(workspace: Path, path: Path, content: str) -> str | None:
     """Write `content` atomically; return what the file held before (None if it did not exist)."""
     try:
         old = replace_file(workspace, path, content.encode())
@@ -276,7 +276,7 @@ class EditFileTool:
             raise ToolError("'old_string' and 'new_string' are the same: nothing to change")
         replace_all = bool(args.get("replace_all", False))
         name = relative_to_workspace(ctx.workspace, path)
-        original = await run_file_work(_read_text, ctx.workspace, path)
+        original = await run_file_work(read_text_file, ctx.workspace, path)
         count = original.count(old)
         if count == 0:
             raise ToolError(f"'old_string' was not found in {name}; read the file and copy the text exactly")
@@ -286,7 +286,7 @@ class EditFileTool:
                 "or set replace_all to true"
             )
         updated = original.replace(old, new) if replace_all else original.replace(old, new, 1)
-        await run_file_work(_write, ctx.workspace, path, updated)
+        await run_file_work(write_text_file, ctx.workspace, path, updated)
         patch = "".join(
             difflib.unified_diff(
                 original.splitlines(keepends=True), updated.splitlines(keepends=True), f"a/{name}", f"b/{name}"

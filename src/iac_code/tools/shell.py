@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -173,27 +174,47 @@ class BashTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command = required_text(args, "command", blank_ok=False)
         timeout = integer_arg(args, "timeout", DEFAULT_TIMEOUT, low=1, high=MAX_TIMEOUT)
-        process = await spawn(
-            *contained("bash", "-c", command),
-            cwd=ctx.workspace,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            env=command_environment(),
-        )
-        assert process.stdout is not None
-        output = HeadTailBuffer()
-        try:
-            await asyncio.wait_for(_run_to_end(process, process.stdout, output), timeout)
-        except TimeoutError:
-            await kill_process_group(process, REAPER_GRACE)
-            return ToolResult(
-                f"{output.text()}\nCommand timed out after {timeout} s and was killed.".lstrip(), is_error=True
-            )
-        except BaseException:  # cancelled turn: nothing may outlive it
-            await kill_process_group(process, REAPER_GRACE)
-            raise
-        return _result(process.returncode, output.text())
+        return bash_result(await run_bash(command, ctx.workspace, command_environment(), timeout), timeout)
+
+
+@dataclass
+class CommandRun:
+    """What one command produced, wherever it ran (a local process or the client's terminal)."""
+
+    output: str  # already cut to the output limit, head and tail kept
+    exit_code: int | None = None
+    signal: str | None = None  # the signal that ended it: "signal 9 (SIGKILL)", or the client's "SIGKILL"
+    timed_out: bool = False
+    terminal_id: str | None = None  # the client's terminal that ran it, for the tool call's live output
+
+
+async def run_bash(
+    command: str, cwd: Path, env: Mapping[str, str], timeout: float, output_limit: int = MAX_OUTPUT_CHARS
+) -> CommandRun:
+    """`bash -c command` as a local process group under the reaper, killed on timeout and when the
+    caller is cancelled."""
+    process = await spawn(
+        *contained("bash", "-c", command),
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=dict(env),
+    )
+    assert process.stdout is not None
+    output = HeadTailBuffer(output_limit)
+    try:
+        await asyncio.wait_for(_run_to_end(process, process.stdout, output), timeout)
+    except TimeoutError:
+        await kill_process_group(process, REAPER_GRACE)
+        return CommandRun(output.text(), timed_out=True)
+    except BaseException:  # cancelled turn: nothing may outlive it
+        await kill_process_group(process, REAPER_GRACE)
+        raise
+    code = process.returncode
+    if code is not None and code < 0:
+        return CommandRun(output.text(), signal=_signal_name(-code))
+    return CommandRun(output.text(), exit_code=code)
 
 
 async def _run_to_end(
@@ -216,13 +237,13 @@ async def _run_to_end(
         exited.cancel()
 
 
-def _result(returncode: int | None, output: str) -> ToolResult:
-    if returncode is not None and returncode < 0:
-        status = f"Killed by {_signal_name(-returncode)}"
-    else:
-        status = f"Exit code: {returncode}"
-    text = f"{output.rstrip()}\n{status}" if output.strip() else f"(no output)\n{status}"
-    return ToolResult(text, is_error=returncode != 0)
+def bash_result(run: CommandRun, timeout: float) -> ToolResult:
+    """What the model reads: the output, then how the command ended (an error unless it exited 0)."""
+    if run.timed_out:
+        return ToolResult(f"{run.output}\nCommand timed out after {timeout} s and was killed.".lstrip(), is_error=True)
+    status = f"Killed by {run.signal}" if run.signal else f"Exit code: {run.exit_code}"
+    text = f"{run.output.rstrip()}\n{status}" if run.output.strip() else f"(no output)\n{status}"
+    return ToolResult(text, is_error=run.exit_code != 0)
 
 
 def _signal_name(number: int) -> str:
