@@ -132,7 +132,7 @@ async def _execute(tree: Tree, plan: _Plan) -> dict[str, list[Finding]] | Skippe
     try:
         return await asyncio.wait_for(checker.check(tree, plan.pending), checker.timeout)
     except TimeoutError:
-        return Skipped(checker.name, f"timed out after {checker.timeout:.0f} s")
+        return Skipped(checker.name, f"timed out after {checker.timeout:g} s")
     except CheckerUnavailable as exc:
         return Skipped(checker.name, str(exc))
     except Exception as exc:  # a checker's bug or its tool's crash must not take the others down

@@ -128,22 +128,30 @@ def render_text(report: CheckReport) -> str:
     for finding in report.findings:
         by_file.setdefault(finding.file, []).append(finding)
     order = sorted(by_file, key=lambda f: (min(SEVERITIES.index(x.severity) for x in by_file[f]), f))
-    used = sum(len(line) + 1 for line in lines)
-    shown_findings = 0
-    for index, file in enumerate(order):
-        block = [f"\n{file}"] + [_finding_line(f) for f in sorted(by_file[file], key=Finding.sort_key)]
-        size = sum(len(line) + 1 for line in block)
-        if used + size > TEXT_BUDGET and shown_findings:
-            left = order[index:]
-            count = sum(len(by_file[f]) for f in left)
-            lines.append(
-                f"\n[{count} more findings in {len(left)} more files not shown: "
-                "check a narrower path or fewer checks to see them.]"
-            )
+    used = len(lines[0])
+    left_findings, left_files = len(report.findings), len(order)
+    for file in order:
+        if used + len(file) + 2 > TEXT_BUDGET:
             break
-        lines.extend(block)
-        used += size
-        shown_findings += len(by_file[file])
+        lines.append(f"\n{file}")
+        used += len(file) + 2
+        shown = 0
+        for finding in sorted(by_file[file], key=Finding.sort_key):
+            line = _finding_line(finding)
+            if used + len(line) + 1 > TEXT_BUDGET:
+                break
+            lines.append(line)
+            used += len(line) + 1
+            shown += 1
+        left_findings -= shown
+        left_files -= shown == len(by_file[file])
+        if shown < len(by_file[file]):
+            break
+    if left_findings:
+        lines.append(
+            f"\n[{left_findings} more findings in {left_files} files not shown: "
+            "check a narrower path or fewer checks to see them.]"
+        )
     return "\n".join(lines)
 
 
