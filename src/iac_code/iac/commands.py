@@ -26,7 +26,8 @@ program or subcommand computed at run time (`$TF apply`, `terraform $ACTION`) th
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from iac_code.iac.shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_commands
 
@@ -89,7 +90,12 @@ ALIYUN_OPTIONS_WITH_VALUE = frozenset(
      "--connect-timeout", "--retry-count", "--language", "--output", "--header"}
 )  # fmt: skip
 ALIYUN_ROS_READ = ("describe", "list", "get", "validate", "preview", "detect", "check", "generate")
-DEPLOY_TOOLS = {"cdk": {"deploy", "destroy"}, "ros-cdk": {"deploy", "destroy"}, "sam": {"deploy", "delete", "sync"}}
+DEPLOY_TOOLS = {
+    "cdk": frozenset({"deploy", "destroy"}),
+    "ros-cdk": frozenset({"deploy", "destroy"}),
+    "sam": frozenset({"deploy", "delete", "sync"}),
+}
+DEPLOY_READ = frozenset({"synth", "diff", "list", "ls", "build", "validate"})
 
 
 def is_infrastructure_change(command: str) -> bool:
@@ -209,61 +215,53 @@ def _next_word(args: Sequence[Word], after: int) -> str | None:
     return None
 
 
-def _terraform(args: Sequence[Word]) -> bool:
-    found = _first_known(args, TERRAFORM_SUBCOMMANDS)
-    if found is None:
-        return False
-    index, name = found
-    if name in ("?", *TERRAFORM_CHANGING):
-        return True
-    if name == "state":
-        return _next_word(args, index) in (*TERRAFORM_STATE_CHANGING, "?")
-    if name == "workspace":
-        return _next_word(args, index) in ("delete", "?")
-    return False
+@dataclass(frozen=True)
+class _Cli:
+    """How a tool's subcommands read: which change things, and which do only with a given next word."""
+
+    known: frozenset[str]  # every subcommand: the first argument that is one of them is the subcommand
+    changing: frozenset[str]
+    changing_second: Mapping[str, frozenset[str]] = field(default_factory=dict)  # state -> {rm, mv...}
+    harmless_second: Mapping[str, frozenset[str]] = field(default_factory=dict)  # apply -> {view-last-applied}
+    dry_run_allowed: bool = False  # --dry-run (client/server) makes a changing subcommand harmless
+
+    def changes(self, args: Sequence[Word]) -> bool:
+        found = _first_known(args, self.known)
+        if found is None:
+            return False
+        index, name = found
+        if name == "?":
+            return True
+        second = _next_word(args, index)
+        if name in self.changing:
+            if second in self.harmless_second.get(name, ()):
+                return False
+            return not (self.dry_run_allowed and _dry_run(args))
+        return name in self.changing_second and second in (*self.changing_second[name], "?")
 
 
 def _dry_run(args: Sequence[Word]) -> bool:
     return any(w.text == "--dry-run" or (w.text.startswith("--dry-run=") and w.text != "--dry-run=none") for w in args)
 
 
-def _kubectl(args: Sequence[Word]) -> bool:
-    found = _first_known(args, KUBECTL_SUBCOMMANDS)
-    if found is None:
-        return False
-    index, name = found
-    if name == "?":
-        return True
-    if name == "apply" and _next_word(args, index) == "view-last-applied":
-        return False
-    if name in KUBECTL_CHANGING:
-        return not _dry_run(args)
-    if name == "rollout":
-        return _next_word(args, index) in (*KUBECTL_ROLLOUT_CHANGING, "?")
-    if name == "certificate":
-        return _next_word(args, index) in ("approve", "deny", "?")
-    return False
-
-
-def _helm(args: Sequence[Word]) -> bool:
-    found = _first_known(args, HELM_SUBCOMMANDS)
-    if found is None:
-        return False
-    return found[1] == "?" or (found[1] in HELM_CHANGING and not _dry_run(args))
-
-
-def _pulumi(args: Sequence[Word]) -> bool:
-    found = _first_known(args, PULUMI_SUBCOMMANDS)
-    if found is None:
-        return False
-    index, name = found
-    if name in ("?", *PULUMI_CHANGING):
-        return True
-    if name == "state":
-        return _next_word(args, index) in ("delete", "move", "?")
-    if name == "stack":
-        return _next_word(args, index) in ("rm", "?")
-    return False
+TERRAFORM = _Cli(
+    TERRAFORM_SUBCOMMANDS,
+    TERRAFORM_CHANGING,
+    changing_second={"state": TERRAFORM_STATE_CHANGING, "workspace": frozenset({"delete"})},
+)
+KUBECTL = _Cli(
+    KUBECTL_SUBCOMMANDS,
+    KUBECTL_CHANGING,
+    changing_second={"rollout": KUBECTL_ROLLOUT_CHANGING, "certificate": frozenset({"approve", "deny"})},
+    harmless_second={"apply": frozenset({"view-last-applied"})},
+    dry_run_allowed=True,
+)
+HELM = _Cli(HELM_SUBCOMMANDS, HELM_CHANGING, dry_run_allowed=True)
+PULUMI = _Cli(
+    PULUMI_SUBCOMMANDS,
+    PULUMI_CHANGING,
+    changing_second={"state": frozenset({"delete", "move"}), "stack": frozenset({"rm"})},
+)
 
 
 def _service_call(args: Sequence[Word], options_with_value: frozenset[str]) -> tuple[str, str | None] | None:
@@ -306,27 +304,19 @@ def _aliyun(args: Sequence[Word]) -> bool:
     )
 
 
-def _deploy_tool(name: str) -> Callable[[Sequence[Word]], bool]:
-    def check(args: Sequence[Word]) -> bool:
-        found = _first_known(args, frozenset(DEPLOY_TOOLS[name]) | {"synth", "diff", "list", "ls", "build", "validate"})
-        return found is not None and (found[1] == "?" or found[1] in DEPLOY_TOOLS[name])
-
-    return check
-
-
 FAMILIES: dict[str, Callable[[Sequence[Word]], bool]] = {
-    "terraform": _terraform,
-    "tofu": _terraform,
-    "terragrunt": _terraform,
-    "tf": _terraform,
-    "kubectl": _kubectl,
-    "oc": _kubectl,
-    "k": _kubectl,
-    "helm": _helm,
-    "pulumi": _pulumi,
+    "terraform": TERRAFORM.changes,
+    "tofu": TERRAFORM.changes,
+    "terragrunt": TERRAFORM.changes,
+    "tf": TERRAFORM.changes,
+    "kubectl": KUBECTL.changes,
+    "oc": KUBECTL.changes,
+    "k": KUBECTL.changes,
+    "helm": HELM.changes,
+    "pulumi": PULUMI.changes,
     "aws": _aws,
     "aliyun": _aliyun,
-    **{name: _deploy_tool(name) for name in DEPLOY_TOOLS},
+    **{name: _Cli(changing | DEPLOY_READ, changing).changes for name, changing in DEPLOY_TOOLS.items()},
 }
 
 

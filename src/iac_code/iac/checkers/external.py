@@ -84,6 +84,19 @@ async def run_program(argv: list[str], cwd: Path, timeout: float) -> ProgramRun:
     return ProgramRun(process.returncode or 0, stdout.decode(errors="replace"), stderr.decode(errors="replace"))
 
 
+class ProgramChecker:
+    """Base of the checkers whose tool is a program on PATH: the first of `programs` found is used."""
+
+    programs: tuple[str, ...] = ()
+    version_args: tuple[str, ...] = ("--version",)
+
+    def program(self) -> str:
+        return find_program(*self.programs)
+
+    def version(self) -> str:
+        return program_version(self.program(), *self.version_args)
+
+
 def rel_join(directory: str, name: str) -> str:
     """A file a tool reported relative to `directory` (workspace-relative), as a workspace-relative path."""
     joined = os.path.normpath(os.path.join(directory, name))

@@ -15,7 +15,7 @@ from yaml import YAMLError
 from yaml.nodes import Node, SequenceNode
 
 from iac_code.iac.checker import Selection, Tree, Unit
-from iac_code.iac.checkers.external import find_program, program_version, run_program
+from iac_code.iac.checkers.external import ProgramChecker, run_program
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
 from iac_code.iac.yamlnodes import compose_documents, line_of, mapping_get, scalar
@@ -24,19 +24,18 @@ BATCH = 200
 SCHEMA_TROUBLE = ("could not find schema", "failed downloading schema", "error while downloading schema")
 
 
-class KubeconformChecker:
+class KubeconformChecker(ProgramChecker):
     name = "kubeconform"
     summary = "Kubernetes manifests against the API schemas: kubeconform (if on PATH)"
     timeout = 120.0
-
-    def version(self) -> str:
-        return program_version(find_program("kubeconform"), "-v")
+    programs = ("kubeconform",)
+    version_args = ("-v",)
 
     def select(self, tree: Tree) -> Selection:
         return Selection(units=tree.file_units({FileKind.KUBERNETES}))
 
     async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
-        program = find_program("kubeconform")
+        program = self.program()
         results: dict[str, list[Finding]] = {}
         schema_errors = 0
         for start in range(0, len(units), BATCH):

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from iac_code.iac.checker import Selection, Tree, Unit, is_initialized
-from iac_code.iac.checkers.external import PARALLEL_RUNS, find_program, program_version, rel_join, run_program
+from iac_code.iac.checkers.external import PARALLEL_RUNS, ProgramChecker, rel_join, run_program
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding, Severity
 
@@ -19,24 +19,22 @@ FMT_BATCH = 200  # files per command line
 NOT_INITIALIZED = "not initialized (validate needs `terraform init` to have run there)"
 
 
-def terraform_program() -> str:
-    return find_program("terraform", "tofu")
+class TerraformChecker(ProgramChecker):
+    programs = ("terraform", "tofu")
+    version_args = ("version",)
 
 
-class TerraformFmtChecker:
+class TerraformFmtChecker(TerraformChecker):
     name = "terraform-fmt"
     summary = "canonical formatting of .tf/.tfvars (terraform or tofu fmt -check, if on PATH)"
     timeout = 120.0
-
-    def version(self) -> str:
-        return program_version(terraform_program(), "version")
 
     def select(self, tree: Tree) -> Selection:
         units = tree.file_units({FileKind.TERRAFORM, FileKind.TFVARS})
         return Selection(units=[u for u in units if u.rel.endswith((".tf", ".tfvars"))])
 
     async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
-        program = terraform_program()
+        program = self.program()
         results: dict[str, list[Finding]] = {}
         for start in range(0, len(units), FMT_BATCH):
             batch = [u.rel for u in units[start : start + FMT_BATCH]]
@@ -63,13 +61,10 @@ class TerraformFmtChecker:
         return [rel for found in await asyncio.gather(*(one(rel) for rel in rels)) for rel in found]
 
 
-class TerraformValidateChecker:
+class TerraformValidateChecker(TerraformChecker):
     name = "terraform-validate"
     summary = "terraform (or tofu) validate -json in directories already initialized (if on PATH)"
     timeout = 180.0
-
-    def version(self) -> str:
-        return program_version(terraform_program(), "version")
 
     def select(self, tree: Tree) -> Selection:
         selection = Selection()
@@ -81,7 +76,7 @@ class TerraformValidateChecker:
         return selection
 
     async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
-        program = terraform_program()
+        program = self.program()
         semaphore = asyncio.Semaphore(PARALLEL_RUNS)
 
         async def one(unit: Unit) -> tuple[str, list[Finding]]:

@@ -9,25 +9,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from iac_code.iac.checker import Selection, Tree, Unit
-from iac_code.iac.checkers.external import PARALLEL_RUNS, find_program, program_version, rel_join, run_program
+from iac_code.iac.checkers.external import PARALLEL_RUNS, ProgramChecker, rel_join, run_program
 from iac_code.iac.findings import Finding, Severity
 
 SEVERITIES: dict[str, Severity] = {"error": "error", "warning": "warning", "notice": "info", "info": "info"}
 
 
-class TflintChecker:
+class TflintChecker(ProgramChecker):
     name = "tflint"
     summary = "tflint on each Terraform directory (if on PATH)"
     timeout = 180.0
-
-    def version(self) -> str:
-        return program_version(find_program("tflint"), "--version")
+    programs = ("tflint",)
 
     def select(self, tree: Tree) -> Selection:
         return Selection(units=tree.terraform_dirs())
 
     async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
-        program = find_program("tflint")
+        program = self.program()
         semaphore = asyncio.Semaphore(PARALLEL_RUNS)
 
         async def one(unit: Unit) -> tuple[str, list[Finding]]:
