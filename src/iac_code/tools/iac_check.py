@@ -17,7 +17,7 @@ from iac_code.iac.checker import Checker
 from iac_code.iac.checkers import default_checkers
 from iac_code.iac.engine import CheckReport, run_checks
 from iac_code.iac.findings import SEVERITIES, Finding
-from iac_code.tools.base import Access, Location, ToolContext, ToolError, ToolResult
+from iac_code.tools.base import Access, Category, Kind, Location, ToolContext, ToolError, ToolResult
 from iac_code.tools.workspace import resolve_in_workspace, shorten
 
 MAX_LOCATIONS = 50
@@ -27,10 +27,10 @@ MESSAGE_WIDTH = 300
 
 class IacCheckTool:
     name = "iac_check"
-    category = "read"
+    category: Category = "read"
     # "search": like grep, it looks through files and answers with file:line locations, which clients
     # list and link for search tools.
-    kind = "search"
+    kind: Kind = "search"
 
     def __init__(self, checkers: Mapping[str, Checker] | None = None, cache: ResultCache | None = None) -> None:
         self.checkers = dict(checkers) if checkers is not None else default_checkers()
