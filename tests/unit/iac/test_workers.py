@@ -73,3 +73,14 @@ def test_a_handler_that_cannot_load_is_reported(tmp_path: Path) -> None:
     worker = WarmWorker("broken", handler, sys.executable)
     with pytest.raises(WorkerError, match="no_such_module_here"):
         worker.request({}, timeout=30)
+
+
+def test_prewarm_starts_the_heavy_workers_in_the_background() -> None:
+    from iac_code.iac.checkers.warm import CfnLintChecker, prewarm_workers
+    from iac_code.iac.workers import warm_worker
+
+    checker = CfnLintChecker()
+    prewarm_workers([checker]).join(timeout=60)
+    worker = warm_worker(checker.name, Path("unused"), checker.python())  # the registry's worker, already running
+    assert worker.pid is not None
+    os.kill(worker.pid, 0)

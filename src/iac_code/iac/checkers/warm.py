@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import logging
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
@@ -18,6 +20,8 @@ from iac_code.iac.checker import CheckerUnavailable, Selection, Tree, Unit
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
 from iac_code.iac.workers import WorkerError, warm_worker
+
+log = logging.getLogger(__name__)
 
 HANDLERS = Path(__file__).resolve().parent.parent / "handlers"
 CHECKOV_HINT = "checkov is not installed: pip install 'iac-code[checkov]' (or pipx install checkov)"
@@ -133,6 +137,24 @@ class CheckovChecker(WorkerChecker):
         else:
             framework = CHECKOV_FRAMEWORKS[unit.files[0].kind]
         return {**super().payload(tree, unit), "framework": framework}
+
+
+def prewarm_workers(checkers: Sequence[WorkerChecker] = (CfnLintChecker(), CheckovChecker())) -> threading.Thread:
+    """Start the heavy checkers' workers in the background (e.g. when a session opens on a workspace that
+    has infrastructure), so the first iac_check does not wait seconds for checkov's import."""
+
+    def start() -> None:
+        for checker in checkers:
+            try:
+                warm_worker(checker.name, HANDLERS / checker.handler, checker.python(), checker.env).request(
+                    {"units": []}, checker.timeout
+                )
+            except (CheckerUnavailable, WorkerError) as exc:
+                log.info("not prewarming %s: %s", checker.name, exc)
+
+    thread = threading.Thread(target=start, name="iac-prewarm", daemon=True)
+    thread.start()
+    return thread
 
 
 def _rated(finding: Finding) -> Finding:
