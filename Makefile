@@ -10,7 +10,7 @@ PORT ?= 8765
 $(BIN)/iac-code: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,checkov]'
 	touch $@
 
 # The main job: the ACP server over HTTP+SSE on 127.0.0.1:8765 (offline demo model when none is configured).
