@@ -23,6 +23,7 @@ ENV_KEYS = {
     "compact_threshold": "IAC_CODE_COMPACT_THRESHOLD",
     "script": "IAC_CODE_SCRIPT",
     "session_idle_seconds": "IAC_CODE_SESSION_IDLE_SECONDS",
+    "mcp_timeout_seconds": "IAC_CODE_MCP_TIMEOUT",
 }
 
 
@@ -43,6 +44,9 @@ class Settings:
     context_window: int = 0  # 0: the provider's own figure
     compact_threshold: float = 0.8  # compact when the context passes this share of the window
     session_idle_seconds: float = 1800  # an idle session's runtime leaves memory after this; reloaded on use
+    mcp_timeout_seconds: float = 120  # one MCP tool call's limit
+    # config.json's `mcpServers` as written (the editors' shape); iac_code.mcp.config validates it.
+    mcp_servers: Any = field(default_factory=dict, repr=False)  # env and headers may hold secrets
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
 
     @property
@@ -62,6 +66,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         if env.get(var):
             values[name] = env[var]
     settings = Settings(config_dir=config_dir, env=env)
+    if "mcpServers" in values:
+        settings.mcp_servers = values["mcpServers"]  # checked where it is used, so one bad entry breaks nothing
     types = {f.name: f.type for f in fields(Settings)}
     for name, raw in values.items():
         if name not in ENV_KEYS:

@@ -1,0 +1,169 @@
+"""McpHub: one session's MCP servers, connected in the background, offered as tools and prompts.
+
+    hub = McpHub(server_specs(settings, params.mcp_servers), cwd, on_problem=tell_client)
+    hub.start()                      # returns at once; servers connect in parallel
+    await hub.wait_ready(5)          # before a turn: a bounded wait for servers still starting
+    tools = hub.tools()              # the ready servers' tools, as iac_code Tools
+    commands = hub.prompts()         # their prompts, as slash-command descriptors
+    text = await hub.render_prompt("mcp__tf__review", "aws_s3_bucket.logs")
+    await hub.aclose()               # every server stopped, stdio process groups killed
+
+Nothing here raises because of a server: a server that cannot be used is reported once through
+`on_problem(server_name, message)` and left out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from iac_code.config import Settings
+from iac_code.mcp.config import InvalidServer, ServerSpec, server_specs
+from iac_code.mcp.connection import DEFAULT_STARTUP_TIMEOUT, ServerConnection
+from iac_code.mcp.naming import qualified_names, server_parts
+from iac_code.mcp.prompts import PromptCommand, PromptError, prompt_command, render
+from iac_code.mcp.tool import McpTool
+from iac_code.tools.base import Tool, ToolError
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CALL_TIMEOUT = 120.0
+ProblemCallback = Callable[[str, str], Awaitable[None] | None]
+
+
+class McpHub:
+    def __init__(
+        self,
+        servers: Sequence[ServerSpec],
+        cwd: Path | str,
+        *,
+        on_problem: ProblemCallback | None = None,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+    ) -> None:
+        self._parts = server_parts(spec.name for spec in servers)
+        self._connections = [
+            ServerConnection(spec, Path(cwd), self._connection_failed, startup_timeout)
+            for spec in servers
+            if not isinstance(spec, InvalidServer)
+        ]
+        self._invalid = [spec for spec in servers if isinstance(spec, InvalidServer)]
+        self._on_problem = on_problem
+        self._call_timeout = call_timeout
+        self._tools: dict[str, list[McpTool]] = {}  # by server, built once it is ready
+        self._background: set[asyncio.Task[None]] = set()
+        self._started = False
+
+    def start(self) -> None:
+        """Start connecting every server in background tasks; returns at once and never raises."""
+        if self._started:
+            return
+        self._started = True
+        for connection in self._connections:
+            connection.start()
+        for spec in self._invalid:
+            self._in_background(self._report(spec.name, f"MCP server '{spec.name}' is not usable: {spec.problem}"))
+
+    async def wait_ready(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for servers still starting; True when none is left starting."""
+        pending = [asyncio.ensure_future(c.settled.wait()) for c in self._connections if not c.settled.is_set()]
+        if not pending:
+            return True
+        _, still = await asyncio.wait(pending, timeout=timeout)
+        for waiter in still:
+            waiter.cancel()
+        return not still
+
+    def tools(self) -> list[Tool]:
+        """The tools of every server ready now, in configuration order."""
+        tools: list[Tool] = []
+        for connection in self._ready():
+            if connection.name not in self._tools:
+                names = qualified_names(self._parts[connection.name], [t.name for t in connection.tools])
+                self._tools[connection.name] = [
+                    McpTool(names[t.name], connection, t, self._call_timeout) for t in connection.tools
+                ]
+            tools.extend(self._tools[connection.name])
+        return tools
+
+    def prompts(self) -> list[PromptCommand]:
+        """The prompts of every server ready now, as slash commands."""
+        commands: list[PromptCommand] = []
+        for connection in self._ready():
+            names = qualified_names(self._parts[connection.name], [p.name for p in connection.prompts])
+            commands.extend(prompt_command(names[p.name], connection.name, p) for p in connection.prompts)
+        return commands
+
+    async def render_prompt(self, name: str, args: str = "") -> str:
+        """The user text of prompt command `name` (without "/") given the text typed after it.
+
+        Raises PromptError (with a message for the user) for an unknown command, arguments that do
+        not fit, or a server that fails to render it."""
+        command = next((c for c in self.prompts() if c.name == name), None)
+        if command is None:
+            raise PromptError(f"/{name} is not a prompt of a connected MCP server")
+        arguments, extra = command.arguments_for(args)
+        connection = next(c for c in self._connections if c.name == command.server)
+        try:
+            result = await connection.get_prompt(command.prompt, arguments, self._call_timeout)
+        except ToolError as exc:
+            raise PromptError(str(exc)) from None
+        return render(result, extra)
+
+    def status(self) -> dict[str, str]:
+        """Each server's state: starting, ready, failed, closed (or invalid)."""
+        states = {spec.name: "invalid" for spec in self._invalid}
+        states.update((c.name, c.state) for c in self._connections)
+        return states
+
+    async def aclose(self) -> None:
+        """Stop every server (in parallel); stdio servers' process groups are killed."""
+        await asyncio.gather(*(c.close() for c in self._connections))
+        for task in list(self._background):
+            task.cancel()
+        self._tools.clear()
+
+    async def __aenter__(self) -> McpHub:
+        self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def _ready(self) -> Iterable[ServerConnection]:
+        return (c for c in self._connections if c.state == "ready")
+
+    async def _connection_failed(self, connection: ServerConnection, message: str) -> None:
+        self._tools.pop(connection.name, None)
+        await self._report(connection.name, message)
+
+    async def _report(self, server: str, message: str) -> None:
+        if self._on_problem is None:
+            return
+        try:
+            outcome: Any = self._on_problem(server, message)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception:
+            logger.exception("reporting a problem with MCP server %s failed", server)
+
+    def _in_background(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+
+def hub_for_session(
+    settings: Settings, client_servers: Iterable[Any], cwd: Path | str, on_problem: ProblemCallback | None = None
+) -> McpHub:
+    """The hub for one session: config.json's servers merged with the client's, the settings' timeout."""
+    return McpHub(
+        server_specs(settings, client_servers), cwd, on_problem=on_problem, call_timeout=settings.mcp_timeout_seconds
+    )
