@@ -14,6 +14,7 @@ import asyncio
 import base64
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -111,6 +112,12 @@ def state_files() -> list[Any]:
 def whereami() -> str:
     secret = os.environ.get(SECRET_VARIABLE)
     return f"cwd={os.getcwd()} pid={os.getpid()} pgid={os.getpgid(0)} secret={'set' if secret else 'unset'}"
+
+
+@server.tool(description="Start a helper process that ignores stdin, like a server's worker; returns its pid.")
+def start_helper() -> str:
+    helper = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)
+    return str(helper.pid)
 
 
 @server.prompt(description="Review one Terraform resource.")

@@ -26,14 +26,14 @@ from iac_code.config import Settings
 class StdioServer:
     name: str
     command: str
-    args: tuple[str, ...] = ()
+    args: tuple[str, ...] = field(default=(), repr=False)  # may hold a token
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold secrets
 
 
 @dataclass(frozen=True)
 class HttpServer:
     name: str
-    url: str
+    url: str = field(repr=False)  # its query or user info may hold a token
     transport: Literal["http", "sse"] = "http"
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold secrets
 
