@@ -5,7 +5,9 @@ over Streamable HTTP or SSE on 127.0.0.1 in a thread of the test process. What a
 from outside goes to the file named by FIXTURE_EVENTS, one line per event ("cancelled slow").
 
 `--crash` makes it write to stderr and exit before answering anything, like a server with a broken
-config; `--silent` makes it never answer, like a server stuck at start.
+config; `--silent` makes it never answer, like a server stuck at start; `--linger` keeps it running
+after its stdin closes, so only a kill stops it. Other arguments are ignored
+(tests pass a unique marker to find the process in /proc).
 """
 
 from __future__ import annotations
@@ -120,6 +122,11 @@ def start_helper() -> str:
     return str(helper.pid)
 
 
+@server.tool(description="Exit at once, like a server that crashes mid-session.")
+def crash() -> str:
+    os._exit(7)
+
+
 @server.prompt(description="Review one Terraform resource.")
 def review(resource: str) -> str:
     return f"Review the Terraform resource {resource} for security issues."
@@ -165,6 +172,8 @@ def main(argv: list[str]) -> None:
     if "--silent" in argv:
         time.sleep(3600)
     server.run("stdio")
+    if "--linger" in argv:  # a server that outlives its stdin: only a kill stops it
+        time.sleep(3600)
 
 
 if __name__ == "__main__":

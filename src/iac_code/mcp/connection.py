@@ -70,8 +70,9 @@ class ServerConnection:
         task = self._task
         if task is None or task.done():
             return
-        done, _ = await asyncio.wait({task}, timeout=CLOSE_TIMEOUT)
-        if not done:
+        if self.state == "ready":  # a polite shutdown (stdin closed, HTTP session deleted), bounded
+            await asyncio.wait({task}, timeout=CLOSE_TIMEOUT)
+        if not task.done():  # still starting: nothing to be polite about
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
@@ -103,15 +104,16 @@ class ServerConnection:
     async def _run(self) -> None:
         try:
             async with contextlib.AsyncExitStack() as stack:
-                async with asyncio.timeout(self._startup_timeout) as startup:
-                    try:
+                startup = asyncio.timeout(self._startup_timeout)
+                try:
+                    async with startup:
                         client = await stack.enter_async_context(self._client_for(stack))
                         self.tools = await _listing(client.list_tools, "tools")
                         self.prompts = await self._prompts(client)
-                    except TimeoutError:
-                        if startup.expired():
-                            raise _StartupTimeout from None
-                        raise
+                except TimeoutError:
+                    if startup.expired():
+                        raise _StartupTimeout from None
+                    raise
                 self._client = client
                 self.state = "ready"
                 self.settled.set()
@@ -189,7 +191,8 @@ class ServerConnection:
         spec = self.spec
         if isinstance(exc, FileNotFoundError) and isinstance(spec, StdioServer):
             return f"cannot start `{spec.command}`: command not found"
-        if isinstance(exc, OSError) and isinstance(spec, StdioServer) and self._exit_code is None:
+        spawn_failed = isinstance(exc, OSError) and not isinstance(exc, TimeoutError)
+        if spawn_failed and isinstance(spec, StdioServer) and self._exit_code is None:
             return f"cannot start `{spec.command}`: {exc.strerror or exc}"
         if self._exit_code is not None and self.state == "starting":
             return f"it exited (code {self._exit_code}) before it was ready"
