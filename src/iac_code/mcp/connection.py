@@ -33,7 +33,6 @@ from iac_code.tools.base import ToolError
 logger = logging.getLogger(__name__)
 
 State = Literal["starting", "ready", "failed", "closed"]
-DEFAULT_STARTUP_TIMEOUT = 60.0  # a server still not ready after this is given up
 CLOSE_TIMEOUT = 5.0  # bound on a polite shutdown (HTTP session DELETE, stdio grace) before cancelling
 MAX_PAGES = 50  # tools/list and prompts/list pages followed; a paginator that never ends cannot hang us
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: SSE streams stay open for long
@@ -193,7 +192,7 @@ class ServerConnection:
             return f"cannot start `{spec.command}`: command not found"
         spawn_failed = isinstance(exc, OSError) and not isinstance(exc, TimeoutError)
         if spawn_failed and isinstance(spec, StdioServer) and self._exit_code is None:
-            return f"cannot start `{spec.command}`: {exc.strerror or exc}"
+            return f"cannot start `{spec.command}`: {getattr(exc, 'strerror', None) or exc}"
         if self._exit_code is not None and self.state == "starting":
             return f"it exited (code {self._exit_code}) before it was ready"
         text = str(exc) or type(exc).__name__

@@ -10,6 +10,9 @@
 
 Nothing here raises because of a server: a server that cannot be used is reported once through
 `on_problem(server_name, message)` and left out.
+
+Importing the MCP SDK costs about half a second, so this module does not: the first hub loads it in
+a worker thread from its background task, and a process without MCP servers never loads it.
 """
 
 from __future__ import annotations
@@ -20,19 +23,22 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iac_code.config import Settings
-from iac_code.mcp.config import InvalidServer, ServerSpec, server_specs
-from iac_code.mcp.connection import DEFAULT_STARTUP_TIMEOUT, ServerConnection
+from iac_code.mcp.config import HttpServer, InvalidServer, ServerSpec, StdioServer, server_specs
 from iac_code.mcp.naming import qualified_names, server_parts
 from iac_code.mcp.prompts import PromptCommand, PromptError, prompt_command, render
-from iac_code.mcp.tool import McpTool
 from iac_code.tools.base import Tool, ToolError
+
+if TYPE_CHECKING:
+    from iac_code.mcp.connection import ServerConnection
+    from iac_code.mcp.tool import McpTool
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_CALL_TIMEOUT = 120.0
+DEFAULT_STARTUP_TIMEOUT = 60.0  # a server still not ready after this is given up
 ProblemCallback = Callable[[str, str], Awaitable[None] | None]
 
 
@@ -47,34 +53,38 @@ class McpHub:
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
     ) -> None:
         self._parts = server_parts(spec.name for spec in servers)
-        self._connections = [
-            ServerConnection(spec, Path(cwd), self._connection_failed, startup_timeout)
-            for spec in servers
-            if not isinstance(spec, InvalidServer)
-        ]
+        self._servers = [spec for spec in servers if isinstance(spec, StdioServer | HttpServer)]
         self._invalid = [spec for spec in servers if isinstance(spec, InvalidServer)]
+        self._cwd = Path(cwd)
         self._on_problem = on_problem
         self._call_timeout = call_timeout
+        self._startup_timeout = startup_timeout
+        self._connections: list[ServerConnection] = []  # once the SDK is loaded
+        self._tool_class: type[McpTool] | None = None
         self._tools: dict[str, list[McpTool]] = {}  # by server, built once it is ready
+        self._launch: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
-        self._started = False
+        self._closed = False
 
     def start(self) -> None:
         """Start connecting every server in background tasks; returns at once and never raises."""
-        if self._started:
+        if self._launch is not None or self._closed:
             return
-        self._started = True
-        for connection in self._connections:
-            connection.start()
+        self._launch = asyncio.ensure_future(self._connect_all())
         for spec in self._invalid:
             self._in_background(self._report(spec.name, f"MCP server '{spec.name}' is not usable: {spec.problem}"))
 
     async def wait_ready(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for servers still starting; True when none is left starting."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        if self._launch is not None and not self._launch.done():
+            await asyncio.wait({self._launch}, timeout=timeout)
+            if not self._launch.done():
+                return False
         pending = [asyncio.ensure_future(c.settled.wait()) for c in self._connections if not c.settled.is_set()]
         if not pending:
             return True
-        _, still = await asyncio.wait(pending, timeout=timeout)
+        _, still = await asyncio.wait(pending, timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
         for waiter in still:
             waiter.cancel()
         return not still
@@ -84,9 +94,10 @@ class McpHub:
         tools: list[Tool] = []
         for connection in self._ready():
             if connection.name not in self._tools:
+                assert self._tool_class is not None  # loaded with the connections
                 names = qualified_names(self._parts[connection.name], [t.name for t in connection.tools])
                 self._tools[connection.name] = [
-                    McpTool(names[t.name], connection, t, self._call_timeout) for t in connection.tools
+                    self._tool_class(names[t.name], connection, t, self._call_timeout) for t in connection.tools
                 ]
             tools.extend(self._tools[connection.name])
         return tools
@@ -118,11 +129,15 @@ class McpHub:
     def status(self) -> dict[str, str]:
         """Each server's state: starting, ready, failed, closed (or invalid)."""
         states = {spec.name: "invalid" for spec in self._invalid}
+        states.update((spec.name, "closed" if self._closed else "starting") for spec in self._servers)
         states.update((c.name, c.state) for c in self._connections)
         return states
 
     async def aclose(self) -> None:
         """Stop every server (in parallel); stdio servers' process groups are killed."""
+        self._closed = True
+        if self._launch is not None and not self._launch.done():
+            self._launch.cancel()  # the SDK may still be loading: no server was started
         await asyncio.gather(*(c.close() for c in self._connections))
         for task in list(self._background):
             task.cancel()
@@ -136,6 +151,26 @@ class McpHub:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+    async def _connect_all(self) -> None:
+        if not self._servers:
+            return
+        try:
+            connection_class, self._tool_class = await asyncio.to_thread(_load_sdk)
+        except Exception as exc:  # a broken installation: say so for each server, once
+            logger.exception("loading the MCP SDK failed")
+            for spec in self._servers:
+                await self._report(
+                    spec.name, f"MCP server '{spec.name}' is unavailable: MCP support failed to load ({exc})"
+                )
+            return
+        if self._closed:
+            return
+        self._connections = [
+            connection_class(spec, self._cwd, self._connection_failed, self._startup_timeout) for spec in self._servers
+        ]
+        for connection in self._connections:
+            connection.start()
 
     def _ready(self) -> Iterable[ServerConnection]:
         return (c for c in self._connections if c.state == "ready")
@@ -158,6 +193,14 @@ class McpHub:
         task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+
+def _load_sdk() -> tuple[type[ServerConnection], type[McpTool]]:
+    """The SDK-backed classes (imported in a worker thread: the SDK takes ~0.5 s to import)."""
+    from iac_code.mcp.connection import ServerConnection
+    from iac_code.mcp.tool import McpTool
+
+    return ServerConnection, McpTool
 
 
 def hub_for_session(

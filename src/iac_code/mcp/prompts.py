@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import mcp_types
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
-from iac_code.mcp.results import content_text
+if TYPE_CHECKING:  # the SDK's types load with the SDK, off the event loop (see hub.py)
+    import mcp_types
 
 
 class PromptError(Exception):
@@ -84,6 +85,8 @@ def prompt_command(name: str, server: str, prompt: mcp_types.Prompt) -> PromptCo
 
 def render(result: mcp_types.GetPromptResult, extra: str = "") -> str:
     """A rendered prompt as one user text: its messages in order, non-user ones labelled by role."""
+    from iac_code.mcp.results import content_text  # loaded with the SDK by then
+
     parts = []
     for message in result.messages:
         text = content_text(message.content)

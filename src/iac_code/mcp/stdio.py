@@ -1,26 +1,18 @@
 """Stdio MCP servers, spawned by us rather than by the SDK's `stdio_client`, for three reasons:
 
 - on Linux the server gets PR_SET_PDEATHSIG, so the kernel kills it when the agent dies, even by
-  SIGKILL (the SDK has no hook for that);
+  SIGKILL (the SDK has no hook for that; see processes.py);
 - its stderr is kept (the last lines) for the log when it fails, instead of being copied to ours;
 - it starts in the session's cwd, in its own process group that is killed whole when it stops.
 
 The streams handed to the SDK's `Client` carry one JSON-RPC message per line, as the spec says.
-Every live server's process group is also killed at interpreter exit (atexit), which covers the
-agent's graceful exits; PDEATHSIG covers the others. A grandchild (`npx` starting `node`) does not
-inherit PDEATHSIG; it sees its stdin close when the agent dies, which makes MCP servers exit.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
-import ctypes
 import logging
-import os
-import signal
-import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -31,19 +23,15 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from iac_code.mcp.config import StdioServer
+from iac_code.mcp.processes import die_with_parent, track, untrack
 from iac_code.tools.shell import command_environment, kill_process_group, spawn, wait_for_exit
 
 logger = logging.getLogger(__name__)
 
-PR_SET_PDEATHSIG = 1
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # one line = one message; images make them large
 STDIN_CLOSE_GRACE = 0.5  # seconds a server gets to exit by itself once its stdin closes
 STDERR_TAIL_LINES = 20
 STDERR_LINE_CHARS = 500
-
-# Process groups of the servers running now, killed at exit whatever else happened.
-_live_groups: set[int] = set()
-_atexit_registered = False
 
 
 class StderrTail:
@@ -84,9 +72,9 @@ async def stdio_transport(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         limit=MAX_MESSAGE_BYTES,
-        preexec_fn=_die_with_parent(),
+        preexec_fn=die_with_parent(),
     )
-    _track(process.pid)
+    track(process.pid)
     to_client, from_server = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_server, from_client = anyio.create_memory_object_stream[SessionMessage](0)
     try:
@@ -101,7 +89,7 @@ async def stdio_transport(
                     await stop_process(process)
                 tasks.cancel_scope.cancel()
     finally:
-        _live_groups.discard(process.pid)
+        untrack(process.pid)
         for stream in (to_client, from_server, to_server, from_client):
             stream.close()
 
@@ -162,41 +150,3 @@ async def _read_stderr(process: asyncio.subprocess.Process, tail: StderrTail) ->
     with contextlib.suppress(ValueError, ConnectionError):
         while line := await process.stderr.readline():
             tail.add(line.decode("utf-8", errors="replace"))
-
-
-def _die_with_parent() -> Callable[[], None] | None:
-    """A preexec hook asking Linux to SIGKILL the child when we die; None elsewhere.
-
-    Linux ties PDEATHSIG to the thread that forked: the asyncio loop's thread, which lives as long
-    as the agent does. The hook resolves prctl before the fork and only calls it in the child.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def die_with_parent() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os._exit(1)
-
-    return die_with_parent
-
-
-def _track(pid: int) -> None:
-    global _atexit_registered
-    _live_groups.add(pid)
-    if not _atexit_registered:
-        atexit.register(kill_all_servers)
-        _atexit_registered = True
-
-
-def kill_all_servers() -> None:
-    """SIGKILL every running stdio server's process group (at exit; safe to call from a signal path)."""
-    for group in list(_live_groups):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(group, signal.SIGKILL)
-    _live_groups.clear()

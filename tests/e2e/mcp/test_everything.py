@@ -14,7 +14,8 @@ from acp.schema import ImageContentBlock
 from tests.e2e.mcp.servers import marker, processes_with, wait_until_gone
 from tests.e2e.npm import NodeProgram
 
-from iac_code.mcp import McpHub, McpTool, StdioServer
+from iac_code.mcp import McpHub, StdioServer
+from iac_code.mcp.tool import McpTool
 from iac_code.tools.base import ToolContext
 
 # The first test of a fresh checkout also installs the server from npm.

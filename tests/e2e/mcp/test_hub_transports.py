@@ -16,7 +16,8 @@ import pytest_asyncio
 from acp.schema import EmbeddedResourceContentBlock, ImageContentBlock, ResourceContentBlock
 from tests.e2e.mcp.servers import SECRET, fixture_server, pid_of, wait_for_event
 
-from iac_code.mcp import HttpServer, McpHub, McpTool, PromptError
+from iac_code.mcp import HttpServer, McpHub, PromptError
+from iac_code.mcp.tool import McpTool
 from iac_code.tools.base import ToolContext, ToolError
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(60)]
