@@ -16,7 +16,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import httpx2
 import mcp_types
@@ -39,6 +39,7 @@ HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: SSE strea
 CLIENT_INFO = mcp_types.Implementation(name="iac-code", version=iac_code.__version__)
 
 Reporter = Callable[["ServerConnection", str], Awaitable[None]]
+_Result = TypeVar("_Result")
 
 
 class ServerConnection:
@@ -77,26 +78,23 @@ class ServerConnection:
                 await task
 
     async def call_tool(self, tool: str, arguments: dict[str, Any], timeout: float) -> mcp_types.CallToolResult:
-        client = self._connected()
-        try:
-            async with asyncio.timeout(timeout):
-                return await client.call_tool(tool, arguments)
-        except TimeoutError:
-            raise ToolError(
-                f"MCP server '{self.name}' did not answer '{tool}' within {timeout:g} s; the call was cancelled"
-            ) from None
-        except Exception as exc:
-            raise ToolError(f"MCP server '{self.name}' could not run '{tool}': {self._reason(exc)}") from None
+        return await self._request(f"'{tool}'", lambda client: client.call_tool(tool, arguments), timeout)
 
     async def get_prompt(self, prompt: str, arguments: dict[str, str], timeout: float) -> mcp_types.GetPromptResult:
+        return await self._request(f"prompt '{prompt}'", lambda client: client.get_prompt(prompt, arguments), timeout)
+
+    async def _request(self, what: str, send: Callable[[Client], Awaitable[_Result]], timeout: float) -> _Result:
+        """One request with a deadline; every failure becomes a ToolError the model (or user) can read."""
         client = self._connected()
         try:
             async with asyncio.timeout(timeout):
-                return await client.get_prompt(prompt, arguments)
+                return await send(client)
         except TimeoutError:
-            raise ToolError(f"MCP server '{self.name}' did not answer within {timeout:g} s") from None
+            raise ToolError(
+                f"MCP server '{self.name}' did not answer {what} within {timeout:g} s; the call was cancelled"
+            ) from None
         except Exception as exc:
-            raise ToolError(f"MCP server '{self.name}' could not render '{prompt}': {self._reason(exc)}") from None
+            raise ToolError(f"MCP server '{self.name}' could not run {what}: {self._reason(exc)}") from None
 
     # -- the connection task ------------------------------------------------------------------------
 

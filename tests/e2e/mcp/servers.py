@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from tests.e2e import npm
 
-from iac_code.mcp import StdioServer
+from iac_code.mcp import McpHub, ServerSpec, StdioServer
 
 REPO = Path(__file__).resolve().parents[3]
 SECRET = "s3cr3t-token-value"
@@ -72,3 +74,19 @@ def wait_for_event(events: Path, event: str, timeout: float = 5) -> None:
 
 def pid_of(whereami: str) -> int:
     return int(dict(word.split("=", 1) for word in whereami.split())["pid"])
+
+
+@contextlib.asynccontextmanager
+async def ready_hub(spec: ServerSpec, cwd: Path) -> AsyncIterator[McpHub]:
+    """A hub with one server, ready (and no problem reported) before the test runs; closed after it."""
+    problems: list[tuple[str, str]] = []
+    hub = McpHub([spec], cwd, on_problem=lambda *problem: problems.append(problem))
+    hub.start()
+    try:
+        assert await hub.wait_ready(30), hub.status()
+        assert hub.status() == {spec.name: "ready"}, problems
+        yield hub
+    finally:
+        await hub.aclose()
+    assert hub.status() == {spec.name: "closed"}
+    assert problems == []

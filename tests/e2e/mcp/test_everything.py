@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from acp.schema import ImageContentBlock
-from tests.e2e.mcp.servers import marker, processes_with, wait_until_gone
+from tests.e2e.mcp.servers import marker, processes_with, ready_hub, wait_until_gone
 from tests.e2e.npm import NodeProgram
 
 from iac_code.mcp import McpHub, StdioServer
@@ -28,14 +28,8 @@ def _server(everything: NodeProgram, word: str) -> StdioServer:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def hub(everything, tmp_path_factory) -> AsyncIterator[McpHub]:
-    spec = _server(everything, marker())
-    problems: list[tuple[str, str]] = []
-    hub = McpHub([spec], tmp_path_factory.mktemp("workspace"), on_problem=lambda *p: problems.append(p))
-    hub.start()
-    assert await hub.wait_ready(30), hub.status()
-    assert hub.status() == {"everything": "ready"}, problems
-    yield hub
-    await hub.aclose()
+    async with ready_hub(_server(everything, marker()), tmp_path_factory.mktemp("workspace")) as hub:
+        yield hub
 
 
 def _tool(hub: McpHub, name: str) -> McpTool:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from acp.schema import EmbeddedResourceContentBlock, ImageContentBlock, ResourceContentBlock
-from tests.e2e.mcp.servers import SECRET, fixture_server, pid_of, wait_for_event
+from tests.e2e.mcp.servers import SECRET, fixture_server, pid_of, ready_hub, wait_for_event
 
 from iac_code.mcp import HttpServer, McpHub, PromptError
 from iac_code.mcp.tool import McpTool
@@ -60,15 +60,8 @@ async def hub(request, events_file, http_url, sse_url, logs, tmp_path_factory) -
         "http": HttpServer("fixture", http_url, "http", headers),
         "sse": HttpServer("fixture", sse_url, "sse", headers),
     }[request.param]
-    problems: list[tuple[str, str]] = []
-    hub = McpHub([spec], tmp_path_factory.mktemp("workspace"), on_problem=lambda *p: problems.append(p))
-    hub.start()
-    assert await hub.wait_ready(20), hub.status()
-    assert hub.status() == {"fixture": "ready"}, problems
-    yield hub
-    await hub.aclose()
-    assert hub.status() == {"fixture": "closed"}
-    assert problems == []
+    async with ready_hub(spec, tmp_path_factory.mktemp("workspace")) as hub:
+        yield hub
 
 
 def _tools(hub: McpHub) -> dict[str, McpTool]:
