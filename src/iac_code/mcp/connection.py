@@ -38,12 +38,15 @@ MAX_PAGES = 50  # tools/list and prompts/list pages followed; a paginator that n
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: SSE streams stay open for long
 CLIENT_INFO = mcp_types.Implementation(name="iac-code", version=iac_code.__version__)
 
-Reporter = Callable[["ServerConnection", str], Awaitable[None]]
+Reporter = Callable[["ServerConnection", str], Awaitable[None]]  # it failed: why, for the user
+ReadyCallback = Callable[["ServerConnection"], Awaitable[None]]
 _Result = TypeVar("_Result")
 
 
 class ServerConnection:
-    def __init__(self, spec: StdioServer | HttpServer, cwd: Path, report: Reporter, startup_timeout: float) -> None:
+    def __init__(
+        self, spec: StdioServer | HttpServer, cwd: Path, report: Reporter, ready: ReadyCallback, startup_timeout: float
+    ) -> None:
         self.spec = spec
         self.name = spec.name
         self.state: State = "starting"
@@ -54,6 +57,7 @@ class ServerConnection:
         self.stderr = StderrTail()
         self._cwd = cwd
         self._report = report
+        self._on_ready = ready
         self._startup_timeout = startup_timeout
         self._client: Client | None = None
         self._stop = asyncio.Event()
@@ -115,6 +119,7 @@ class ServerConnection:
                 self.state = "ready"
                 self.settled.set()
                 logger.info("MCP server %s ready (%s): %d tools, %d prompts", *self._summary())
+                await self._on_ready(self)
                 await self._stop.wait()
                 self._client = None
                 if self._crashed:

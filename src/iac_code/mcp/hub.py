@@ -9,7 +9,9 @@
     await hub.aclose()               # every server stopped, stdio process groups killed
 
 Nothing here raises because of a server: a server that cannot be used is reported once through
-`on_problem(server_name, message)` and left out.
+`on_problem(server_name, message)` and left out. `on_change()` is called whenever the tools and
+prompts on offer change (a server became ready, or a ready one stopped): the time to send the client
+a new `available_commands_update`. Both callbacks may be plain functions or coroutine functions.
 
 Importing the MCP SDK costs about half a second, so this module does not: the first hub loads it in
 a worker thread from its background task, and a process without MCP servers never loads it.
@@ -40,6 +42,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_CALL_TIMEOUT = 120.0
 DEFAULT_STARTUP_TIMEOUT = 60.0  # a server still not ready after this is given up
 ProblemCallback = Callable[[str, str], Awaitable[None] | None]
+ChangeCallback = Callable[[], Awaitable[None] | None]
 
 
 class McpHub:
@@ -49,6 +52,7 @@ class McpHub:
         cwd: Path | str,
         *,
         on_problem: ProblemCallback | None = None,
+        on_change: ChangeCallback | None = None,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
     ) -> None:
@@ -57,6 +61,8 @@ class McpHub:
         self._invalid = [spec for spec in servers if isinstance(spec, InvalidServer)]
         self._cwd = Path(cwd)
         self._on_problem = on_problem
+        self._on_change = on_change
+        self._offered: set[str] = set()  # servers announced ready through on_change
         self._call_timeout = call_timeout
         self._startup_timeout = startup_timeout
         self._connections: list[ServerConnection] = []  # once the SDK is loaded
@@ -167,7 +173,8 @@ class McpHub:
         if self._closed:
             return
         self._connections = [
-            connection_class(spec, self._cwd, self._connection_failed, self._startup_timeout) for spec in self._servers
+            connection_class(spec, self._cwd, self._connection_failed, self._connection_ready, self._startup_timeout)
+            for spec in self._servers
         ]
         for connection in self._connections:
             connection.start()
@@ -175,19 +182,31 @@ class McpHub:
     def _ready(self) -> Iterable[ServerConnection]:
         return (c for c in self._connections if c.state == "ready")
 
+    async def _connection_ready(self, connection: ServerConnection) -> None:
+        self._offered.add(connection.name)
+        await self._notify(self._on_change, "announcing new MCP tools")
+
     async def _connection_failed(self, connection: ServerConnection, message: str) -> None:
         self._tools.pop(connection.name, None)
         await self._report(connection.name, message)
+        if connection.name in self._offered:  # its tools and prompts are gone
+            self._offered.discard(connection.name)
+            await self._notify(self._on_change, "announcing gone MCP tools")
 
     async def _report(self, server: str, message: str) -> None:
-        if self._on_problem is None:
+        await self._notify(self._on_problem, f"reporting a problem with MCP server {server}", server, message)
+
+    @staticmethod
+    async def _notify(callback: Callable[..., Any] | None, what: str, *args: str) -> None:
+        """Call a user callback, awaiting it if it is a coroutine; its failure is logged, never raised."""
+        if callback is None:
             return
         try:
-            outcome: Any = self._on_problem(server, message)
+            outcome = callback(*args)
             if inspect.isawaitable(outcome):
                 await outcome
         except Exception:
-            logger.exception("reporting a problem with MCP server %s failed", server)
+            logger.exception("%s failed", what)
 
     def _in_background(self, work: Awaitable[None]) -> None:
         task = asyncio.ensure_future(work)
@@ -204,9 +223,17 @@ def _load_sdk() -> tuple[type[ServerConnection], type[McpTool]]:
 
 
 def hub_for_session(
-    settings: Settings, client_servers: Iterable[Any], cwd: Path | str, on_problem: ProblemCallback | None = None
+    settings: Settings,
+    client_servers: Iterable[Any],
+    cwd: Path | str,
+    on_problem: ProblemCallback | None = None,
+    on_change: ChangeCallback | None = None,
 ) -> McpHub:
     """The hub for one session: config.json's servers merged with the client's, the settings' timeout."""
     return McpHub(
-        server_specs(settings, client_servers), cwd, on_problem=on_problem, call_timeout=settings.mcp_timeout_seconds
+        server_specs(settings, client_servers),
+        cwd,
+        on_problem=on_problem,
+        on_change=on_change,
+        call_timeout=settings.mcp_timeout_seconds,
     )

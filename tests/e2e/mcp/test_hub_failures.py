@@ -41,9 +41,11 @@ async def test_a_server_that_crashes_on_start_is_reported_once_and_the_others_wo
     problems = Problems()
     specs = [fixture_server("broken", "--crash"), fixture_server("good")]
     caplog.set_level(logging.WARNING, logger="iac_code.mcp")
-    async with McpHub(specs, tmp_path, on_problem=problems) as hub:
+    changes: list[str] = []
+    async with McpHub(specs, tmp_path, on_problem=problems, on_change=lambda: changes.append("changed")) as hub:
         await _settle(hub)
         assert hub.status() == {"broken": "failed", "good": "ready"}
+        assert changes == ["changed"]  # "good" became ready; "broken" never offered anything
         assert problems.by_server() == {
             "broken": ["MCP server 'broken' is unavailable: it exited (code 3) before it was ready"]
         }
@@ -91,15 +93,21 @@ async def test_a_server_that_never_answers_is_given_up_after_the_startup_timeout
 
 async def test_a_server_that_dies_mid_session_is_reported_once_and_its_tools_go(tmp_path):
     problems = Problems()
-    async with McpHub([fixture_server("fragile")], tmp_path, on_problem=problems) as hub:
+    offered: list[list[str]] = []
+
+    async def on_change() -> None:  # what a session does: announce the commands on offer now
+        offered.append([tool.name for tool in hub.tools()])
+
+    async with McpHub([fixture_server("fragile")], tmp_path, on_problem=problems, on_change=on_change) as hub:
         await _settle(hub)
+        assert len(offered) == 1 and "mcp__fragile__crash" in offered[0]
         crash = next(tool for tool in hub.tools() if tool.name == "mcp__fragile__crash")
         with pytest.raises(ToolError, match="MCP server 'fragile'"):
             await crash.run({}, ToolContext(workspace=tmp_path))
         await asyncio.sleep(0.6)  # the exit is noticed within the stdin-close grace
         assert hub.status() == {"fragile": "failed"}
         assert problems.seen == [("fragile", "MCP server 'fragile' is unavailable: it stopped (exit code 7)")]
-        assert hub.tools() == []
+        assert hub.tools() == [] and offered[1:] == [[]]
         with pytest.raises(ToolError, match=r"not connected \(it stopped \(exit code 7\)\)"):
             await crash.run({}, ToolContext(workspace=tmp_path))
 
