@@ -26,7 +26,10 @@ ENV_KEYS = {
     "script": "IAC_CODE_SCRIPT",
     "session_idle_seconds": "IAC_CODE_SESSION_IDLE_SECONDS",
     "images": "IAC_CODE_IMAGES",
+    "mcp_timeout_seconds": "IAC_CODE_MCP_TIMEOUT",
 }
+# Settings that only config.json holds, in the shape editors use for them.
+FILE_ONLY_KEYS = ("mcpServers",)
 
 
 logger = logging.getLogger(__name__)
@@ -50,6 +53,9 @@ class Settings:
     compact_threshold: float = 0.8  # compact when the context passes this share of the window
     session_idle_seconds: float = 1800  # an idle session's runtime leaves memory after this; reloaded on use
     images: bool | None = None  # whether prompts may carry images; None: the model table decides
+    mcp_timeout_seconds: float = 120  # one MCP tool call's limit
+    # config.json's `mcpServers` as written (the editors' shape); iac_code.mcp.config validates it.
+    mcp_servers: Any = field(default_factory=dict, repr=False)  # env and headers may hold secrets
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
 
     @property
@@ -65,12 +71,15 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     env = dict(os.environ if env is None else env)
     config_dir = Path(env.get("IAC_CODE_CONFIG_DIR") or Path.home() / ".iac-code").expanduser()
     config_file = config_dir / "config.json"
+    from_file = _read_config_file(config_file)
+    settings = Settings(config_dir=config_dir, env=env)
+    # Checked where it is used (iac_code.mcp.config), so one bad server entry breaks nothing else.
+    settings.mcp_servers = from_file.pop("mcpServers", {})
     # name → (raw value, where it came from, as the user would look for it)
-    values = {name: (raw, f"{name} in {config_file}") for name, raw in _read_config_file(config_file).items()}
+    values = {name: (raw, f"{name} in {config_file}") for name, raw in from_file.items()}
     for name, var in ENV_KEYS.items():
         if env.get(var):
             values[name] = (env[var], var)
-    settings = Settings(config_dir=config_dir, env=env)
     types = {f.name: f.type for f in fields(Settings)}
     for name, (raw, source) in values.items():
         setattr(settings, name, _coerce(source, raw, types[name]))
@@ -86,11 +95,12 @@ def _read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object")
-    for key in sorted(data.keys() - ENV_KEYS.keys()):
-        closest = difflib.get_close_matches(key, ENV_KEYS, n=1)
-        hint = f" (did you mean {closest[0]!r}?)" if closest else f" (valid keys: {', '.join(ENV_KEYS)})"
+    known = [*ENV_KEYS, *FILE_ONLY_KEYS]
+    for key in sorted(data.keys() - set(known)):
+        closest = difflib.get_close_matches(key, known, n=1)
+        hint = f" (did you mean {closest[0]!r}?)" if closest else f" (valid keys: {', '.join(known)})"
         logger.warning("%s: unknown key %r ignored%s", path, key, hint)
-    return {key: value for key, value in data.items() if key in ENV_KEYS and value is not None}
+    return {key: value for key, value in data.items() if key in known and value is not None}
 
 
 def _coerce(source: str, raw: Any, type_name: Any) -> Any:

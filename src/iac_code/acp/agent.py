@@ -37,8 +37,8 @@ from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Judge
 from iac_code.config import ConfigError, Settings
 from iac_code.messages import Message
-from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.images import images_enabled
+from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
 from iac_code.sessions.store import SessionNotFound, SessionRecord, SessionStore
 

@@ -7,7 +7,6 @@ and terminals (`ClientIO`, in client_io.py). Both confine paths to the workspace
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Protocol

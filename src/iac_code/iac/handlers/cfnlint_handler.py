@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cfnlint.config import ConfigMixIn  # type: ignore[import-untyped]
-from cfnlint.runner import Runner, run_template_by_file_path  # type: ignore[import-untyped]
+from cfnlint.config import ConfigMixIn
+from cfnlint.runner import Runner, run_template_by_file_path
 
 DEFAULT_REGIONS = ["us-east-1"]
 SEVERITIES = {"error": "error", "warning": "warning", "informational": "info"}
