@@ -16,8 +16,9 @@ import pytest
 import uvicorn
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from iac_code.acp.http import HttpOptions, create_app
-from tests.unit.http.fake_agent import serve_fake
+from tests.unit.transports.http.fake_agent import serve_fake
+
+from iac_code.transports.http.app import HttpOptions, create_app
 
 from .conftest import FUZZ, json_values
 from .test_fuzz_jsonrpc import MESSAGE_FIELDS, strict_json

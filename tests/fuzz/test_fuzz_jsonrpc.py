@@ -10,8 +10,9 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from iac_code.acp.jsonrpc import decode, envelope_problem
-from iac_code.acp.stdio import StdioTransport
+
+from iac_code.transports.jsonrpc import decode, envelope_problem
+from iac_code.transports.stdio import StdioTransport
 
 from .conftest import FUZZ, NASTY_TEXT, json_values
 
