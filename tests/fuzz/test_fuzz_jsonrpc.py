@@ -8,7 +8,7 @@ import json
 import math
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from iac_code.transports.jsonrpc import decode, envelope_problem
@@ -41,6 +41,9 @@ def check_outcome(message: dict[str, Any] | None, error: dict[str, Any] | None) 
 
 @settings(FUZZ, max_examples=400)
 @given(st.binary(max_size=300))
+@example(b"[" * 1000 + b"]" * 1000)
+@example(b'{"jsonrpc":"2.0","id":-Infinity,"method":"m"}')
+@example(b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"t":"\\udfff"}}')
 def test_arbitrary_bytes(line: bytes) -> None:
     check_outcome(*decode(line))
 

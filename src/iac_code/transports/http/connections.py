@@ -121,7 +121,7 @@ class HttpConnection:
 
     def _answers_initialize(self, message: dict[str, Any]) -> bool:
         pending = self._initialize
-        if pending is None or message_id_key(message.get("id")) != pending[0] or pending[1].done():
+        if pending is None or (message_id_key(message.get("id")) or "") != pending[0] or pending[1].done():
             return False
         pending[1].set_result(message)
         return True

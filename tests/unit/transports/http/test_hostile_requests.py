@@ -97,3 +97,12 @@ async def test_requests_in_flight_on_a_connection_are_bounded_with_429(client):
                 await events.until(is_response(request_id))
             assert (await post(client, server.url, conn_id, new_session(22))).status_code == 202
             await events.until(is_response(22))
+
+
+async def test_initialize_with_a_null_id_is_answered_not_left_to_time_out(client):
+    # Found by tests/fuzz: the answer (id null) was never matched to the waiting initialize: 504 after 30 s.
+    async with live_server(HttpOptions(initialize_timeout=3)) as server:
+        body = {"jsonrpc": "2.0", "id": None, "method": "initialize", "params": {"protocolVersion": 1}}
+        response = await client.post(f"{server.url}/acp", json=body)
+        assert response.status_code == 200 and response.json()["id"] is None
+        assert response.json()["result"]["protocolVersion"] == 1
