@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from iac_code.tools.base import Tool
 from iac_code.tools.files import EditFileTool, ListFilesTool, ReadFileTool, WriteFileTool
+from iac_code.tools.iac_check import IacCheckTool
 from iac_code.tools.search import GlobTool, GrepTool
 from iac_code.tools.shell import BashTool
 from iac_code.tools.subagent import AgentTool
@@ -17,6 +18,7 @@ def default_tools() -> dict[str, Tool]:
         ListFilesTool(),
         GlobTool(),
         GrepTool(),
+        IacCheckTool(),
         WriteFileTool(),
         EditFileTool(),
         BashTool(),

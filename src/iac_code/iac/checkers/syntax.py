@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from hcl2.api import loads as parse_hcl
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from typing import TYPE_CHECKING, Any
 
 from iac_code.iac.checkers.base import FileByFileChecker
 from iac_code.iac.classify import HCL_KINDS, STRUCTURED_KINDS, FileKind
 from iac_code.iac.findings import Finding
 from iac_code.iac.sources import SourceFile
 from iac_code.iac.yamlnodes import StructuredSyntaxError, parse_structured
+
+if TYPE_CHECKING:
+    from lark.exceptions import UnexpectedInput
 
 UNCLOSED_QUOTE = "Line has unclosed quote marks: "
 
@@ -26,6 +26,11 @@ class HclSyntaxChecker(FileByFileChecker):
         return not source.rel.endswith(".json")  # .tf.json / .tfvars.json: the JSON check
 
     def check_file(self, source: SourceFile, text: str) -> list[Finding]:
+        # Imported on first use: the HCL parser (lark) takes ~50 ms to load, which every agent start
+        # would pay for a tool that may never run.
+        from hcl2.api import loads as parse_hcl
+        from lark.exceptions import UnexpectedInput
+
         try:
             parse_hcl(text)
         except UnexpectedInput as exc:
@@ -62,6 +67,8 @@ def _line(exc: UnexpectedInput) -> int | None:
 
 
 def _describe(exc: UnexpectedInput) -> str:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     column = getattr(exc, "column", None)
     where = f" at column {column}" if isinstance(column, int) and column >= 1 else ""
     if isinstance(exc, UnexpectedToken):
