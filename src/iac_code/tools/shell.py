@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.credentials import without_secrets
+from iac_code.iac.commands import is_infrastructure_change
 from iac_code.tools.base import (
     MAX_OUTPUT_CHARS,
     Access,
@@ -160,7 +161,12 @@ class BashTool:
     kind: Kind = "execute"
 
     def access(self, args: dict[str, Any]) -> Access:
-        return "execute"  # iac.commands.is_infrastructure_change will make some calls "infra_change"
+        command = args.get("command")
+        # A command that changes real infrastructure is asked every time, whatever was allowed before.
+        # (A missing or non-text command is "execute": run() refuses it before anything runs.)
+        if isinstance(command, str) and is_infrastructure_change(command):
+            return "infra_change"
+        return "execute"
 
     def title(self, args: dict[str, Any]) -> str:
         description = str(args.get("description") or "").strip()
