@@ -315,7 +315,9 @@ class IacAgent:
         self, workspace: Path, judge: Judge, on_message: Callable[[Message], None] | None, history: list[Message]
     ) -> AgentLoop:
         # session/new must not wait for a model SDK to import: the provider is built on first use
-        return build_loop(self.settings, LazyProvider(self.settings), workspace, judge, on_message, history)
+        return build_loop(
+            self.settings, LazyProvider(self.settings), workspace, judge, on_message, history, prewarm_checkers=True
+        )
 
     def _models(self, session: Session) -> list[str]:
         models = available_models(self.settings)

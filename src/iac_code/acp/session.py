@@ -28,10 +28,12 @@ from iac_code.acp.updates import event_update, message_chunk
 from iac_code.agent.events import Event, PermissionRequest, TurnEnd
 from iac_code.agent.factory import LoopFactory
 from iac_code.agent.policy import MODES, Choice, Mode, OptionKind, Remembered, Verdict, decide, remembered_after
+from iac_code.agent.system_prompt import mode_instructions
 from iac_code.messages import Message
 from iac_code.sessions.store import SessionStore
 from iac_code.sessions.writer import OrderedWriter
 from iac_code.tools.base import Access
+from iac_code.tools.iac_check import workspace_check_call
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +41,7 @@ COMMANDS = {
     "compact": "Summarise the conversation so far to free context",
     "clear": "Forget the conversation and start afresh",
     "help": "List the commands and modes",
+    "check": "Validate, lint and security-scan the workspace's infrastructure code (iac_check)",
 }
 _TITLE_CHARS = 80
 
@@ -79,6 +82,7 @@ class Session:
         self._writes = OrderedWriter(session_id)  # the store's writes for this session, in order
         self._reads_images = reads_images  # model id → whether its prompts may carry images
         self.loop = make_loop(self._judge, self._on_message, list(history))
+        self.loop.mode_instructions = mode_instructions(mode)
         if model:
             self.loop.provider.model = model  # the model this session last used, not the configured default
         self._busy = False
@@ -149,6 +153,8 @@ class Session:
     async def _run_command(self, name: str) -> TurnEnd:
         if name == "compact":
             await self._stream(self.loop.compact())
+        elif name == "check":  # one iac_check call, shown like the model's and kept in the history
+            await self._stream(self.loop.run("/check", tool_call=workspace_check_call()))
         elif name == "clear":
             self.loop.clear()
             if (store := self._store) is not None:
@@ -213,6 +219,7 @@ class Session:
 
     async def set_mode(self, mode: Mode) -> None:
         self.mode = mode
+        self.loop.mode_instructions = mode_instructions(mode)  # from the next model call
         self._save(mode=mode)
         await self._writes.flush()
 

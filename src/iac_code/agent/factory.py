@@ -8,6 +8,7 @@ from pathlib import Path
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Judge
 from iac_code.config import Settings
+from iac_code.iac.session_start import start_workspace_summary
 from iac_code.messages import Message
 from iac_code.providers.base import ModelProvider
 from iac_code.tools.registry import default_tools
@@ -23,7 +24,11 @@ def build_loop(
     judge: Judge,
     on_message: Callable[[Message], None] | None = None,
     history: Sequence[Message] = (),
+    *,
+    prewarm_checkers: bool = False,
 ) -> AgentLoop:
+    """With `prewarm_checkers` (a long-lived agent), a workspace with infrastructure warms iac_check's
+    heavy checkers in the background; a one-shot run would mostly pay for workers it never uses."""
     return AgentLoop(
         provider,
         default_tools(),
@@ -34,4 +39,5 @@ def build_loop(
         max_turns=settings.max_turns,
         max_tokens=settings.max_tokens,
         compact_threshold=settings.compact_threshold,
+        workspace_summary=start_workspace_summary(workspace, prewarm=prewarm_checkers),
     )

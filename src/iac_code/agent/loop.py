@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,6 +89,7 @@ class AgentLoop:
         compact_threshold: float = 0.8,
         allow_subagents: bool = True,
         subagent_categories: frozenset[Category] = SUBAGENT_CATEGORIES,
+        workspace_summary: Future[str] | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
@@ -96,6 +98,11 @@ class AgentLoop:
         self.history: list[Message] = list(history or [])
         self.on_message = on_message
         self.system_prompt = system_prompt or build_system_prompt(workspace)
+        # The workspace's infrastructure, being found in the background; it joins the prompt before the
+        # first model call. The mode's instructions (plan mode asks for a plan) follow the prompt on every
+        # call, so a mode change takes effect on the next one.
+        self._workspace_summary = workspace_summary
+        self.mode_instructions = ""
         self.max_turns = max_turns
         self.max_tokens = max_tokens
         self.compact_threshold = compact_threshold
@@ -111,9 +118,11 @@ class AgentLoop:
 
     # ----------------------------------------------------------------- public API
 
-    async def run(self, prompt: str | Message) -> AsyncGenerator[Event, None]:
-        """One turn for `prompt`: text, or a whole user message (text and images)."""
-        async for event in self._drive(lambda emit: self._turn_body(prompt, emit)):
+    async def run(self, prompt: str | Message, *, tool_call: ToolCall | None = None) -> AsyncGenerator[Event, None]:
+        """One turn for `prompt`: text, or a whole user message (text and images). With `tool_call`, the
+        turn is that one call, made on the user's behalf (a command such as /check) without the model;
+        it enters the history like the model's own calls, so the model sees it on the next turn."""
+        async for event in self._drive(lambda emit: self._turn_body(prompt, emit, tool_call)):
             yield event
 
     async def compact(self) -> AsyncGenerator[Event, None]:
@@ -161,11 +170,17 @@ class AgentLoop:
         finally:
             await channel.put(None)
 
-    async def _turn_body(self, prompt: str | Message, emit: Emit) -> None:
+    async def _turn_body(self, prompt: str | Message, emit: Emit, tool_call: ToolCall | None = None) -> None:
         totals = Usage(0, 0)
         try:
             self._append(prompt if isinstance(prompt, Message) else user(prompt))
-            stop = await self._steps(emit, totals)
+            if tool_call is not None:
+                self._append(Message(role="assistant", text="", tool_calls=[tool_call]))
+                await self._run_tools([tool_call], emit)
+                stop: StopReason = "end_turn"
+            else:
+                await self._add_workspace_summary()
+                stop = await self._steps(emit, totals)
         except (asyncio.CancelledError, _TurnCancelled):
             self._close_partial_message()
             self._answer_dangling(CANCELLED)
@@ -215,7 +230,8 @@ class AgentLoop:
         finish = "end_turn"
         usage = Usage(0, 0)
         context = context_messages(self.history)
-        stream = self.provider.stream(self.system_prompt, context, self._tool_schemas(), max_tokens=self.max_tokens)
+        system_prompt = self._system_prompt()
+        stream = self.provider.stream(system_prompt, context, self._tool_schemas(), max_tokens=self.max_tokens)
         async for event in stream:
             if isinstance(event, TextDelta):
                 self._partial.append(event.text)
@@ -232,18 +248,29 @@ class AgentLoop:
             elif isinstance(event, Finish):
                 finish = event.reason
         if usage.input_tokens:
-            self.meter.record(usage.input_tokens, context, len(self.system_prompt))
+            self.meter.record(usage.input_tokens, context, len(system_prompt))
         text, self._partial = "".join(self._partial), []
         message = Message(
             role="assistant", text=text, thinking="".join(thinking), thinking_signature=signature, tool_calls=calls
         )
         return _ModelReply(message, finish, usage)
 
+    def _system_prompt(self) -> str:
+        return f"{self.system_prompt}\n\n{self.mode_instructions}" if self.mode_instructions else self.system_prompt
+
+    async def _add_workspace_summary(self) -> None:
+        if self._workspace_summary is not None:
+            # shielded: a turn cancelled during the wait must leave the summary for the next turn
+            summary = await asyncio.shield(asyncio.wrap_future(self._workspace_summary))
+            self._workspace_summary = None
+            if summary:
+                self.system_prompt = f"{self.system_prompt}\n\n{summary}"
+
     def _tool_schemas(self) -> list[ToolSchema]:
         return [ToolSchema(t.name, t.description, t.parameters) for t in self.tools.values()]
 
     def _context_tokens(self) -> int:
-        return self.meter.estimate(context_messages(self.history), len(self.system_prompt))
+        return self.meter.estimate(context_messages(self.history), len(self._system_prompt()))
 
     # ----------------------------------------------------------------- tools
 

@@ -7,6 +7,8 @@ import platform
 from datetime import date
 from pathlib import Path
 
+from iac_code.agent.policy import Mode
+
 # Instruction file names, first match wins in each directory. Read from the user's config dir, then
 # every directory from the repository root down to the workspace (nearest last, so it wins a conflict);
 # capped as a whole so huge files cannot crowd out the work, the nearest files keeping their share first.
@@ -37,6 +39,22 @@ How you work:
   each step in_progress when you start it and completed when it is done. Skip it for one-step requests.
 - Be concise. Show file paths relative to the workspace.
 """
+
+
+PLAN_MODE = """\
+The session is in plan mode: investigate and propose, change nothing. write_file and edit_file are
+refused, and so are commands that change real infrastructure; read, search, run read-only commands and
+iac_check to learn the current state and what is wrong with it. End your answer with a concrete plan
+under a "Plan" heading: numbered steps naming each file to change and how, the commands to validate the
+change (fmt, validate, iac_check, terraform plan or the like) and to apply it, the risks (what could be
+replaced, destroyed or interrupted) and how to roll back, and what you need the user to decide. The user
+switches to another mode to carry it out.
+"""
+
+
+def mode_instructions(mode: Mode) -> str:
+    """What the system prompt adds for the session's mode ("" for the modes that need nothing)."""
+    return PLAN_MODE if mode == "plan" else ""
 
 
 def build_system_prompt(workspace: Path, *, today: date | None = None, config_dir: Path | None = None) -> str:

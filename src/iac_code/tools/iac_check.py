@@ -8,6 +8,7 @@ locations for editors, a compact text for the model).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from iac_code.iac.checker import Checker
 from iac_code.iac.checkers import default_checkers
 from iac_code.iac.engine import CheckReport, run_checks
 from iac_code.iac.findings import SEVERITIES, Finding
+from iac_code.messages import ToolCall
 from iac_code.tools.base import Access, Category, Kind, Location, ToolContext, ToolError, ToolResult
 from iac_code.tools.workspace import resolve_in_workspace, shorten
 
@@ -98,6 +100,11 @@ class IacCheckTool:
         if self._cache is None:
             self._cache = shared_cache(default_cache_path())
         return self._cache
+
+
+def workspace_check_call() -> ToolCall:
+    """The call the /check command makes on the user's behalf: every checker on the whole workspace."""
+    return ToolCall(id=f"check_{uuid.uuid4().hex[:16]}", name=IacCheckTool.name, arguments={"path": "."})
 
 
 def _path_argument(args: dict[str, Any]) -> str:
