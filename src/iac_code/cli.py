@@ -56,7 +56,15 @@ def build_parser() -> argparse.ArgumentParser:
         default="",
         help="headless: comma-separated write/execute tools allowed to run (e.g. write_file,bash)",
     )
-    parser.add_argument("--yes", action="store_true", help="headless: allow every tool without asking")
+    parser.add_argument(
+        "--yes", action="store_true", help="headless: allow every tool without asking, except infrastructure changes"
+    )
+    parser.add_argument(
+        "--allow-infra-changes",
+        action="store_true",
+        help="headless: also run commands that change real infrastructure (terraform apply, kubectl delete, "
+        "helm upgrade, ...), which neither --yes nor --allow-tools covers",
+    )
     _add_logging_flags(parser)
 
     commands = parser.add_subparsers(dest="command")
@@ -125,7 +133,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # Headless options (dest → flag), which mean nothing without -p or with the acp command.
-_HEADLESS_FLAGS = {"prompt": "-p", "yes": "--yes", "allow_tools": "--allow-tools", "output_format": "--output-format"}
+_HEADLESS_FLAGS = {
+    "prompt": "-p",
+    "yes": "--yes",
+    "allow_tools": "--allow-tools",
+    "allow_infra_changes": "--allow-infra-changes",
+    "output_format": "--output-format",
+}
 
 
 def _check_what_to_do(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -2,7 +2,8 @@
 
 The session's permission policy (agent/policy.py) decides, with no one to ask: `--yes` is the
 bypass-permissions mode, `--allow-tools` names tools remembered as allowed, and whatever the policy would
-ask about is denied.
+ask about is denied. Neither covers a command that changes real infrastructure (the policy asks about those
+every time): only `--allow-infra-changes` answers them "allow once".
 """
 
 from __future__ import annotations
@@ -39,10 +40,27 @@ def run_headless(args: argparse.Namespace, settings: Settings) -> int:
         print("iac-code: the prompt is empty", file=sys.stderr)
         return 2
     allowed = {name.strip() for name in args.allow_tools.split(",") if name.strip()}
-    return asyncio.run(_run(prompt, settings, allowed, allow_all=args.yes, output_format=args.output_format))
+    return asyncio.run(
+        _run(
+            prompt,
+            settings,
+            allowed,
+            allow_all=args.yes,
+            allow_infra_changes=args.allow_infra_changes,
+            output_format=args.output_format,
+        )
+    )
 
 
-async def _run(prompt: str, settings: Settings, allowed: set[str], *, allow_all: bool, output_format: str) -> int:
+async def _run(
+    prompt: str,
+    settings: Settings,
+    allowed: set[str],
+    *,
+    allow_all: bool,
+    allow_infra_changes: bool,
+    output_format: str,
+) -> int:
     from iac_code.agent.factory import build_loop
     from iac_code.providers.presets import build_provider
 
@@ -58,9 +76,7 @@ async def _run(prompt: str, settings: Settings, allowed: set[str], *, allow_all:
     failed = False
     async for event in loop.run(prompt):
         if isinstance(event, PermissionRequest):  # no one to ask: the safe answer is no
-            name = event.call.name
-            print(f"iac-code: denied {name} (allow it with --allow-tools {name} or --yes)", file=sys.stderr)
-            event.resolve("reject_once")
+            _answer_unasked(event, allow_infra_changes)
             continue
         printer.show(event)
         if isinstance(event, TurnEnd):
@@ -70,6 +86,19 @@ async def _run(prompt: str, settings: Settings, allowed: set[str], *, allow_all:
             print(f"\niac-code: error: {event.message}", file=sys.stderr)
     printer.close()
     return 0 if end is not None and end.stop_reason == "end_turn" and not failed else 1
+
+
+def _answer_unasked(request: PermissionRequest, allow_infra_changes: bool) -> None:
+    name = request.call.name
+    if request.infrastructure_change and allow_infra_changes:
+        request.resolve("allow_once")
+        return
+    if request.infrastructure_change:
+        hint = "an infrastructure change: allow those with --allow-infra-changes"
+    else:
+        hint = f"allow it with --allow-tools {name} or --yes"
+    print(f"iac-code: denied {name} ({hint})", file=sys.stderr)
+    request.resolve("reject_once")
 
 
 class _TextPrinter:
