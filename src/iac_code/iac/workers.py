@@ -73,8 +73,9 @@ class WarmWorker:
         return answer.get("result")
 
     def close(self) -> None:
-        with self._lock:
-            process, self._process = self._process, None
+        """Stop the worker, also in the middle of a request (which then fails): without the lock, which a
+        running request holds, so that the agent's shutdown never waits for a check of several minutes."""
+        process, self._process = self._process, None
         if process is None:
             return
         try:

@@ -37,7 +37,16 @@ async def _serve_stdio(settings: Settings) -> int:
         await serve(_Replay(early, transport), settings, store=store)
     finally:
         await store.close()
+        _stop_checker_workers()
     return 0
+
+
+def _stop_checker_workers() -> None:
+    """iac_check's warm workers (checkov, cfn-lint) go with the agent. Imported here, not at the top:
+    the handshake is answered before the tools are loaded."""
+    from iac_code.iac.workers import shutdown_workers
+
+    shutdown_workers()
 
 
 def _load_server(settings: Settings) -> tuple[Any, Any]:

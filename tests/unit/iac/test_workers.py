@@ -2,6 +2,8 @@
 
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,8 @@ from iac_code.iac.workers import WarmWorker, WorkerError
 HANDLER = """
 import os, time
 def handle(request):
+    if request.get("started"):
+        open(request["started"], "w").close()
     if request.get("sleep"):
         time.sleep(request["sleep"])
     if request.get("die"):
@@ -65,6 +69,28 @@ def test_close_ends_the_process(worker: WarmWorker) -> None:
     worker.close()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_close_during_a_request_stops_it_at_once(worker: WarmWorker, tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    failures: list[Exception] = []
+
+    def long_request() -> None:
+        try:
+            worker.request({"started": str(started), "sleep": 60}, timeout=120)
+        except WorkerError as exc:
+            failures.append(exc)
+
+    running = threading.Thread(target=long_request)
+    running.start()
+    deadline = time.monotonic() + 30
+    while not started.exists():  # the worker is answering the request
+        assert time.monotonic() < deadline, "the worker never started the request"
+        time.sleep(0.02)
+    worker.close()  # returns without waiting for the request (the grace, then a kill)
+    running.join(timeout=10)
+    assert not running.is_alive()
+    assert len(failures) == 1 and "exited" in str(failures[0])
 
 
 def test_a_handler_that_cannot_load_is_reported(tmp_path: Path) -> None:

@@ -382,7 +382,10 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _serve_then_close(server: uvicorn.Server, store: Any, listener: socket.socket) -> None:
+    from iac_code.iac.workers import shutdown_workers
+
     try:
         await server.serve(sockets=[listener])
     finally:
         await store.close()
+        shutdown_workers()  # iac_check's warm workers (checkov, cfn-lint) go with the agent
