@@ -134,3 +134,43 @@ def test_the_demo_writes_main_tf_where_there_is_none(workspace):
     assert result.returncode == 0, result.stderr
     assert 'resource "alicloud_vpc"' in (workspace / "main.tf").read_text()
     assert "terraform init && terraform validate" in result.stdout
+
+
+APPLY = "./terraform apply -auto-approve"  # a stand-in terraform: what it "applies" lands in applied.log
+
+
+@pytest.mark.parametrize(
+    ("flags", "applied"),
+    [
+        (["--yes"], False),
+        (["--allow-tools", "bash"], False),
+        (["--yes", "--allow-infra-changes"], True),
+        (["--allow-infra-changes"], True),
+    ],
+    ids=["yes", "allow-tools-bash", "yes-and-infra", "infra-only"],
+)
+def test_only_allow_infra_changes_lets_an_infrastructure_change_run(workspace, flags, applied):
+    terraform = workspace / "terraform"
+    terraform.write_text('#!/bin/sh\necho "$@" >> applied.log\n')
+    terraform.chmod(0o755)
+    calls = [{"name": "bash", "arguments": {"command": APPLY}}, {"name": "bash", "arguments": {"command": "touch x"}}]
+    with ScriptedOpenAI([{"tool_calls": calls}, {"text": "done"}]) as model:
+        result = run(workspace, model, "-p", "apply it", *flags)
+    assert result.returncode == 0, result.stderr
+    assert (workspace / "applied.log").exists() is applied
+    apply_result, touch_result = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    if applied:
+        assert "Permission denied." not in apply_result
+    else:
+        assert apply_result == "Permission denied."
+        assert "denied bash (an infrastructure change: allow those with --allow-infra-changes)" in result.stderr
+    # --allow-infra-changes covers infrastructure changes only: a plain command still needs its own flag
+    assert (workspace / "x").exists() is (flags != ["--allow-infra-changes"])
+    assert (touch_result == "Permission denied.") is (flags == ["--allow-infra-changes"])
+
+
+def test_allow_infra_changes_is_a_headless_option(workspace):
+    with ScriptedOpenAI() as model:
+        result = run(workspace, model, "--allow-infra-changes")
+    assert result.returncode == 2
+    assert "--allow-infra-changes applies to a headless run" in result.stderr

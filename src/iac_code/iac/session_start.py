@@ -23,17 +23,18 @@ def start_workspace_summary(workspace: Path, *, prewarm: bool = False) -> Future
     the walk fails). With `prewarm`, a workspace that has infrastructure also starts the checkov and
     cfn-lint workers, so the first iac_check does not wait seconds for their imports."""
     summary: Future[str] = Future()
+    summary.set_running_or_notify_cancel()  # running from now: nobody can cancel it
 
     def work() -> None:
-        summary.set_running_or_notify_cancel()  # from here on nobody can cancel it
+        text = ""
         try:
             text = summarize_workspace(workspace)
+            if text and prewarm:
+                prewarm_workers()  # starts its own thread and returns
         except Exception:  # summarize_workspace already turns a failed walk into "": this is a bug
             log.exception("summarizing %s failed", workspace)
-            text = ""
-        summary.set_result(text)
-        if text and prewarm:
-            prewarm_workers()
+        finally:
+            summary.set_result(text)
 
     threading.Thread(target=work, name="iac-summary", daemon=True).start()
     return summary

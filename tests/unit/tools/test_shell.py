@@ -145,3 +145,18 @@ async def test_a_command_killed_by_a_signal_reports_its_number(
     result = await BashTool().run({"command": f"kill -{signal_number} $$"}, ctx)
     assert result.is_error
     assert result.text == f"(no output)\nKilled by {shown}"
+
+
+@pytest.mark.parametrize(
+    ("args", "access"),
+    [
+        ({"command": "terraform plan -out tfplan && terraform show tfplan"}, "execute"),
+        ({"command": "cd envs/prod && /usr/local/bin/terraform apply tfplan"}, "infra_change"),
+        ({"command": "bash -lc 'kubectl -n apps delete pod web-0'"}, "infra_change"),
+        ({"command": "echo $(("}, "infra_change"),  # a line that cannot be parsed counts as changing
+        ({}, "execute"),  # nothing to run: run() refuses it
+        ({"command": 42}, "execute"),
+    ],
+)
+def test_access_names_infrastructure_changes(args: dict, access: str) -> None:
+    assert BashTool().access(args) == access
