@@ -4,11 +4,13 @@ time with once-only options, plan mode, and the workspace's infrastructure in th
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.e2e.acp.wire import select, updates
+from tests.processes import gone_within
 
 from iac_code.agent.policy import PERMISSION_DENIED, PLAN_MODE_REFUSAL
 
@@ -191,3 +193,27 @@ def test_the_workspace_infrastructure_is_in_the_system_prompt(agent, model, infr
     empty.mkdir()
     agent.prompt(agent.new_session(empty), "what is here?")
     assert "Infrastructure found" not in system_prompt(model.requests[1])
+
+
+def worker_pids(parent: int) -> set[int]:
+    """The agent's iac_check workers: its children running worker_server.py."""
+    pids = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid == parent and b"worker_server.py" in (proc / "cmdline").read_bytes():
+                pids.add(int(proc.name))
+        except (OSError, ValueError, IndexError):
+            continue  # not a process, or gone meanwhile
+    return pids
+
+
+def test_a_session_on_infrastructure_warms_the_checkers_and_they_leave_with_the_agent(spawn, infra):
+    agent = spawn()
+    agent.new_session(infra)  # no prompt yet: cfn-lint's and checkov's workers start in the background
+    deadline = time.monotonic() + 60
+    while len(pids := worker_pids(agent.proc.pid)) < 2:
+        assert time.monotonic() < deadline, "the checkers' workers never started"
+        time.sleep(0.05)
+    assert agent.close() == 0  # at once, even while checkov may still be importing
+    assert all(gone_within(pid, 5) for pid in pids)
