@@ -105,13 +105,6 @@ def test_check_command_runs_iac_check_without_the_model_and_the_model_sees_it_ne
     assert "network/main.tf" in tool_results(model)[0]
 
 
-def test_check_is_among_the_available_commands(agent, workspace):
-    agent.start_request("session/new", {"cwd": str(workspace), "mcpServers": []})
-    message, _ = agent.until(lambda m: bool(updates([m], "available_commands_update")))
-    (update,) = updates([message])
-    assert "check" in [c["name"] for c in update["availableCommands"]]
-
-
 def test_an_infrastructure_change_is_asked_every_time_even_after_allow_always_for_bash(agent, model, infra):
     session_id = agent.new_session(infra)
     model.add(bash("echo plain"), {"text": "ok"})
