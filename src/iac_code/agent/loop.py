@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,9 +88,13 @@ class AgentLoop:
         compact_threshold: float = 0.8,
         allow_subagents: bool = True,
         subagent_categories: frozenset[Category] = SUBAGENT_CATEGORIES,
+        extra_tools: Callable[[], Iterable[Tool]] | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
+        # Tools that come and go between turns (a session's MCP servers): asked again at each turn's start.
+        self.extra_tools = extra_tools
+        self._extra_names: set[str] = set()
         self.workspace = workspace
         self.judge = judge
         self.history: list[Message] = list(history or [])
@@ -134,6 +138,16 @@ class AgentLoop:
         self.history.clear()
         self.meter = compaction.ContextMeter()
 
+    def refresh_tools(self) -> None:
+        """Offer `extra_tools()` as they are now (the built-in tools keep their names)."""
+        if self.extra_tools is None:
+            return
+        for name in self._extra_names:
+            self.tools.pop(name, None)
+        extra = {tool.name: tool for tool in self.extra_tools() if tool.name not in self.tools}
+        self.tools.update(extra)
+        self._extra_names = set(extra)
+
     # ----------------------------------------------------------------- turn machinery
 
     async def _drive(self, body: Callable[[Emit], Awaitable[None]]) -> AsyncGenerator[Event, None]:
@@ -163,6 +177,7 @@ class AgentLoop:
 
     async def _turn_body(self, prompt: str | Message, emit: Emit) -> None:
         totals = Usage(0, 0)
+        self.refresh_tools()
         try:
             self._append(prompt if isinstance(prompt, Message) else user(prompt))
             stop = await self._steps(emit, totals)
