@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 from tests.e2e import npm
 
@@ -26,6 +27,12 @@ def fixture_server(name: str = "fixture", *args: str, events: Path | None = None
     if events is not None:
         env["FIXTURE_EVENTS"] = str(events)
     return StdioServer(name, sys.executable, ("-m", "tests.fakes.mcp_server", *args), env)
+
+
+def acp_form(spec: StdioServer) -> dict[str, Any]:
+    """A stdio server as an ACP client sends it in session/new."""
+    env = [{"name": name, "value": value} for name, value in spec.env.items()]
+    return {"name": spec.name, "command": spec.command, "args": list(spec.args), "env": env}
 
 
 def marker() -> str:
@@ -63,6 +70,15 @@ def wait_until_gone(pids: list[int], timeout: float = 5) -> list[int]:
     while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
         time.sleep(0.02)
     return left
+
+
+def wait_for_processes(word: str, count: int, timeout: float = 10) -> list[int]:
+    """The processes with `word` in their command line, once there are `count` of them."""
+    deadline = time.monotonic() + timeout
+    while len(found := processes_with(word)) < count:
+        assert time.monotonic() < deadline, f"{count} servers never started"
+        time.sleep(0.01)
+    return found
 
 
 def wait_for_event(events: Path, event: str, timeout: float = 5) -> None:
