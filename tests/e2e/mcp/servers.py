@@ -29,6 +29,11 @@ def fixture_server(name: str = "fixture", *args: str, events: Path | None = None
     return StdioServer(name, sys.executable, ("-m", "tests.fakes.mcp_server", *args), env)
 
 
+def everything_server(program: npm.NodeProgram, word: str) -> StdioServer:
+    """The reference server over stdio; `word` marks its process."""
+    return StdioServer("everything", str(program.node), (str(program.cli), "stdio", word))
+
+
 def acp_form(spec: StdioServer) -> dict[str, Any]:
     """A stdio server as an ACP client sends it in session/new."""
     env = [{"name": name, "value": value} for name, value in spec.env.items()]
