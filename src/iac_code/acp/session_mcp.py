@@ -87,7 +87,8 @@ class SessionMcp:
         """Stop the servers in the background (the session is dropped, not closed)."""
         if self._hub is None or self._closed:
             return
-        task = asyncio.ensure_future(self.aclose())
+        self._closed = True
+        task = asyncio.ensure_future(self._hub.aclose())
         _releasing.add(task)
         task.add_done_callback(_releasing.discard)
 
