@@ -31,11 +31,12 @@ def _running(word: str) -> list[int]:
     return pids
 
 
-def test_session_close_stops_its_servers(spawn, workspace):
+@pytest.mark.parametrize("method", ["session/close", "session/delete"])
+def test_closing_or_deleting_the_session_stops_its_servers(spawn, workspace, method):
     agent, word = spawn(), marker()
     session_id, _ = open_session(agent, workspace, _servers(word), ready=["one", "two"])
     pids = _running(word)
-    assert agent.result("session/close", {"sessionId": session_id}) == {}
+    assert agent.result(method, {"sessionId": session_id}) in ({}, None)
     assert wait_until_gone(pids, 2) == []
 
 

@@ -15,9 +15,11 @@ def open_session(
     agent: AgentProcess, cwd: Path, servers: list[dict[str, Any]], *, ready: Iterable[str] = ()
 ) -> tuple[str, list[Message]]:
     """session/new with `servers`; returns once the commands announced include a prompt of each server
-    named in `ready` (the agent announces them when the server is connected). Returns what was read."""
+    named in `ready` (the agent announces them when the server is connected). Returns what was read,
+    the response included."""
     response, seen = agent.response(agent.start_request("session/new", {"cwd": str(cwd), "mcpServers": servers}))
     assert "result" in response, response
+    seen.append(response)
     waiting = set(ready)
     while waiting:
         message = agent.next(READY_TIMEOUT)
