@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 import re
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -28,8 +27,6 @@ from iac_code.mcp import FIRST_TURN_WAIT, ChangeCallback, McpHub, ProblemCallbac
 from iac_code.mcp.naming import PREFIX
 from iac_code.messages import Message
 from iac_code.tools.base import Tool
-
-logger = logging.getLogger(__name__)
 
 MARKER = "[MCP]"
 
@@ -102,14 +99,14 @@ class SessionMcp:
 
 
 async def _unless(cancelled: asyncio.Event, work: Awaitable[_Result]) -> _Result | None:
-    """`work`'s result, or None as soon as the turn is cancelled (the work is then cancelled too)."""
+    """`work`'s result, or None as soon as the turn is cancelled (the work is then cancelled too, as it is
+    when this wait itself is cancelled)."""
     doing = asyncio.ensure_future(work)
     stopping = asyncio.ensure_future(cancelled.wait())
     try:
         await asyncio.wait({doing, stopping}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         stopping.cancel()
-    if not doing.done():
-        doing.cancel()
-        return None
-    return doing.result()
+        if not doing.done():
+            doing.cancel()
+    return doing.result() if doing.done() else None
