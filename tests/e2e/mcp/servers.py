@@ -77,15 +77,6 @@ def wait_until_gone(pids: list[int], timeout: float = 5) -> list[int]:
     return left
 
 
-def wait_for_processes(word: str, count: int, timeout: float = 10) -> list[int]:
-    """The processes with `word` in their command line, once there are `count` of them."""
-    deadline = time.monotonic() + timeout
-    while len(found := processes_with(word)) < count:
-        assert time.monotonic() < deadline, f"{count} servers never started"
-        time.sleep(0.01)
-    return found
-
-
 def wait_for_event(events: Path, event: str, timeout: float = 5) -> None:
     deadline = time.monotonic() + timeout
     while not (events.exists() and event in events.read_text().splitlines()):

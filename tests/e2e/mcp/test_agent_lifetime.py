@@ -4,6 +4,8 @@ session is evicted for idleness (and start again when it comes back)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from tests.e2e.acp.wire import Agents
 from tests.e2e.http.client import AcpHttp, is_response
@@ -13,7 +15,6 @@ from tests.e2e.mcp.servers import (
     fixture_server,
     marker,
     processes_with,
-    wait_for_processes,
     wait_until_gone,
 )
 from tests.e2e.mcp.through_agent import announced, call, open_session
@@ -62,7 +63,12 @@ def test_servers_die_with_an_agent_killed_by_sigkill(model, tmp_path, workspace)
 def test_an_evicted_session_stops_its_servers_and_starts_them_again_when_used(spawn, model, workspace):
     agent, word = spawn(IAC_CODE_SESSION_IDLE_SECONDS="2"), marker()
     session_id, _ = open_session(agent, workspace, _servers(word))
-    pids = wait_for_processes(word, 2)
+    deadline = time.monotonic() + 30
+    while len(processes_with(word)) < 2:  # calls keep the session in memory while its servers start
+        assert time.monotonic() < deadline, "the servers never started"
+        agent.result("session/set_mode", {"sessionId": session_id, "modeId": "default"})
+        time.sleep(0.2)
+    pids = _running(word)
     assert wait_until_gone(pids, 10) == []  # evicted after two seconds without a call
     model.add(call("mcp__one__describe_region", region="ap-southeast-1"), {"text": "done"})
     response, _ = agent.prompt(session_id, "go")  # reloaded: the client's servers start again

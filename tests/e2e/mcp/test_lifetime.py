@@ -9,18 +9,10 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
-from tests.e2e.mcp.servers import (
-    REPO,
-    alive,
-    fixture_server,
-    marker,
-    pid_of,
-    processes_with,
-    wait_for_processes,
-    wait_until_gone,
-)
+from tests.e2e.mcp.servers import REPO, alive, fixture_server, marker, pid_of, processes_with, wait_until_gone
 
 from iac_code.mcp import McpHub
 from iac_code.tools.base import ToolContext
@@ -43,10 +35,18 @@ async def test_aclose_while_servers_are_still_starting_kills_them_at_once(tmp_pa
     word = marker()
     hub = McpHub([fixture_server(f"s{i}", "--silent", word) for i in range(3)], tmp_path)
     hub.start()
-    await asyncio.to_thread(wait_for_processes, word, 3)
+    await asyncio.to_thread(_wait_for_processes, word, 3)
     await asyncio.wait_for(hub.aclose(), 2)
     assert await asyncio.to_thread(wait_until_gone, processes_with(word), 1) == []
     assert set(hub.status().values()) == {"closed"}
+
+
+def _wait_for_processes(word: str, count: int) -> None:
+    for _ in range(500):
+        if len(processes_with(word)) >= count:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"{count} servers never started")
 
 
 def _agent(mode: str, word: str) -> tuple[subprocess.Popen[str], dict[str, int]]:
