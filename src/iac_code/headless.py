@@ -14,7 +14,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from iac_code.agent.events import (
     Compaction,
@@ -32,6 +32,9 @@ from iac_code.agent.events import (
 from iac_code.agent.policy import Mode, Remembered, Verdict, decide
 from iac_code.config import Settings
 from iac_code.tools.base import Access
+
+if TYPE_CHECKING:
+    from iac_code.agent.loop import AgentLoop
 
 
 def run_headless(args: argparse.Namespace, settings: Settings) -> int:
@@ -62,6 +65,7 @@ async def _run(
     output_format: str,
 ) -> int:
     from iac_code.agent.factory import build_loop
+    from iac_code.mcp import FIRST_TURN_WAIT, hub_for_session
     from iac_code.providers.presets import build_provider
 
     mode: Mode = "bypass-permissions" if allow_all else "default"
@@ -70,7 +74,16 @@ async def _run(
     def judge(tool_name: str, access: Access) -> Verdict:
         return decide(access, mode, remembered.get(tool_name))
 
-    loop = build_loop(settings, build_provider(settings), Path.cwd().resolve(), judge)
+    workspace = Path.cwd().resolve()
+    servers = hub_for_session(settings, [], workspace, on_problem=_tell_mcp_problem)
+    async with servers:  # config.json's MCP servers, stopped when the turn is over
+        loop = build_loop(settings, build_provider(settings), workspace, judge)
+        loop.extra_tools = servers.tools
+        await servers.wait_ready(FIRST_TURN_WAIT)
+        return await _turn(loop, prompt, output_format, allow_infra_changes)
+
+
+async def _turn(loop: AgentLoop, prompt: str, output_format: str, allow_infra_changes: bool) -> int:
     printer = _PRINTERS[output_format](sys.stdout)
     end: TurnEnd | None = None
     failed = False
@@ -99,6 +112,10 @@ def _answer_unasked(request: PermissionRequest, allow_infra_changes: bool) -> No
         hint = f"allow it with --allow-tools {name} or --yes"
     print(f"iac-code: denied {name} ({hint})", file=sys.stderr)
     request.resolve("reject_once")
+
+
+def _tell_mcp_problem(server: str, message: str) -> None:
+    print(f"iac-code: {message}", file=sys.stderr)
 
 
 class _TextPrinter:

@@ -36,6 +36,7 @@ from iac_code.agent.factory import build_loop
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Judge
 from iac_code.config import ConfigError, Settings
+from iac_code.mcp import hub_for_session
 from iac_code.messages import Message
 from iac_code.providers.images import images_enabled
 from iac_code.providers.lazy import LazyProvider
@@ -85,6 +86,9 @@ class IacAgent:
         self._make_loop = make_loop or self._build_loop
         self._peer: ConnectionPeer | None = None
         self._background: set[asyncio.Task[None]] = set()
+        # Each session's MCP servers as its client sent them, in memory only (env and headers may hold
+        # secrets), so that a session reloaded after idling starts them again.
+        self._client_servers: dict[str, list[Any]] = {}
 
     def attach(self, connection: Connection) -> None:
         self._peer = ConnectionPeer(connection)
@@ -92,6 +96,7 @@ class IacAgent:
     async def shutdown(self) -> None:
         """The connection ended: stop every turn and free every session."""
         await asyncio.gather(*(session.close() for session in self._residency.forget_all()))
+        self._client_servers.clear()
 
     # -- methods -----------------------------------------------------------------------------
 
@@ -111,6 +116,7 @@ class IacAgent:
         self._residency.claim(session_id)
         self._residency.add(session)
         self._outbox.hold(session_id)  # its updates wait for this response
+        session.mcp.start()
         self._spawn(session.announce_commands())
         return {"sessionId": session_id, **self._state(session)}
 
@@ -148,6 +154,7 @@ class IacAgent:
         self._residency.claim(fork_id)
         self._residency.add(session)
         self._outbox.hold(fork_id)
+        session.mcp.start()
         self._spawn(session.announce_commands())
         return {"sessionId": fork_id, **self._state(session)}
 
@@ -169,6 +176,7 @@ class IacAgent:
             raise _not_found()
         session = self.sessions.get(session_id)
         self._residency.forget(session_id)
+        self._client_servers.pop(session_id, None)
         if session is not None:
             await session.close()
 
@@ -176,6 +184,7 @@ class IacAgent:
         self._residency.claim(session_id)  # another connection must not go on writing to it
         session = self.sessions.get(session_id)
         self._residency.forget(session_id)
+        self._client_servers.pop(session_id, None)
         if session is not None:
             await session.close()
         if self._store is not None:
@@ -242,8 +251,10 @@ class IacAgent:
             # While the store loaded, a concurrent call may have reloaded it, or a close forgotten it.
             session = self.sessions.get(session_id)
             if session is None and session_id in self._residency.evicted:
-                session = self._open(session_id, Path(record.cwd), [], record, history)
+                servers = self._client_servers.get(session_id, [])
+                session = self._open(session_id, Path(record.cwd), servers, record, history)
                 self._residency.add(session)
+                session.mcp.start()
                 logger.debug("session %s reloaded after idling", session_id)
         if session is None:
             raise _not_found()
@@ -265,6 +276,7 @@ class IacAgent:
         if session is None:
             session = self._open(session_id, workspace, mcp_servers, record, history)
             self._residency.add(session)
+            session.mcp.start()
         return session
 
     async def _stored_record(self, session_id: str, workspace: Path) -> SessionRecord:
@@ -298,18 +310,20 @@ class IacAgent:
                 "history": history or [],
             }
         try:
-            return Session(
+            session = Session(
                 session_id,
                 workspace,
                 self._peer,
                 functools.partial(self._make_loop, workspace),
                 store=self._store,
-                mcp_servers=mcp_servers,
+                mcp=functools.partial(hub_for_session, self.settings, mcp_servers, workspace),
                 reads_images=lambda model: images_enabled(self.settings, model),
                 **restored,
             )
         except ConfigError as exc:  # initialize advertised the env-var auth method for this
             raise RequestError(-32000, f"Authentication required: {exc}", {"config": str(exc)}) from None
+        self._client_servers[session_id] = mcp_servers
+        return session
 
     def _build_loop(
         self, workspace: Path, judge: Judge, on_message: Callable[[Message], None] | None, history: list[Message]

@@ -50,6 +50,7 @@ def initialize_result(settings: Settings, requested_version: Any) -> dict[str, A
             "loadSession": True,
             "promptCapabilities": {"embeddedContext": True, "image": images_enabled(settings), "audio": False},
             "sessionCapabilities": {"list": {}, "close": {}, "fork": {}, "resume": {}, "delete": {}},
+            "mcpCapabilities": {"http": True, "sse": True},  # stdio needs no flag: every agent takes it
         },
         "agentInfo": {"name": "iac-code", "title": "iac-code", "version": __version__},
         "authMethods": _auth_methods(settings),

@@ -68,7 +68,8 @@ class Residency:
         self.touch(session.id)
 
     def forget(self, session_id: str) -> None:
-        self.live.pop(session_id, None)
+        if (session := self.live.pop(session_id, None)) is not None:
+            session.release()  # its MCP servers stop even if nobody closes it (taken by another connection)
         self.evicted.discard(session_id)
         self._cancel_timer(session_id)
         self._owners.release(session_id, self)
@@ -103,5 +104,6 @@ class Residency:
             self.touch(session_id)
             return
         del self.live[session_id]
+        session.release()
         self.evicted.add(session_id)
         logger.debug("session %s evicted after %.0f s idle", session_id, self._idle_seconds)

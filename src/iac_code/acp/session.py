@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from iac_code.acp.permissions import parse_answer
 from iac_code.acp.presenter import permission_request
 from iac_code.acp.prompt import PromptBlock, user_message
 from iac_code.acp.replay import replay_updates
+from iac_code.acp.session_mcp import HubFactory, SessionMcp
 from iac_code.acp.updates import event_update, message_chunk
 from iac_code.agent.events import Event, PermissionRequest, TurnEnd
 from iac_code.agent.factory import LoopFactory
@@ -63,7 +65,7 @@ class Session:
         make_loop: LoopFactory,
         *,
         store: SessionStore | None = None,
-        mcp_servers: Sequence[Any] = (),
+        mcp: HubFactory | None = None,
         mode: Mode = "default",
         title: str = "",
         always: dict[str, Remembered] | None = None,
@@ -73,7 +75,6 @@ class Session:
     ) -> None:
         self.id = session_id
         self.cwd = cwd
-        self.mcp_servers = list(mcp_servers)  # kept for the MCP issue; not used yet
         self.mode: Mode = mode
         self.title = title
         self.always: dict[str, Remembered] = dict(always or {})
@@ -83,6 +84,8 @@ class Session:
         self._reads_images = reads_images  # model id → whether its prompts may carry images
         self.loop = make_loop(self._judge, self._on_message, list(history))
         self.loop.mode_instructions = mode_instructions(mode)
+        self.mcp = SessionMcp(mcp, functools.partial(peer.update, session_id), self.announce_commands)
+        self.loop.extra_tools = self.mcp.tools
         if model:
             self.loop.provider.model = model  # the model this session last used, not the configured default
         self._busy = False
@@ -135,6 +138,11 @@ class Session:
         except TimeoutError:
             logger.warning("session %s: turn still running after close", self.id)
         await self.flush()
+        await self.mcp.aclose()
+
+    def release(self) -> None:
+        """The runtime is dropped without a close (evicted, or taken by another connection)."""
+        self.mcp.release()
 
     async def flush(self) -> None:
         """Wait until everything this session wrote is in the store."""
@@ -147,7 +155,9 @@ class Session:
         command = message.text.strip()
         if command.startswith("/") and command[1:] in COMMANDS:
             return await self._run_command(command[1:])
-        end = await self._stream(self.loop.run(message))
+        if (prepared := await self.mcp.prepare(message, self._cancelled)) is None:  # an MCP prompt failed
+            return TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
+        end = await self._stream(self.loop.run(prepared))
         return end or TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
 
     async def _run_command(self, name: str) -> TurnEnd:
@@ -235,6 +245,7 @@ class Session:
 
     async def announce_commands(self) -> None:
         commands = [AvailableCommand(name=name, description=text) for name, text in COMMANDS.items()]
+        commands += self.mcp.available_commands()
         await self._peer.update(
             self.id, AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,9 +90,13 @@ class AgentLoop:
         allow_subagents: bool = True,
         subagent_categories: frozenset[Category] = SUBAGENT_CATEGORIES,
         workspace_summary: Future[str] | None = None,
+        extra_tools: Callable[[], Iterable[Tool]] | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
+        # Tools that come and go between turns (a session's MCP servers): asked again at each turn's start.
+        self.extra_tools = extra_tools
+        self._extra_names: set[str] = set()
         self.workspace = workspace
         self.judge = judge
         self.history: list[Message] = list(history or [])
@@ -143,6 +147,16 @@ class AgentLoop:
         self.history.clear()
         self.meter = compaction.ContextMeter()
 
+    def refresh_tools(self) -> None:
+        """Offer `extra_tools()` as they are now (the built-in tools keep their names)."""
+        if self.extra_tools is None:
+            return
+        for name in self._extra_names:
+            self.tools.pop(name, None)
+        extra = {tool.name: tool for tool in self.extra_tools() if tool.name not in self.tools}
+        self.tools.update(extra)
+        self._extra_names = set(extra)
+
     # ----------------------------------------------------------------- turn machinery
 
     async def _drive(self, body: Callable[[Emit], Awaitable[None]]) -> AsyncGenerator[Event, None]:
@@ -172,6 +186,7 @@ class AgentLoop:
 
     async def _turn_body(self, prompt: str | Message, emit: Emit, tool_call: ToolCall | None = None) -> None:
         totals = Usage(0, 0)
+        self.refresh_tools()
         try:
             self._append(prompt if isinstance(prompt, Message) else user(prompt))
             if tool_call is not None:

@@ -5,11 +5,12 @@ when it starts its first server. `iac_code.mcp.tool.McpTool` is the SDK-backed t
 """
 
 from iac_code.mcp.config import HttpServer, InvalidServer, ServerSpec, StdioServer, server_specs
-from iac_code.mcp.hub import ChangeCallback, McpHub, ProblemCallback, hub_for_session
+from iac_code.mcp.hub import FIRST_TURN_WAIT, ChangeCallback, McpHub, ProblemCallback, hub_for_session
 from iac_code.mcp.processes import kill_all_servers
 from iac_code.mcp.prompts import PromptCommand, PromptError
 
 __all__ = [
+    "FIRST_TURN_WAIT",
     "ChangeCallback",
     "HttpServer",
     "InvalidServer",

@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_CALL_TIMEOUT = 120.0
 DEFAULT_STARTUP_TIMEOUT = 60.0  # a server still not ready after this is given up
+FIRST_TURN_WAIT = 5.0  # how long a session's first prompt waits for servers still starting
 ProblemCallback = Callable[[str, str], Awaitable[None] | None]
 ChangeCallback = Callable[[], Awaitable[None] | None]
 

@@ -12,6 +12,7 @@ def test_initialize_answers_the_seed_capabilities_and_repeats_itself(agent):
         "loadSession": True,
         "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
         "sessionCapabilities": {"list": {}, "close": {}, "fork": {}, "resume": {}, "delete": {}},
+        "mcpCapabilities": {"http": True, "sse": True},
     }
     assert first["agentInfo"]["name"] == "iac-code"
     assert first["authMethods"] == []  # a model is configured

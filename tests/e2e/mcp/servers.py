@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 from tests.e2e import npm
 
@@ -26,6 +27,17 @@ def fixture_server(name: str = "fixture", *args: str, events: Path | None = None
     if events is not None:
         env["FIXTURE_EVENTS"] = str(events)
     return StdioServer(name, sys.executable, ("-m", "tests.fakes.mcp_server", *args), env)
+
+
+def everything_server(program: npm.NodeProgram, word: str) -> StdioServer:
+    """The reference server over stdio; `word` marks its process."""
+    return StdioServer("everything", str(program.node), (str(program.cli), "stdio", word))
+
+
+def acp_form(spec: StdioServer) -> dict[str, Any]:
+    """A stdio server as an ACP client sends it in session/new."""
+    env = [{"name": name, "value": value} for name, value in spec.env.items()]
+    return {"name": spec.name, "command": spec.command, "args": list(spec.args), "env": env}
 
 
 def marker() -> str:

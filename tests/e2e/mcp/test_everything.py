@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from acp.schema import ImageContentBlock
-from tests.e2e.mcp.servers import marker, processes_with, ready_hub, wait_until_gone
-from tests.e2e.npm import NodeProgram
+from tests.e2e.mcp.servers import everything_server, marker, processes_with, ready_hub, wait_until_gone
 
-from iac_code.mcp import McpHub, StdioServer
+from iac_code.mcp import McpHub
 from iac_code.mcp.tool import McpTool
 from iac_code.tools.base import ToolContext
 
@@ -22,13 +21,9 @@ from iac_code.tools.base import ToolContext
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(600)]
 
 
-def _server(everything: NodeProgram, word: str) -> StdioServer:
-    return StdioServer("everything", str(everything.node), (str(everything.cli), "stdio", word))
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def hub(everything, tmp_path_factory) -> AsyncIterator[McpHub]:
-    async with ready_hub(_server(everything, marker()), tmp_path_factory.mktemp("workspace")) as hub:
+    async with ready_hub(everything_server(everything, marker()), tmp_path_factory.mktemp("workspace")) as hub:
         yield hub
 
 
@@ -78,7 +73,7 @@ async def test_a_prompt_rendered_from_slash_command_text(hub):
 
 async def test_closing_leaves_no_node_process(everything, tmp_path):
     word = marker()  # a short-lived hub of its own: the module's hub stays up for the other tests
-    async with McpHub([_server(everything, word)], tmp_path) as hub:
+    async with McpHub([everything_server(everything, word)], tmp_path) as hub:
         assert await hub.wait_ready(30)
         assert processes_with(word)
     assert await asyncio.to_thread(wait_until_gone, processes_with(word), 1) == []

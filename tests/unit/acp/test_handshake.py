@@ -29,6 +29,7 @@ def test_capabilities_are_the_seeds():
     assert caps["loadSession"] is True
     assert caps["promptCapabilities"] == {"embeddedContext": True, "image": False, "audio": False}
     assert set(caps["sessionCapabilities"]) >= {"list", "close", "fork", "resume"}
+    assert caps["mcpCapabilities"] == {"http": True, "sse": True}
 
 
 @pytest.mark.parametrize(

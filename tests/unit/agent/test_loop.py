@@ -313,3 +313,16 @@ async def test_a_sub_agent_permission_request_flows_through_the_parent_stream_wi
     sub = [type(e).__name__ for e in events if getattr(e, "call", None) is not None and e.call.id == "s1"]
     assert sub == ["ToolUseStart", "PermissionRequest", "ToolRunning", "ToolFinished"]
     assert events[-1].stop_reason == "end_turn"
+
+
+async def test_extra_tools_are_asked_for_at_each_turn_and_never_replace_a_built_in():
+    first, second = FakeTool("remote_a"), FakeTool("remote_b")
+    offered = [first]
+    provider = FakeProvider(call("remote_a"), say("one"), call("remote_b", call_id="c2"), say("two"))
+    loop = make_loop(provider, [FakeTool("look")], extra_tools=lambda: offered)
+    await collect(loop.run("first"))
+    assert set(loop.tools) == {"look", "remote_a"} and first.runs == [{}]
+    offered = [second, FakeTool("look", description="a server's tool named like a built-in")]
+    await collect(loop.run("second"))
+    assert set(loop.tools) == {"look", "remote_b"} and second.runs == [{}]
+    assert loop.tools["look"].description == "a fake tool"
