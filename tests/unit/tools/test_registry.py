@@ -3,14 +3,25 @@ from iac_code.tools.registry import default_tools
 
 def test_every_tool_is_registered_under_its_own_name() -> None:
     tools = default_tools()
-    expected = ["read_file", "list_files", "glob", "grep", "write_file", "edit_file", "bash", "web_fetch", "agent"]
+    expected = [
+        "read_file",
+        "list_files",
+        "glob",
+        "grep",
+        "write_file",
+        "edit_file",
+        "bash",
+        "web_fetch",
+        "agent",
+        "update_plan",
+    ]
     assert sorted(tools) == sorted(expected)
     assert all(name == tool.name for name, tool in tools.items())
 
 
 def test_read_only_tools_are_exactly_the_read_category() -> None:
     read_only = {name for name, tool in default_tools().items() if tool.category == "read"}
-    assert read_only == {"read_file", "list_files", "glob", "grep", "web_fetch"}
+    assert read_only == {"read_file", "list_files", "glob", "grep", "web_fetch", "update_plan"}
 
 
 def test_kinds_and_schemas() -> None:
@@ -26,6 +37,7 @@ def test_kinds_and_schemas() -> None:
         "bash": "execute",
         "web_fetch": "fetch",
         "agent": "execute",
+        "update_plan": "think",
     }
     for tool in tools.values():
         assert tool.parameters["type"] == "object"
