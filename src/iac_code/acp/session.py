@@ -149,6 +149,7 @@ class Session:
         invocation = parse_invocation(message.text)
         if invocation is not None:
             name, arguments = invocation
+            await asyncio.to_thread(self._files.reload)  # a command file added since the last prompt counts
             if (command := COMMANDS.get(name)) is not None:
                 return await command.run(self, arguments) or self._quiet_end()
             try:
@@ -161,7 +162,6 @@ class Session:
         return await self.turn(message)
 
     async def _render(self, name: str, arguments: str) -> str | None:
-        await asyncio.to_thread(self._files.reload)  # a command file added since the last prompt counts
         for source in self.prompt_commands:
             if (rendered := await source.render(name, arguments)) is not None:
                 return rendered
