@@ -27,6 +27,8 @@ environment variables (also read from $IAC_CODE_CONFIG_DIR/config.json, lower-ca
   IAC_CODE_CONTEXT_WINDOW     the model's context window in tokens (default: known per model)
   IAC_CODE_COMPACT_THRESHOLD  share of the window that triggers compaction (default 0.8)
   IAC_CODE_SESSION_IDLE_SECONDS  seconds before an idle session leaves memory (default 1800)
+  IAC_CODE_IMAGES             1/0: whether prompts may carry images (default: whether the model reads them)
+  IAC_CODE_MCP_TIMEOUT        seconds an MCP tool call may take (default 120)
   IACCODE_ACP_HTTP_TOKEN      bearer token the HTTP server requires
 
 exit codes:
