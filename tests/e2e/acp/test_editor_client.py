@@ -157,8 +157,10 @@ async def test_plan_updates_live_and_again_on_load(model, workspace, tmp_path):
     assert replayed[-1] is plan, "the plan as it stood at the end, after the history"
 
 
-async def test_an_image_reaches_the_model_and_comes_back_on_load(model, workspace, tmp_path):
-    model.add({"text": "The plan failed on the NAT gateway."})
+async def test_an_image_reaches_the_model_comes_back_on_load_and_a_text_only_model_gets_a_marker(
+    model, workspace, tmp_path
+):
+    model.add({"text": "The plan failed on the NAT gateway."}, {"text": "Add a route."})
     editor = Editor()
     async with editing(editor, model.url, tmp_path / "config", IAC_CODE_IMAGES="1") as conn:
         session_id = await open_session(conn, workspace)
@@ -167,12 +169,16 @@ async def test_an_image_reaches_the_model_and_comes_back_on_load(model, workspac
     (sent,) = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"]
     assert sent[0] == {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}
 
-    reloaded = Editor()
-    async with editing(reloaded, model.url, tmp_path / "config", IAC_CODE_IMAGES="1") as conn:
+    reloaded = Editor()  # the user then says the model takes no images
+    async with editing(reloaded, model.url, tmp_path / "config", IAC_CODE_IMAGES="0") as conn:
         await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+        response = await conn.prompt(session_id=session_id, prompt=[text_block("And the fix?")])
     shown = [u.content for u in reloaded.of_kind("user_message_chunk")]
     assert shown[0].text == "Why did this fail?"
     assert isinstance(shown[1], ImageContentBlock) and (shown[1].mime_type, shown[1].data) == ("image/png", PNG)
+    assert response.stop_reason == "end_turn"
+    first = next(m for m in model.requests[1]["messages"] if m["role"] == "user")
+    assert first["content"] == "Why did this fail?\n[image: image/png (not shown: this model does not read images)]"
 
 
 async def test_custom_commands_and_the_users_instructions(model, workspace, tmp_path):
