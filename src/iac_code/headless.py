@@ -24,6 +24,7 @@ from iac_code.agent.events import (
     TextDelta,
     ThinkingDelta,
     ToolFinished,
+    ToolProgress,
     ToolRunning,
     ToolUseStart,
     TurnEnd,
@@ -220,6 +221,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
         return {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments, "title": event.title}
     if isinstance(event, ToolRunning):
         return {"type": "tool_running", "id": event.call.id}
+    if isinstance(event, ToolProgress):  # e.g. a sub-agent's steps: ACP tool-call content
+        return {"type": "tool_progress", "id": event.call.id, "content": event.content}
     if isinstance(event, ToolFinished):
         return {
             "type": "tool_result",

@@ -14,6 +14,7 @@ from typing import Any
 from acp import RequestError
 from acp.connection import Connection
 from acp.schema import (
+    ClientCapabilities,
     ConfigOptionUpdate,
     CurrentModeUpdate,
     InitializeResponse,
@@ -24,7 +25,7 @@ from acp.schema import (
     SessionNotification,
     SetSessionConfigOptionResponse,
 )
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from iac_code.acp.config_options import MODE_IDS, config_options, mode_state, model_state
 from iac_code.acp.handshake import initialize_result
@@ -42,6 +43,7 @@ from iac_code.providers.images import images_enabled
 from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
 from iac_code.sessions.store import SessionNotFound, SessionRecord, SessionStore
+from iac_code.tools.client_io import workspace_io
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +66,10 @@ class ConnectionPeer:
     async def request_permission(self, request: RequestPermissionRequest) -> Any:
         return await self._connection.send_request("session/request_permission", request.model_dump(**_DUMP))
 
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """Any other request to the client (fs/*, terminal/*); a JSON-RPC error raises RequestError."""
+        return await self._connection.send_request(method, params)
+
 
 class IacAgent:
     """The methods of one connection. Its sessions' runtimes come and go as residency.py says."""
@@ -76,8 +82,11 @@ class IacAgent:
         store: SessionStore | None = None,
         owners: SessionOwners | None = None,
         make_loop: WorkspaceLoopFactory | None = None,
+        client_capabilities: Any = None,
     ) -> None:
         self.settings = settings
+        # What the client offers (fs, terminal); the stdio transport may have answered initialize itself.
+        self._client_capabilities = _capabilities(client_capabilities)
         owners = owners if owners is not None else SessionOwners()  # one connection alone in its process
         self._residency = Residency(settings.session_idle_seconds, can_reload=store is not None, owners=owners)
         self.sessions = self._residency.live
@@ -100,7 +109,10 @@ class IacAgent:
 
     # -- methods -----------------------------------------------------------------------------
 
-    async def initialize(self, protocol_version: int, **_: Any) -> InitializeResponse:
+    async def initialize(
+        self, protocol_version: int, client_capabilities: ClientCapabilities | None = None, **_: Any
+    ) -> InitializeResponse:
+        self._client_capabilities = client_capabilities
         return InitializeResponse.model_validate(initialize_result(self.settings, protocol_version))
 
     async def authenticate(self, method_id: str, **_: Any) -> None:
@@ -318,12 +330,18 @@ class IacAgent:
                 store=self._store,
                 mcp=functools.partial(hub_for_session, self.settings, mcp_servers, workspace),
                 reads_images=lambda model: images_enabled(self.settings, model),
+                io=workspace_io(workspace, session_id, self._client_request, self._client_capabilities),
+                config_dir=self.settings.config_dir,
                 **restored,
             )
         except ConfigError as exc:  # initialize advertised the env-var auth method for this
             raise RequestError(-32000, f"Authentication required: {exc}", {"config": str(exc)}) from None
         self._client_servers[session_id] = mcp_servers
         return session
+
+    async def _client_request(self, method: str, params: dict[str, Any]) -> Any:
+        assert self._peer is not None
+        return await self._peer.request(method, params)
 
     def _build_loop(
         self, workspace: Path, judge: Judge, on_message: Callable[[Message], None] | None, history: list[Message]
@@ -361,6 +379,17 @@ class IacAgent:
         task = asyncio.ensure_future(coroutine)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+
+def _capabilities(value: Any) -> ClientCapabilities | None:
+    """The client's capabilities from raw initialize params; None (use none of them) when unusable."""
+    if value is None or isinstance(value, ClientCapabilities):
+        return value
+    try:
+        return ClientCapabilities.model_validate(value)
+    except ValidationError:
+        logger.warning("unusable clientCapabilities in initialize: the client's fs and terminal are not used")
+        return None
 
 
 def _new_id() -> str:

@@ -7,12 +7,15 @@ when, is the policy's business (agent/policy.py).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 from acp.schema import PermissionOption
 
 from iac_code.agent.policy import EVERY_OPTION, Choice, OptionKind
+
+logger = logging.getLogger(__name__)
 
 _NAMES: dict[OptionKind, str] = {
     "allow_once": "Allow once",
@@ -44,4 +47,5 @@ def parse_answer(answer: Any, offered: Sequence[OptionKind] = EVERY_OPTION) -> C
     for kind in offered:
         if option_id == kind:
             return kind
+    logger.warning("permission answer with an optionId that was not offered (%.80r): denied", option_id)
     return "reject_once"

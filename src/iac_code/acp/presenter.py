@@ -1,9 +1,11 @@
 """How a tool call looks to an ACP client, built one way for live updates, permission requests and replay.
 
 A call is announced as a `tool_call` (pending, with title, kind, rawInput and the paths it touches), may
-go `in_progress`, and ends with one `tool_call_update`: completed or failed, `rawOutput` (the tool's
-structured output, else its text), `content` (an edit's diff, else the text, then any extra blocks the
-tool added) and `locations` (with lines) when the result points somewhere.
+go `in_progress` and show progress while it runs (a client terminal, a sub-agent's steps: `content`
+only), and ends with one `tool_call_update`: completed or failed, `rawOutput` (the tool's structured
+output, else its text), `content` (an edit's diff, else the text — left out when the call ran in a
+client terminal, which shows the output itself — then any extra blocks the tool added) and
+`locations` (with lines) when the result points somewhere.
 """
 
 from __future__ import annotations
@@ -49,6 +51,11 @@ def tool_call_running(call_id: str) -> ToolCallProgress:
     return update_tool_call(call_id, status="in_progress")
 
 
+def tool_call_progress(call_id: str, content: list[Any]) -> ToolCallProgress:
+    """What a running call shows now; it replaces the call's content so far."""
+    return update_tool_call(call_id, content=[_as_tool_content(block) for block in content])
+
+
 def tool_call_result(call_id: str, result: ToolResult) -> ToolCallProgress:
     return update_tool_call(
         call_id,
@@ -84,7 +91,13 @@ def _result_content(result: ToolResult) -> list[ToolCallContent]:
     if result.diff is not None and not result.is_error:
         diff = result.diff
         return [tool_diff_content(diff.path, diff.new_text, diff.old_text)]
+    if any(_is_terminal(block) for block in result.content):
+        return []
     return [tool_content(text_block(result.text))]
+
+
+def _is_terminal(block: Any) -> bool:
+    return isinstance(block, TerminalToolCallContent) or (isinstance(block, dict) and block.get("type") == "terminal")
 
 
 def _as_tool_content(block: Any) -> Any:

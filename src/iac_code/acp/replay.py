@@ -1,10 +1,11 @@
 """A stored history → the `session/update`s that show it again (for `session/load`).
 
-Each message becomes what the client saw live, in order: the user's prompt as `user_message_chunk`,
-the model's thinking and text as `agent_thought_chunk` / `agent_message_chunk`, each tool call as a
-`tool_call` (title, kind, rawInput, locations, as live) and, when its result comes, one final
-`tool_call_update` (completed or failed, with the result text). A compaction summary is not the
-user's words: it is shown as a short "[context compacted]" agent message, not as its text.
+Each message becomes what the client saw live, in order: the user's prompt as `user_message_chunk`s
+(its text, then each image), the model's thinking and text as `agent_thought_chunk` /
+`agent_message_chunk`, each tool call as a `tool_call` (title, kind, rawInput, locations, as live) and,
+when its result comes, one final `tool_call_update` (completed or failed, with the result text). A
+compaction summary is not the user's words: it is shown as a short "[context compacted]" agent message,
+not as its text. Last comes the plan as it stood at the end, when the model kept one.
 """
 
 from __future__ import annotations
@@ -12,10 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from acp.helpers import update_agent_thought_text, update_user_message_text
-from acp.schema import AgentMessageChunk, AgentThoughtChunk, ToolCallProgress, ToolCallStart, UserMessageChunk
+from acp.helpers import update_agent_thought_text, update_user_message
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AgentThoughtChunk,
+    ToolCallProgress,
+    ToolCallStart,
+    UserMessageChunk,
+)
 
+from iac_code.acp.plan import last_plan_update
 from iac_code.acp.presenter import tool_call_result, tool_call_start
+from iac_code.acp.prompt import user_blocks
 from iac_code.acp.updates import message_chunk
 from iac_code.messages import Message, ToolCall
 from iac_code.tools.base import Tool, ToolContext, ToolResult
@@ -23,7 +33,9 @@ from iac_code.tools.describe import CallView, describe_call
 
 COMPACTED = "\n[context compacted]\n"
 
-ReplayUpdate = UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress
+ReplayUpdate = (
+    UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | AgentPlanUpdate
+)
 
 
 def replay_updates(history: list[Message], tools: Mapping[str, Tool], workspace: Path) -> Iterator[ReplayUpdate]:
@@ -31,7 +43,10 @@ def replay_updates(history: list[Message], tools: Mapping[str, Tool], workspace:
     described: dict[tuple[object, ...], CallView] = {}  # a long session reads the same files often
     for message in history:
         if message.role == "user":
-            yield message_chunk(COMPACTED) if message.summary else update_user_message_text(message.text)
+            if message.summary:
+                yield message_chunk(COMPACTED)
+            else:
+                yield from (update_user_message(block) for block in user_blocks(message))
         elif message.role == "assistant":
             if message.thinking:
                 yield update_agent_thought_text(message.thinking)
@@ -47,6 +62,8 @@ def replay_updates(history: list[Message], tools: Mapping[str, Tool], workspace:
                 yield tool_call_start(call, described[key])
         else:
             yield tool_call_result(message.tool_call_id, ToolResult(message.text, is_error=message.is_error))
+    if (plan := last_plan_update(history)) is not None:
+        yield plan
 
 
 def _call_key(call: ToolCall) -> tuple[object, ...] | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 from acp._transport import Transport
 from acp.connection import Connection, StreamEvent
@@ -24,12 +25,14 @@ async def serve(
     *,
     store: SessionStore | None = None,
     owners: SessionOwners | None = None,
+    client_capabilities: Any = None,
 ) -> None:
     """Serve one ACP connection until transport.receive() returns None; then cancel running turns
     and free this connection's sessions. A server serving several connections passes them all the same
-    `owners`, so a session has one runtime in the process."""
+    `owners`, so a session has one runtime in the process. `client_capabilities`: from an `initialize`
+    the transport answered before serving (stdio does while the SDK loads)."""
     outbox = Outbox(transport)
-    agent = IacAgent(settings, outbox, store=store, owners=owners)
+    agent = IacAgent(settings, outbox, store=store, owners=owners, client_capabilities=client_capabilities)
     connection = Connection(build_handler(agent), outbox, listening=False)
     agent.attach(connection)
     if logger.isEnabledFor(logging.DEBUG):  # --debug: every frame, to diagnose an editor integration

@@ -1,4 +1,4 @@
-"""One ACP session: its agent loop, mode, model, permission memory, and one turn at a time."""
+"""One ACP session: its agent loop, mode, model, permission memory, slash commands, and one turn at a time."""
 
 from __future__ import annotations
 
@@ -7,13 +7,12 @@ import contextlib
 import functools
 import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from acp import RequestError
 from acp.schema import (
-    AvailableCommand,
-    AvailableCommandsUpdate,
     BaseModel,
     PromptResponse,
     RequestPermissionRequest,
@@ -21,30 +20,29 @@ from acp.schema import (
     Usage,
 )
 
+from iac_code.acp.commands import CommandError, FileCommands, PromptCommands, SessionCommand, help_text
+from iac_code.acp.commands import available_commands_update as commands_update
 from iac_code.acp.permissions import parse_answer
 from iac_code.acp.presenter import permission_request
 from iac_code.acp.prompt import PromptBlock, user_message
 from iac_code.acp.replay import replay_updates
 from iac_code.acp.session_mcp import HubFactory, SessionMcp
-from iac_code.acp.updates import event_update, message_chunk
+from iac_code.acp.updates import event_updates, message_chunk
+from iac_code.agent.commands import parse_invocation
 from iac_code.agent.events import Event, PermissionRequest, TurnEnd
 from iac_code.agent.factory import LoopFactory
-from iac_code.agent.policy import MODES, Choice, Mode, OptionKind, Remembered, Verdict, decide, remembered_after
+from iac_code.agent.policy import Choice, Mode, OptionKind, Remembered, Verdict, decide, remembered_after
 from iac_code.agent.system_prompt import mode_instructions
+from iac_code.encodable import encodable
 from iac_code.messages import Message
 from iac_code.sessions.store import SessionStore
 from iac_code.sessions.writer import OrderedWriter
+from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.base import Access
 from iac_code.tools.iac_check import workspace_check_call
 
 logger = logging.getLogger(__name__)
 
-COMMANDS = {
-    "compact": "Summarise the conversation so far to free context",
-    "clear": "Forget the conversation and start afresh",
-    "help": "List the commands and modes",
-    "check": "Validate, lint and security-scan the workspace's infrastructure code (iac_check)",
-}
 _TITLE_CHARS = 80
 
 
@@ -72,6 +70,8 @@ class Session:
         model: str = "",
         history: Sequence[Message] = (),
         reads_images: Callable[[str], bool] = lambda model: False,
+        io: WorkspaceIO | None = None,
+        config_dir: Path | None = None,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
@@ -88,6 +88,10 @@ class Session:
         self.loop.extra_tools = self.mcp.tools
         if model:
             self.loop.provider.model = model  # the model this session last used, not the configured default
+        if io is not None:
+            self.loop.io = io  # the editor's file system and terminals
+        self._files = FileCommands(cwd, config_dir, reserved=COMMANDS)
+        self.prompt_commands: list[PromptCommands] = [self._files]  # sources of prompt commands, in order
         self._busy = False
         self._idle = asyncio.Event()
         self._idle.set()
@@ -152,27 +156,57 @@ class Session:
             logger.warning("session %s: some writes were lost (see above)", self.id)
 
     async def _run(self, message: Message) -> TurnEnd:
-        command = message.text.strip()
-        if command.startswith("/") and command[1:] in COMMANDS:
-            return await self._run_command(command[1:])
-        if (prepared := await self.mcp.prepare(message, self._cancelled)) is None:  # an MCP prompt failed
-            return TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
-        end = await self._stream(self.loop.run(prepared))
-        return end or TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
+        """A slash command (see commands.py), or a normal turn."""
+        invocation = parse_invocation(message.text)
+        if invocation is not None:
+            name, arguments = invocation
+            await asyncio.to_thread(self._files.reload)  # a command file added since the last prompt counts
+            if (command := COMMANDS.get(name)) is not None:
+                return await command.run(self, arguments) or self._quiet_end()
+            try:
+                rendered = await self._render(name, arguments)
+            except CommandError as exc:
+                await self.say(str(exc))
+                return self._quiet_end()
+            if rendered is not None:
+                message = replace(message, text=encodable(rendered))  # the images stay with it
+        return await self.turn(message)
 
-    async def _run_command(self, name: str) -> TurnEnd:
-        if name == "compact":
-            await self._stream(self.loop.compact())
-        elif name == "check":  # one iac_check call, shown like the model's and kept in the history
-            await self._stream(self.loop.run("/check", tool_call=workspace_check_call()))
-        elif name == "clear":
-            self.loop.clear()
-            if (store := self._store) is not None:
-                self._writes.submit(lambda: store.clear(self.id))
-            await self._peer.update(self.id, message_chunk("Conversation cleared."))
-        else:
-            await self._peer.update(self.id, message_chunk(_help_text()))
+    async def _render(self, name: str, arguments: str) -> str | None:
+        for source in self.prompt_commands:
+            if (rendered := await source.render(name, arguments)) is not None:
+                return rendered
+        return None
+
+    async def turn(self, message: Message) -> TurnEnd:
+        """One turn of the model for `message`, shown to the client as it runs."""
+        if (prepared := await self.mcp.prepare(message, self._cancelled)) is None:  # an MCP prompt failed
+            return self._quiet_end()
+        end = await self._stream(self.loop.run(prepared))
+        return end or self._quiet_end()
+
+    async def say(self, text: str) -> None:
+        """Show `text` as the agent's message; the model does not see it."""
+        await self._peer.update(self.id, message_chunk(text))
+
+    def _quiet_end(self) -> TurnEnd:
         return TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
+
+    async def _compact(self, arguments: str) -> None:
+        await self._stream(self.loop.compact())
+
+    async def _clear(self, arguments: str) -> None:
+        self.loop.clear()
+        if (store := self._store) is not None:
+            self._writes.submit(lambda: store.clear(self.id))
+        await self.say("Conversation cleared.")
+
+    async def _check(self, arguments: str) -> None:
+        """One iac_check call on the workspace, shown like the model's and kept in the history."""
+        await self._stream(self.loop.run("/check", tool_call=workspace_check_call()))
+
+    async def _help(self, arguments: str) -> None:
+        await self.say(help_text(COMMANDS, self.prompt_commands))
 
     async def _stream(self, events: AsyncGenerator[Event, None]) -> TurnEnd | None:
         """Send the loop's events as updates as they come. Text that arrives while an update is being
@@ -189,8 +223,9 @@ class Session:
                         end = event
                     elif isinstance(event, PermissionRequest):
                         await self._answer(event)  # the stream already carried its tool_call
-                    elif (update := event_update(event)) is not None:
-                        await self._peer.update(self.id, update)
+                    else:
+                        for update in event_updates(event):
+                            await self._peer.update(self.id, update)
         finally:
             watcher.cancel()
         return end
@@ -244,11 +279,11 @@ class Session:
             await self._peer.update(self.id, update)
 
     async def announce_commands(self) -> None:
-        commands = [AvailableCommand(name=name, description=text) for name, text in COMMANDS.items()]
-        commands += self.mcp.available_commands()
-        await self._peer.update(
-            self.id, AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
-        )
+        """Send the commands the client may offer (the command files are read again)."""
+        await asyncio.to_thread(self._files.reload)
+        update = commands_update(COMMANDS, self.prompt_commands)
+        update.available_commands += self.mcp.available_commands()
+        await self._peer.update(self.id, update)
 
     async def _name_after(self, text: str) -> None:
         first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
@@ -267,9 +302,12 @@ class Session:
             self._writes.submit(lambda: store.update(self.id, **changes))
 
 
-def _help_text() -> str:
-    lines = ["Commands:"]
-    lines += [f"  /{name}: {text}" for name, text in COMMANDS.items()]
-    lines += ["Modes:"]
-    lines += [f"  {mode.id}: {mode.description}" for mode in MODES]
-    return "\n".join(lines)
+# The session's own slash commands (commands.py): one entry per command.
+COMMANDS: dict[str, SessionCommand[Session]] = {
+    "compact": SessionCommand("Summarise the conversation so far to free context", Session._compact),
+    "clear": SessionCommand("Forget the conversation and start afresh", Session._clear),
+    "help": SessionCommand("List the commands and modes", Session._help),
+    "check": SessionCommand(
+        "Validate, lint and security-scan the workspace's infrastructure code (iac_check)", Session._check
+    ),
+}

@@ -1,17 +1,20 @@
-"""Agent loop events → official `session/update` payloads (tool calls through presenter.py)."""
+"""Agent loop events → official `session/update` payloads (tool calls through presenter.py, plans through
+plan.py)."""
 
 from __future__ import annotations
 
 from acp.helpers import update_agent_message_text, update_agent_thought_text
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     ToolCallProgress,
     ToolCallStart,
     UsageUpdate,
 )
 
-from iac_code.acp.presenter import tool_call_result, tool_call_running, tool_call_start
+from iac_code.acp.plan import result_plan_update
+from iac_code.acp.presenter import tool_call_progress, tool_call_result, tool_call_running, tool_call_start
 from iac_code.agent.events import (
     Compaction,
     ErrorReport,
@@ -19,13 +22,14 @@ from iac_code.agent.events import (
     TextDelta,
     ThinkingDelta,
     ToolFinished,
+    ToolProgress,
     ToolRunning,
     ToolUseStart,
     UsageReport,
 )
 from iac_code.tools.describe import CallView
 
-Update = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | UsageUpdate
+Update = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | UsageUpdate | AgentPlanUpdate
 
 
 def message_chunk(text: str) -> AgentMessageChunk:
@@ -42,6 +46,8 @@ def event_update(event: Event) -> Update | None:
         return tool_call_start(event.call, CallView(event.title, event.kind, event.locations))
     if isinstance(event, ToolRunning):
         return tool_call_running(event.call.id)
+    if isinstance(event, ToolProgress):
+        return tool_call_progress(event.call.id, event.content)
     if isinstance(event, ToolFinished):
         return tool_call_result(event.call.id, event.result)
     if isinstance(event, UsageReport):
@@ -51,3 +57,13 @@ def event_update(event: Event) -> Update | None:
     if isinstance(event, ErrorReport):
         return message_chunk(f"\n[error] {event.message}\n")
     return None
+
+
+def event_updates(event: Event) -> list[Update]:
+    """Every update one loop event makes: its own, then, after a finished update_plan call, the plan."""
+    update = event_update(event)
+    if update is None:
+        return []
+    if isinstance(event, ToolFinished) and (plan := result_plan_update(event.call.name, event.result)) is not None:
+        return [update, plan]
+    return [update]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from iac_code.agent.policy import Choice, OptionKind
 from iac_code.messages import ToolCall
@@ -52,6 +52,15 @@ class ToolRunning:
 
 
 @dataclass
+class ToolProgress:
+    """A running call shows something new: a client terminal's live output, a sub-agent's steps.
+    `content` (ACP tool-call content, as JSON) replaces what the call showed so far."""
+
+    call: ToolCall
+    content: list[dict[str, Any]]
+
+
+@dataclass
 class ToolFinished:
     call: ToolCall
     result: ToolResult  # result.is_error → the ACP status is "failed"
@@ -90,6 +99,7 @@ Event = (
     | ToolUseStart
     | PermissionRequest
     | ToolRunning
+    | ToolProgress
     | ToolFinished
     | Compaction
     | UsageReport
@@ -106,6 +116,7 @@ __all__ = [
     "TextDelta",
     "ThinkingDelta",
     "ToolFinished",
+    "ToolProgress",
     "ToolRunning",
     "ToolUseStart",
     "TurnEnd",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Judge
+from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.config import Settings
 from iac_code.iac.session_start import start_workspace_summary
 from iac_code.messages import Message
@@ -36,6 +37,7 @@ def build_loop(
         judge=judge,
         history=list(history),
         on_message=on_message,
+        system_prompt=build_system_prompt(workspace, config_dir=settings.config_dir),  # + the user's AGENTS.md
         max_turns=settings.max_turns,
         max_tokens=settings.max_tokens,
         compact_threshold=settings.compact_threshold,

@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from iac_code.agent import compaction
 from iac_code.agent.channel import EventChannel
@@ -25,12 +26,14 @@ from iac_code.agent.events import (
     PermissionRequest,
     StopReason,
     ToolFinished,
+    ToolProgress,
     ToolRunning,
     ToolUseStart,
     TurnEnd,
     UsageReport,
 )
 from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, Refuse
+from iac_code.agent.subagent import follow_subagent
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.messages import Message, ToolCall, context_messages, tool_result, unanswered_tool_calls, user
 from iac_code.providers.base import (
@@ -43,8 +46,10 @@ from iac_code.providers.base import (
     ToolSchema,
     Usage,
 )
+from iac_code.tools.backends import LocalIO, WorkspaceIO
 from iac_code.tools.base import Category, Tool, ToolContext, ToolError, ToolResult
 from iac_code.tools.describe import describe_call
+from iac_code.tools.plan import TOOL_NAME as PLAN_TOOL
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +59,7 @@ CANCELLED = "Cancelled: the user stopped the turn before this tool call finished
 NOT_RUN = "Not run: the model's answer ended before this tool call could run."
 INTERNAL_ERROR = "Not run: an internal error stopped the turn."
 SUBAGENT_CATEGORIES: frozenset[Category] = frozenset({"read"})  # sub-agents explore; the main agent acts
+SUBAGENT_EXCLUDED = frozenset({PLAN_TOOL})  # the plan the user sees is the main agent's
 MAX_PARALLEL_READS = 8
 
 
@@ -113,8 +119,10 @@ class AgentLoop:
         self.allow_subagents = allow_subagents
         self.subagent_categories = subagent_categories
         self.meter = compaction.ContextMeter()
+        self.io: WorkspaceIO = LocalIO(workspace)  # the session puts the editor's here when it has one
         self._turn: asyncio.Task[None] | None = None
         self._partial: list[str] = []  # text streamed so far in the current model call
+        self._announced: set[str] = set()  # ids of this turn's calls the consumer was shown (ToolUseStart)
 
     @property
     def running(self) -> bool:
@@ -187,6 +195,7 @@ class AgentLoop:
     async def _turn_body(self, prompt: str | Message, emit: Emit, tool_call: ToolCall | None = None) -> None:
         totals = Usage(0, 0)
         self.refresh_tools()
+        self._announced = set()
         try:
             self._append(prompt if isinstance(prompt, Message) else user(prompt))
             if tool_call is not None:
@@ -198,12 +207,12 @@ class AgentLoop:
                 stop = await self._steps(emit, totals)
         except (asyncio.CancelledError, _TurnCancelled):
             self._close_partial_message()
-            self._answer_dangling(CANCELLED)
+            await self._end_dangling(CANCELLED, "cancelled", emit)
             stop = "cancelled"
         except Exception:  # a bug must cost this turn only, never the session's history
             log.exception("turn failed")
             self._close_partial_message()
-            self._answer_dangling(INTERNAL_ERROR)
+            await self._end_dangling(INTERNAL_ERROR, "error", emit)
             await emit(ErrorReport("Internal error: the turn stopped (details are in the server log)."))
             stop = "end_turn"
         await emit(TurnEnd(stop, totals.input_tokens, totals.output_tokens))
@@ -290,13 +299,11 @@ class AgentLoop:
     # ----------------------------------------------------------------- tools
 
     async def _run_tools(self, calls: list[ToolCall], emit: Emit) -> None:
-        async def run_subagent(prompt: str) -> str:
-            return await self._run_subagent(prompt, emit)
-
-        ctx = ToolContext(workspace=self.workspace, run_subagent=run_subagent if self.allow_subagents else None)
+        ctx = ToolContext(workspace=self.workspace, io=self.io)
         starts = {call.id: self._describe(call, ctx) for call in calls}
         for start in starts.values():
             await emit(start)
+            self._announced.add(start.call.id)
         # Consecutive read calls run together; any other call runs alone, in order, once allowed.
         batch: list[ToolCall] = []
         for call in calls:
@@ -304,12 +311,25 @@ class AgentLoop:
             if tool is not None and tool.access(call.arguments) == "read":
                 batch.append(call)
                 continue
-            await self._run_parallel(batch, ctx, emit)
+            await self._run_parallel(batch, emit)
             batch = []
-            await self._run_guarded(starts[call.id], tool, ctx, emit)
-        await self._run_parallel(batch, ctx, emit)
+            await self._run_guarded(starts[call.id], tool, emit)
+        await self._run_parallel(batch, emit)
 
-    async def _run_parallel(self, calls: list[ToolCall], ctx: ToolContext, emit: Emit) -> None:
+    def _context(self, call: ToolCall, emit: Emit) -> ToolContext:
+        """What one call's tool may use: the workspace and its backend, a way to show its progress, and
+        (outside a sub-agent) a sub-agent of its own."""
+
+        async def progress(content: list[dict[str, Any]]) -> None:
+            await emit(ToolProgress(call, content))
+
+        async def run_subagent(prompt: str) -> str:
+            return await follow_subagent(self._subagent().run(prompt), call, emit)
+
+        subagent = run_subagent if self.allow_subagents else None
+        return ToolContext(workspace=self.workspace, run_subagent=subagent, io=self.io, progress=progress)
+
+    async def _run_parallel(self, calls: list[ToolCall], emit: Emit) -> None:
         if not calls:
             return
         limit = asyncio.Semaphore(MAX_PARALLEL_READS)
@@ -317,13 +337,13 @@ class AgentLoop:
         async def one(call: ToolCall) -> ToolResult:
             async with limit:
                 await emit(ToolRunning(call))
-                return await self._execute(self.tools[call.name], call, ctx)
+                return await self._execute(self.tools[call.name], call, emit)
 
         results = await asyncio.gather(*(one(c) for c in calls))
         for call, result in zip(calls, results, strict=True):
             await self._finish(call, result, emit)
 
-    async def _run_guarded(self, start: ToolUseStart, tool: Tool | None, ctx: ToolContext, emit: Emit) -> None:
+    async def _run_guarded(self, start: ToolUseStart, tool: Tool | None, emit: Emit) -> None:
         call = start.call
         if tool is None:
             await self._finish(call, ToolResult(f"Unknown tool: {call.name}", is_error=True), emit)
@@ -340,7 +360,7 @@ class AgentLoop:
                 await self._finish(call, ToolResult(PERMISSION_DENIED, is_error=True), emit)
                 return
         await emit(ToolRunning(call))
-        await self._finish(call, await self._execute(tool, call, ctx), emit)
+        await self._finish(call, await self._execute(tool, call, emit), emit)
 
     @staticmethod
     async def _ask(start: ToolUseStart, ask: Ask, emit: Emit) -> Choice:
@@ -351,9 +371,9 @@ class AgentLoop:
         await emit(request)
         return await answer
 
-    async def _execute(self, tool: Tool, call: ToolCall, ctx: ToolContext) -> ToolResult:
+    async def _execute(self, tool: Tool, call: ToolCall, emit: Emit) -> ToolResult:
         try:
-            return await tool.run(call.arguments, ctx)
+            return await tool.run(call.arguments, self._context(call, emit))
         except ToolError as exc:
             return ToolResult(str(exc), is_error=True)
         except asyncio.CancelledError:
@@ -372,13 +392,12 @@ class AgentLoop:
         category: Category = tool.category if tool else "execute"
         return ToolUseStart(call, title=view.title, kind=view.kind, category=category, locations=view.locations)
 
-    async def _run_subagent(self, prompt: str, emit: Emit) -> str:
-        """Run a sub-agent on `prompt` and return its final answer. Its calls stay out of the parent's
-        stream unless they need permission: those (start, request, progress) go through it, so the
-        user sees what it is asked about and the answer comes back here."""
+    def _subagent(self) -> AgentLoop:
+        """A loop for one sub-agent task: its own context, the read tools, this session's backend."""
+        tools = self.tools.items()
         child = AgentLoop(
             self.provider,
-            {name: t for name, t in self.tools.items() if t.category in self.subagent_categories},
+            {n: t for n, t in tools if t.category in self.subagent_categories and n not in SUBAGENT_EXCLUDED},
             self.workspace,
             judge=self.judge,
             system_prompt=self.system_prompt,
@@ -387,24 +406,8 @@ class AgentLoop:
             compact_threshold=self.compact_threshold,
             allow_subagents=False,
         )
-        answer: list[str] = []
-        starts: dict[str, ToolUseStart] = {}
-        shown: set[str] = set()
-        async for event in child.run(prompt):
-            if isinstance(event, TextDelta):
-                answer.append(event.text)
-            elif isinstance(event, ErrorReport):
-                raise ToolError(f"sub-agent failed: {event.message}")
-            elif isinstance(event, ToolUseStart):
-                answer.clear()  # only the text after its last tool call is the final answer
-                starts[event.call.id] = event
-            elif isinstance(event, PermissionRequest):
-                shown.add(event.call.id)
-                await emit(starts[event.call.id])
-                await emit(event)
-            elif isinstance(event, ToolRunning | ToolFinished) and event.call.id in shown:
-                await emit(event)
-        return "".join(answer).strip() or "(the sub-agent gave no answer)"
+        child.io = self.io
+        return child
 
     # ----------------------------------------------------------------- compaction
 
@@ -443,6 +446,15 @@ class AgentLoop:
             text, self._partial = "".join(self._partial), []
             self._append(Message(role="assistant", text=text))
 
-    def _answer_dangling(self, text: str) -> None:
-        for call in unanswered_tool_calls(self.history):
+    def _answer_dangling(self, text: str) -> list[ToolCall]:
+        calls = unanswered_tool_calls(self.history)
+        for call in calls:
             self._append(tool_result(call, text, is_error=True))
+        return calls
+
+    async def _end_dangling(self, text: str, reason: str, emit: Emit) -> None:
+        """Answer the calls left without a result, and end those the consumer was shown (a call the
+        client saw must not stay pending)."""
+        for call in self._answer_dangling(text):
+            if call.id in self._announced:
+                await emit(ToolFinished(call, ToolResult(text, is_error=True, raw_output={"reason": reason})))

@@ -10,7 +10,11 @@ This module stays free of SDK imports: the stdio handshake reads it before anyth
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+
 from iac_code.config import Settings
+from iac_code.messages import Message
 
 # Model id prefixes (lower case, any "vendor/" routing prefix removed), longest match wins.
 # Only families whose image input is documented are listed as True; listing a text-only member of a
@@ -83,3 +87,14 @@ def _default_model(provider: str) -> str:
 
     preset = PRESETS.get(canonical_name(provider))
     return preset.default_model if preset else ""
+
+
+def without_images(history: Sequence[Message]) -> list[Message]:
+    """The history for a model that does not read images: each stored image becomes a marker after its
+    message's text (the session may have switched from a model that read them, or the setting changed)."""
+    return [_images_as_markers(message) if message.images else message for message in history]
+
+
+def _images_as_markers(message: Message) -> Message:
+    markers = [f"[image: {image.mime_type} (not shown: this model does not read images)]" for image in message.images]
+    return replace(message, text="\n".join([message.text, *markers]) if message.text else "\n".join(markers), images=[])

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from iac_code.config import ConfigError, Settings
 from iac_code.messages import Message
 from iac_code.providers.base import ModelProvider, ProviderError, ProviderEvent, ToolSchema
+from iac_code.providers.images import images_enabled, without_images
 from iac_code.providers.presets import (
     DEMO_MODEL,
     available_models,
@@ -65,6 +66,8 @@ class LazyProvider:
         self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int
     ) -> AsyncIterator[ProviderEvent]:
         provider = await self._provider()
+        if not images_enabled(self._settings, self.model):  # an image would be a 400 on every later turn
+            history = without_images(history)
         async for event in provider.stream(system, history, tools, max_tokens=max_tokens):
             yield event
 

@@ -29,8 +29,9 @@ class WorkspaceIO(Protocol):
         """The file's whole text. Raises ToolError (outside the workspace, missing, binary, ...)."""
         ...
 
-    async def write_text(self, path: str | Path, text: str) -> None:
-        """Create or overwrite the file with `text`. Raises ToolError."""
+    async def write_text(self, path: str | Path, text: str) -> str | None:
+        """Create or overwrite the file with `text`; return what it held before (None: it did not exist,
+        or could not be read as text), for the diff the user is shown. Raises ToolError."""
         ...
 
     async def run(
@@ -57,8 +58,9 @@ class LocalIO:
     async def read_text(self, path: str | Path) -> str:
         return await run_file_work(read_text_file, self.workspace, resolve_in_workspace(self.workspace, str(path)))
 
-    async def write_text(self, path: str | Path, text: str) -> None:
-        await run_file_work(write_text_file, self.workspace, resolve_in_workspace(self.workspace, str(path)), text)
+    async def write_text(self, path: str | Path, text: str) -> str | None:
+        target = resolve_in_workspace(self.workspace, str(path))
+        return await run_file_work(write_text_file, self.workspace, target, text)
 
     async def run(
         self,

@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from iac_code.tools.backends import WorkspaceIO
 
 Category = Literal["read", "write", "execute"]
 # How one call is judged by the permission policy: its tool's category, or something stricter decided
@@ -20,6 +23,9 @@ Kind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "
 
 # Runs a sub-agent on a self-contained task and returns its final answer.
 RunSubagent = Callable[[str], Awaitable[str]]
+# Shows what a running call is doing (a client terminal, a sub-agent's steps): ACP tool-call content as
+# JSON (`{"type": "content" | "diff" | "terminal", ...}`), replacing what the call showed so far.
+ReportProgress = Callable[[list[dict[str, Any]]], Awaitable[None]]
 
 # Default cap on what one tool result may put into the model's context.
 MAX_OUTPUT_CHARS = 30_000
@@ -86,6 +92,16 @@ class ToolContext:
 
     workspace: Path
     run_subagent: RunSubagent | None = None  # set by the loop for the `agent` tool, not inside a sub-agent
+    # Where files are read and written and commands run: the editor's (client_io.py) or, by default, the
+    # local disk and processes. Paths are confined to the workspace by either.
+    io: WorkspaceIO = field(default=None)  # type: ignore[assignment]
+    progress: ReportProgress | None = None  # set by the loop for each call
+
+    def __post_init__(self) -> None:
+        if self.io is None:
+            from iac_code.tools.backends import LocalIO  # backends builds on this module
+
+            self.io = LocalIO(self.workspace)
 
 
 class Tool(Protocol):

@@ -35,7 +35,6 @@ from acp.schema import (
     ReleaseTerminalRequest,
     TerminalOutputRequest,
     TerminalOutputResponse,
-    TerminalToolCallContent,
     WaitForTerminalExitRequest,
     WaitForTerminalExitResponse,
     WriteTextFileRequest,
@@ -67,11 +66,6 @@ _CLEANUPS: dict[str, type[KillTerminalRequest | ReleaseTerminalRequest]] = {
 class _MethodNotFound(ToolError):
     """The client does not implement the method after all. Where there is no local way instead (a
     terminal/* call after terminal/create worked), the model sees it as any other tool error."""
-
-
-def terminal_content(terminal_id: str) -> TerminalToolCallContent:
-    """The tool call content that shows the terminal's live output in the editor."""
-    return TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
 
 
 def workspace_io(
@@ -121,16 +115,24 @@ class ClientIO:
                 self.reads = False
         return await self.local.read_text(target)
 
-    async def write_text(self, path: str | Path, text: str) -> None:
+    async def write_text(self, path: str | Path, text: str) -> str | None:
         target = resolve_in_workspace(self.workspace, str(path))
         if self.writes:
+            previous = await self._previous_text(target)
             request = WriteTextFileRequest(session_id=self._session_id, path=str(target), content=text)
             try:
                 await self._call("fs/write_text_file", request)
-                return
+                return previous
             except _MethodNotFound:
                 self.writes = False
-        await self.local.write_text(target, text)
+        return await self.local.write_text(target, text)
+
+    async def _previous_text(self, target: Path) -> str | None:
+        """What the editor shows for a file about to be overwritten (None for a new file)."""
+        try:
+            return await self.read_text(target)
+        except ToolError:
+            return None
 
     # -- commands ----------------------------------------------------------------------------
 

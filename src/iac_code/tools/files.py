@@ -1,4 +1,9 @@
-"""File tools: read_file, list_files, write_file, edit_file. Every path stays inside the workspace."""
+"""File tools: read_file, list_files, write_file, edit_file. Every path stays inside the workspace.
+
+read_file, edit_file and write_file go through the call's `ctx.io`: the editor's file system when the
+client offers it (unsaved buffers are what the model reads; writes reach the editor), else the local
+disk through the confined, atomic functions below. list_files always reads the disk.
+"""
 
 from __future__ import annotations
 
@@ -83,7 +88,7 @@ class ReadFileTool:
         path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
         offset = integer_arg(args, "offset", 1, low=1)
         limit = integer_arg(args, "limit", READ_DEFAULT_LINES, low=1)
-        text = await run_file_work(read_text_file, ctx.workspace, path)
+        text = await ctx.io.read_text(path)
         return ToolResult(_number_lines(text, offset, limit))
 
 
@@ -220,7 +225,7 @@ class WriteFileTool:
         content = args.get("content")
         if not isinstance(content, str):
             raise ToolError("'content' must be a string")
-        old_text = await run_file_work(write_text_file, ctx.workspace, path, content)
+        old_text = await ctx.io.write_text(path, content)
         verb = "Created" if old_text is None else "Overwrote"
         lines = len(content.splitlines())
         name = relative_to_workspace(ctx.workspace, path)
@@ -276,7 +281,7 @@ class EditFileTool:
             raise ToolError("'old_string' and 'new_string' are the same: nothing to change")
         replace_all = bool(args.get("replace_all", False))
         name = relative_to_workspace(ctx.workspace, path)
-        original = await run_file_work(read_text_file, ctx.workspace, path)
+        original = await ctx.io.read_text(path)
         count = original.count(old)
         if count == 0:
             raise ToolError(f"'old_string' was not found in {name}; read the file and copy the text exactly")
@@ -286,7 +291,7 @@ class EditFileTool:
                 "or set replace_all to true"
             )
         updated = original.replace(old, new) if replace_all else original.replace(old, new, 1)
-        await run_file_work(write_text_file, ctx.workspace, path, updated)
+        await ctx.io.write_text(path, updated)
         patch = "".join(
             difflib.unified_diff(
                 original.splitlines(keepends=True), updated.splitlines(keepends=True), f"a/{name}", f"b/{name}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from iac_code.tools.base import Tool
 from iac_code.tools.files import EditFileTool, ListFilesTool, ReadFileTool, WriteFileTool
 from iac_code.tools.iac_check import IacCheckTool
+from iac_code.tools.plan import UpdatePlanTool
 from iac_code.tools.search import GlobTool, GrepTool
 from iac_code.tools.shell import BashTool
 from iac_code.tools.subagent import AgentTool
@@ -24,5 +25,6 @@ def default_tools() -> dict[str, Tool]:
         BashTool(),
         WebFetchTool(),
         AgentTool(),
+        UpdatePlanTool(),
     ]
     return {tool.name: tool for tool in tools}

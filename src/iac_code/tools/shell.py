@@ -178,9 +178,26 @@ class BashTool:
         return []
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Through `ctx.io`: a local process, or the editor's terminal, shown on the call while it runs."""
         command = required_text(args, "command", blank_ok=False)
         timeout = integer_arg(args, "timeout", DEFAULT_TIMEOUT, low=1, high=MAX_TIMEOUT)
-        return bash_result(await run_bash(command, ctx.workspace, command_environment(), timeout), timeout)
+
+        async def show_terminal(terminal_id: str) -> None:
+            if ctx.progress is not None:
+                await ctx.progress([terminal_content(terminal_id)])
+
+        run = await ctx.io.run(
+            command, cwd=ctx.workspace, env=command_environment(), timeout=timeout, on_terminal=show_terminal
+        )
+        result = bash_result(run, timeout)
+        if run.terminal_id is not None:  # the editor keeps showing a released terminal's output
+            result.content.append(terminal_content(run.terminal_id))
+        return result
+
+
+def terminal_content(terminal_id: str) -> dict[str, str]:
+    """The ACP tool-call content that shows a client terminal's output in the editor."""
+    return {"type": "terminal", "terminalId": terminal_id}
 
 
 @dataclass

@@ -31,10 +31,10 @@ async def _serve_stdio(settings: Settings) -> int:
         loop.add_signal_handler(signum, transport.stop)
     # The SDK takes most of a second to load; answer the handshake meanwhile (see handshake.py).
     loading = asyncio.ensure_future(asyncio.to_thread(_load_server, settings))
-    early = await _answer_handshake_until(loading, transport, settings)
+    early, client_capabilities = await _answer_handshake_until(loading, transport, settings)
     serve, store = loading.result()
     try:
-        await serve(_Replay(early, transport), settings, store=store)
+        await serve(_Replay(early, transport), settings, store=store, client_capabilities=client_capabilities)
     finally:
         await store.close()
         _stop_checker_workers()
@@ -60,12 +60,14 @@ def _load_server(settings: Settings) -> tuple[Any, Any]:
 
 async def _answer_handshake_until(
     loading: asyncio.Future[Any], transport: StdioTransport, settings: Settings
-) -> list[asyncio.Future[dict[str, Any] | None]]:
-    """Answer `initialize` requests until the SDK has loaded or another message comes; return the rest.
+) -> tuple[list[asyncio.Future[dict[str, Any] | None]], Any]:
+    """Answer `initialize` requests until the SDK has loaded or another message comes; return the rest,
+    and the last answered request's `clientCapabilities` (the agent uses the client's fs and terminal).
 
     A receive still pending when loading ends is handed over as is, so no line is ever split or lost.
     """
     early: list[asyncio.Future[dict[str, Any] | None]] = []
+    client_capabilities: Any = None
     while not loading.done():
         receiving = asyncio.ensure_future(transport.receive())
         await asyncio.wait({receiving, loading}, return_when=asyncio.FIRST_COMPLETED)
@@ -75,13 +77,14 @@ async def _answer_handshake_until(
         message = receiving.result()
         if message is not None and is_plain_initialize(message):
             result = initialize_result(settings, message["params"]["protocolVersion"])
+            client_capabilities = message["params"].get("clientCapabilities")
             await transport.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
             logger.debug("answered initialize %r while the SDK loads", message["id"])
             continue
         early.append(receiving)  # anything else waits for the SDK, and so does all that follows it
         break
     await asyncio.wait({loading})
-    return early
+    return early, client_capabilities
 
 
 class _Replay:

@@ -86,8 +86,9 @@ def test_read_file_runs_without_a_permission_request(acpx, model):
     (acpx.workspace / "vpc.tf").write_text('resource "alicloud_vpc" "main" {\n  cidr_block = "10.0.0.0/8"\n}\n')
     model.add({"tool_calls": [{"name": "read_file", "arguments": {"path": "vpc.tf"}}]}, {"text": "A /8 VPC."})
 
-    # --deny-all would refuse any request: the read succeeding proves none was made.
-    run = acpx.run("--deny-all", "exec", "What does vpc.tf create?")
+    # --deny-all would refuse any request: the read succeeding proves none was made. --no-fs: acpx's own
+    # file system refuses reads under --deny-all, so the agent reads the disk (test_editor.py covers fs).
+    run = acpx.run("--deny-all", "--no-fs", "exec", "What does vpc.tf create?")
 
     assert run.returncode == 0, run.describe()
     messages = run.messages

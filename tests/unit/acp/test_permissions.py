@@ -32,3 +32,10 @@ def test_an_option_that_was_not_offered_denies():
 def test_option_ids_are_their_kinds():
     options = permission_options(ONCE_OPTIONS)
     assert [(o.option_id, o.kind) for o in options] == [("allow_once", "allow_once"), ("reject_once", "reject_once")]
+
+
+def test_an_unknown_option_id_is_a_denial_logged_at_warning(caplog):
+    with caplog.at_level("WARNING", logger="iac_code.acp.permissions"):
+        assert parse_answer({"outcome": {"outcome": "selected", "optionId": "yes-please"}}) == "reject_once"
+    (record,) = caplog.records
+    assert record.levelname == "WARNING" and "'yes-please'" in record.getMessage()

@@ -4,7 +4,13 @@ import asyncio
 
 from acp.helpers import image_block, tool_terminal_ref
 
-from iac_code.acp.presenter import permission_request, tool_call_result, tool_call_running, tool_call_start
+from iac_code.acp.presenter import (
+    permission_request,
+    tool_call_progress,
+    tool_call_result,
+    tool_call_running,
+    tool_call_start,
+)
 from iac_code.acp.replay import replay_updates
 from iac_code.agent.events import PermissionRequest
 from iac_code.agent.policy import EVERY_OPTION, ONCE_OPTIONS
@@ -67,15 +73,31 @@ def test_raw_output_locations_and_extra_content():
         "1 finding",
         raw_output={"findings": findings},
         locations=[Location("/w/main.tf", 3), Location("/w/vars.tf")],
-        content=[image_block("AAAA", "image/png"), tool_terminal_ref("term-1")],
+        content=[image_block("AAAA", "image/png")],
     )
     update = wire(tool_call_result("c1", result))
     assert update["rawOutput"] == {"findings": findings}
     assert update["locations"] == [{"path": "/w/main.tf", "line": 3}, {"path": "/w/vars.tf"}]
-    assert update["content"][1:] == [
+    assert update["content"] == [
+        {"type": "content", "content": {"type": "text", "text": "1 finding"}},
         {"type": "content", "content": {"type": "image", "data": "AAAA", "mimeType": "image/png"}},
-        {"type": "terminal", "terminalId": "term-1"},
     ]
+
+
+def test_a_call_that_ran_in_a_client_terminal_shows_the_terminal_instead_of_its_text():
+    for terminal in (tool_terminal_ref("term-1"), {"type": "terminal", "terminalId": "term-1"}):
+        update = wire(tool_call_result("c1", ToolResult("Success!\nExit code: 0", content=[terminal])))
+        assert update["content"] == [{"type": "terminal", "terminalId": "term-1"}]
+        assert update["rawOutput"] == "Success!\nExit code: 0", "the text stays in rawOutput"
+
+
+def test_progress_replaces_the_content_and_leaves_the_status_alone():
+    update = wire(tool_call_progress("c1", [{"type": "content", "content": {"type": "text", "text": "✓ Read a.tf"}}]))
+    assert update == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c1",
+        "content": [{"type": "content", "content": {"type": "text", "text": "✓ Read a.tf"}}],
+    }
 
 
 def _request(options, infrastructure_change):

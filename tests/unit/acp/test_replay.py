@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from iac_code.acp.replay import COMPACTED, replay_updates
-from iac_code.messages import Message, ToolCall, tool_result, user
+from iac_code.messages import Image, Message, ToolCall, tool_result, user
 from iac_code.tools.registry import default_tools
 
 
@@ -72,3 +72,34 @@ def test_arguments_a_tool_cannot_read_still_replay(tmp_path: Path):
 
 def test_an_empty_history_replays_nothing(tmp_path: Path):
     assert list(replay_updates([], default_tools(), tmp_path)) == []
+
+
+def test_a_prompt_with_an_image_replays_as_its_text_then_the_image(tmp_path: Path):
+    prompt = Message(role="user", text="Why did this fail?", images=[Image("image/png", "iVBORw0KGgo=")])
+    assert _dump(replay_updates([prompt], default_tools(), tmp_path)) == [
+        {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "Why did this fail?"}},
+        {
+            "sessionUpdate": "user_message_chunk",
+            "content": {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+        },
+    ]
+
+
+def test_the_plan_as_it_stood_at_the_end_comes_last(tmp_path: Path):
+    entries = [{"content": "Write main.tf", "status": "completed"}, {"content": "Validate", "status": "in_progress"}]
+    plan = ToolCall(id="c1", name="update_plan", arguments={"entries": entries})
+    history = [
+        user("go"),
+        Message(role="assistant", tool_calls=[plan]),
+        tool_result(plan, "Plan updated"),
+        Message(role="assistant", text="ok"),
+    ]
+    updates = _dump(replay_updates(history, default_tools(), tmp_path))
+    assert updates[-1] == {
+        "sessionUpdate": "plan",
+        "entries": [
+            {"content": "Write main.tf", "status": "completed", "priority": "medium"},
+            {"content": "Validate", "status": "in_progress", "priority": "medium"},
+        ],
+    }
+    assert updates[-2]["sessionUpdate"] == "agent_message_chunk"

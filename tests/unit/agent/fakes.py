@@ -21,9 +21,11 @@ class FakeProvider:
         self.model = "fake-model"
         self.context_window = context_window
         self.calls: list[list[Message]] = []
+        self.tool_names: list[list[str]] = []  # the tools offered to each call
 
     async def stream(self, system, history, tools, *, max_tokens):
         self.calls.append(list(history))
+        self.tool_names.append([tool.name for tool in tools])
         entry = self.script.pop(0) if self.script else [TextDelta("(done)"), Finish("end_turn")]
         if isinstance(entry, Exception):
             raise entry

@@ -10,6 +10,7 @@ from iac_code.agent.events import (
     PermissionRequest,
     TextDelta,
     ToolFinished,
+    ToolProgress,
     ToolRunning,
     ToolUseStart,
     TurnEnd,
@@ -177,6 +178,7 @@ async def test_cancel_mid_tool_answers_every_call_and_next_turn_works():
     assert events[-1].stop_reason == "cancelled"
     results = [m for m in loop.history if m.role == "tool"]
     assert [m.text for m in results] == [CANCELLED, CANCELLED]
+    assert [e.call.id for e in events if isinstance(e, ToolFinished)] == ["c1", "c2"]
     assert unanswered_tool_calls(loop.history) == []
     events = await collect(loop.run("again"))
     assert events[-1].stop_reason == "end_turn"
@@ -191,6 +193,11 @@ async def test_permission_answered_cancelled_cancels_the_turn():
     events = await collect(loop.run("go"), cancelled)
     assert events[-1].stop_reason == "cancelled" and tool.runs == []
     assert unanswered_tool_calls(loop.history) == []
+    # the call the consumer was shown ends too: a client must not show it pending forever
+    (finished,) = [e for e in events if isinstance(e, ToolFinished)]
+    assert finished.call.id == "c1" and finished.result.is_error and finished.result.text == CANCELLED
+    assert finished.result.raw_output == {"reason": "cancelled"}
+    assert isinstance(events[-2], ToolFinished) and isinstance(events[-1], TurnEnd)
 
 
 async def test_cancel_while_waiting_for_permission():
@@ -309,9 +316,16 @@ async def test_a_sub_agent_permission_request_flows_through_the_parent_stream_wi
         return "allow_once"
 
     events = await asyncio.wait_for(collect(loop.run("go"), allow), 2.0)
-    assert asked == ["s1"] and writer.runs == [{}]
-    sub = [type(e).__name__ for e in events if getattr(e, "call", None) is not None and e.call.id == "s1"]
+    # its call is shown on its own, under an id namespaced by the parent call's: ids may repeat across loops
+    assert asked == ["p1/s1"] and writer.runs == [{}]
+    sub = [type(e).__name__ for e in events if getattr(e, "call", None) is not None and e.call.id == "p1/s1"]
     assert sub == ["ToolUseStart", "PermissionRequest", "ToolRunning", "ToolFinished"]
+    # and its steps are the parent call's progress
+    progress = [e for e in events if isinstance(e, ToolProgress)]
+    assert {e.call.id for e in progress} == {"p1"}
+    steps = [e.content for e in progress]
+    assert steps[-1] == [{"type": "content", "content": {"type": "text", "text": "✓ Fake write"}}]
+    assert [c[0]["content"]["text"] for c in steps] == ["○ Fake write", "… Fake write", "✓ Fake write"]
     assert events[-1].stop_reason == "end_turn"
 
 
@@ -326,3 +340,57 @@ async def test_extra_tools_are_asked_for_at_each_turn_and_never_replace_a_built_
     await collect(loop.run("second"))
     assert set(loop.tools) == {"look", "remote_b"} and second.runs == [{}]
     assert loop.tools["look"].description == "a fake tool"
+
+
+async def test_calls_the_model_never_got_to_announce_end_silently():
+    """A reply cut off with calls in it: they get a result in the history, but no client saw them."""
+    provider = FakeProvider([ToolCallReady(ToolCall("c1", "look", {})), Finish("end_turn")])
+    loop = make_loop(provider, [FakeTool("look")])
+    events = await collect(loop.run("go"))
+    assert not [e for e in events if isinstance(e, (ToolUseStart, ToolFinished))]
+    assert unanswered_tool_calls(loop.history) == []
+
+
+async def test_a_tool_gets_the_loop_backend_and_reports_progress_on_its_own_call():
+    class Backend:
+        workspace = Path("/tmp")
+
+    class Reporting(FakeTool):
+        async def run(self, args, ctx):
+            from iac_code.tools.base import ToolResult
+
+            assert ctx.io is backend
+            await ctx.progress([{"type": "terminal", "terminalId": "t1"}])
+            return ToolResult("ran")
+
+    backend = Backend()
+    loop = make_loop(FakeProvider(call("run", "c1"), call("run", "c2"), say("ok")), [Reporting("run")])
+    loop.io = backend
+    events = await collect(loop.run("go"))
+    progress = [(e.call.id, e.content) for e in events if isinstance(e, ToolProgress)]
+    assert progress == [
+        ("c1", [{"type": "terminal", "terminalId": "t1"}]),
+        ("c2", [{"type": "terminal", "terminalId": "t1"}]),
+    ]
+
+
+async def test_a_sub_agent_has_no_plan_of_its_own_and_shares_the_backend():
+    seen = {}
+
+    class AgentTool(FakeTool):
+        async def run(self, args, ctx):
+            from iac_code.tools.base import ToolResult
+
+            return ToolResult(await ctx.run_subagent("look around"))
+
+    class Look(FakeTool):
+        async def run(self, args, ctx):
+            seen["io"] = ctx.io
+            return await super().run(args, ctx)
+
+    provider = FakeProvider(call("agent", "p1"), call("look", "s1"), say("seen"), say("done"))
+    tools = [AgentTool("agent", category="execute"), Look("look"), FakeTool("update_plan", kind="think")]
+    loop = make_loop(provider, tools)
+    await collect(loop.run("go"))
+    assert provider.tool_names[0] == ["agent", "look", "update_plan"]
+    assert provider.tool_names[1] == ["look"] and seen["io"] is loop.io

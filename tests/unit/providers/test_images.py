@@ -5,7 +5,8 @@ import pytest
 from iac_code.config import ConfigError, Settings, load_settings
 from iac_code.messages import Image, Message, user
 from iac_code.providers.anthropic import AnthropicProvider
-from iac_code.providers.images import images_enabled, model_takes_images
+from iac_code.providers.images import images_enabled, model_takes_images, without_images
+from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.openai_chat import OpenAIChatProvider
 
 PNG = Image(
@@ -92,3 +93,26 @@ def test_images_from_config_json_and_a_bad_value(tmp_path):
     assert load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_IMAGES": "0"}).images is False
     with pytest.raises(ConfigError, match="IAC_CODE_IMAGES must be 1 or 0"):
         load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_IMAGES": "maybe"})
+
+
+def test_without_images_leaves_a_marker_where_each_image_was():
+    history = [Message(role="user", text="What failed?", images=[PNG, JPEG]), user("and now?")]
+    stripped = without_images(history)
+    assert stripped[0].images == [] and stripped[0].text == (
+        "What failed?\n[image: image/png (not shown: this model does not read images)]\n"
+        "[image: image/jpeg (not shown: this model does not read images)]"
+    )
+    assert stripped[1] is history[1] and history[0].images == [PNG, JPEG], "the stored history is unchanged"
+
+
+async def test_switching_to_a_text_only_model_sends_markers_instead_of_stored_images(openai_server):
+    settings = Settings(provider="openai_compatible", base_url=openai_server.url, api_key="k", model="gpt-4o")
+    provider = LazyProvider(settings)
+    history = [Message(role="user", text="What failed?", images=[PNG])]
+    openai_server.add({"text": "the NAT gateway"}, {"text": "still the NAT gateway"})
+    await drain(provider, history)
+    provider.model = "deepseek-chat"  # the user picked a text-only model mid-session
+    await drain(provider, history)
+    first, second = (next(m for m in r["messages"] if m["role"] == "user") for r in openai_server.requests)
+    assert first["content"][0]["type"] == "image_url"
+    assert second["content"] == "What failed?\n[image: image/png (not shown: this model does not read images)]"

@@ -10,9 +10,9 @@ import pytest
 from acp.schema import ClientCapabilities, FileSystemCapabilities
 
 from iac_code.tools.backends import LocalIO
-from iac_code.tools.base import ToolError
-from iac_code.tools.client_io import ClientIO, terminal_content, workspace_io
-from iac_code.tools.shell import bash_result, command_environment
+from iac_code.tools.base import ToolContext, ToolError
+from iac_code.tools.client_io import ClientIO, workspace_io
+from iac_code.tools.shell import BashTool, bash_result, command_environment
 
 from .fake_editor import FakeEditor
 
@@ -32,14 +32,14 @@ async def test_reads_see_the_unsaved_buffer_and_writes_go_through_the_editor(wor
     editor = FakeEditor(buffers={workspace / "main.tf": "unsaved edit\n"})
     io = client(workspace, editor)
     assert await io.read_text("main.tf") == "unsaved edit\n"
-    await io.write_text("modules/vpc/main.tf", 'module "vpc" {}\n')
+    assert await io.write_text("modules/vpc/main.tf", 'module "vpc" {}\n') is None, "a new file"
+    new_file = str(workspace / "modules/vpc/main.tf")
     assert editor.calls == [
         ("fs/read_text_file", {"sessionId": "sess-1", "path": str(workspace / "main.tf")}),
-        (
-            "fs/write_text_file",
-            {"sessionId": "sess-1", "path": str(workspace / "modules/vpc/main.tf"), "content": 'module "vpc" {}\n'},
-        ),
+        ("fs/read_text_file", {"sessionId": "sess-1", "path": new_file}),  # what it held, for the diff
+        ("fs/write_text_file", {"sessionId": "sess-1", "path": new_file, "content": 'module "vpc" {}\n'}),
     ]
+    assert await io.write_text("main.tf", "saved by the agent\n") == "unsaved edit\n", "the diff's old side"
     assert (workspace / "main.tf").read_text() == "on disk\n" and not (workspace / "modules").exists()
 
 
@@ -125,10 +125,20 @@ async def test_the_whole_terminal_lifecycle(workspace: Path) -> None:
     )
     result = bash_result(run, 30)
     assert result.text == "Error: invalid CIDR\nExit code: 2" and result.is_error
-    assert terminal_content(run.terminal_id).model_dump(by_alias=True, exclude_none=True) == {
-        "type": "terminal",
-        "terminalId": "term-1",
-    }
+
+
+async def test_bash_shows_the_terminal_on_its_call_while_it_runs_and_after(workspace: Path) -> None:
+    editor = FakeEditor(outputs=[{"output": "Success!\n", "truncated": False}])
+    progress: list[tuple[list[dict[str, str]], list[str]]] = []
+
+    async def report(content: list[dict[str, str]]) -> None:
+        progress.append((content, list(editor.methods)))
+
+    ctx = ToolContext(workspace, io=client(workspace, editor), progress=report)
+    result = await BashTool().run({"command": "terraform validate"}, ctx)
+    terminal = {"type": "terminal", "terminalId": "term-1"}
+    assert progress == [([terminal], ["terminal/create"])], "shown before the command ends"
+    assert result.content == [terminal] and result.text == "Success!\nExit code: 0" and not result.is_error
 
 
 async def test_a_timeout_kills_then_reads_the_output_then_releases(workspace: Path) -> None:

@@ -14,6 +14,7 @@ def test_every_tool_is_registered_under_its_own_name() -> None:
         "bash",
         "web_fetch",
         "agent",
+        "update_plan",
     ]
     assert sorted(tools) == sorted(expected)
     assert all(name == tool.name for name, tool in tools.items())
@@ -21,7 +22,7 @@ def test_every_tool_is_registered_under_its_own_name() -> None:
 
 def test_read_only_tools_are_exactly_the_read_category() -> None:
     read_only = {name for name, tool in default_tools().items() if tool.category == "read"}
-    assert read_only == {"read_file", "list_files", "glob", "grep", "iac_check", "web_fetch"}
+    assert read_only == {"read_file", "list_files", "glob", "grep", "iac_check", "web_fetch", "update_plan"}
 
 
 def test_kinds_and_schemas() -> None:
@@ -38,6 +39,7 @@ def test_kinds_and_schemas() -> None:
         "bash": "execute",
         "web_fetch": "fetch",
         "agent": "execute",
+        "update_plan": "think",
     }
     for tool in tools.values():
         assert tool.parameters["type"] == "object"
