@@ -24,7 +24,7 @@ from acp.schema import (
 )
 from pydantic import BaseModel
 
-from iac_code.acp.config_options import MODE_IDS, config_options, mode_state, model_state
+from iac_code.acp.config_options import MODE_IDS, config_options, model_choices, session_state
 from iac_code.acp.handshake import initialize_result
 from iac_code.acp.lazy_provider import LazyProvider
 from iac_code.acp.outbox import Outbox
@@ -305,19 +305,13 @@ class IacAgent:
         )
 
     def _models(self, session: Session) -> list[str]:
-        models = available_models(self.settings)
-        return models if session.model in models else [session.model, *models]
+        return model_choices(session.model, available_models(self.settings))
 
-    def _options(self, session: Session) -> list[Any]:
+    def _options(self, session: Session) -> list[dict[str, Any]]:
         return config_options(session.mode, session.model, self._models(session))
 
     def _state(self, session: Session) -> dict[str, Any]:
-        """`modes`, `models` and `configOptions`, as new/load/resume/fork answer them."""
-        return {
-            "modes": mode_state(session.mode).model_dump(**_DUMP),
-            "models": model_state(session.model, self._models(session)),
-            "configOptions": [option.model_dump(**_DUMP) for option in self._options(session)],
-        }
+        return session_state(session.mode, session.model, self._models(session))
 
     async def _push_config(self, session: Session) -> None:
         await self._peer_update(

@@ -1,21 +1,29 @@
-"""Modes and models, exposed both the legacy way (`modes`, `models`) and as `configOptions` selects."""
+"""Modes and models, exposed both the legacy way (`modes`, `models`) and as `configOptions` selects.
+
+Built as plain JSON, the wire form of the SDK's SessionModeState and SessionConfigOptionSelect (the unit
+tests validate them against those models), so that a `session/new` can be answered before the SDK has
+loaded (early.py) with the very state the agent answers later.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption, SessionMode, SessionModeState
-
 MODES = [
-    SessionMode(id="default", name="Default", description="Ask before writing files or running commands"),
-    SessionMode(id="accept-edits", name="Accept edits", description="Write files without asking; ask before commands"),
-    SessionMode(id="read-only", name="Read only", description="Never write files or run commands"),
+    {"id": "default", "name": "Default", "description": "Ask before writing files or running commands"},
+    {"id": "accept-edits", "name": "Accept edits", "description": "Write files without asking; ask before commands"},
+    {"id": "read-only", "name": "Read only", "description": "Never write files or run commands"},
 ]
-MODE_IDS = [mode.id for mode in MODES]
+MODE_IDS = [mode["id"] for mode in MODES]
 
 
-def mode_state(current: str) -> SessionModeState:
-    return SessionModeState(current_mode_id=current, available_modes=MODES)
+def mode_state(current: str) -> dict[str, Any]:
+    return {"currentModeId": current, "availableModes": MODES}
+
+
+def model_choices(current: str, configured: list[str]) -> list[str]:
+    """The models a session may switch to: the configured ones, and its current one if not among them."""
+    return configured if current in configured else [current, *configured]
 
 
 def model_state(current: str, models: list[str]) -> dict[str, Any]:
@@ -23,22 +31,31 @@ def model_state(current: str, models: list[str]) -> dict[str, Any]:
     return {"currentModelId": current, "availableModels": [{"modelId": m, "name": m} for m in models]}
 
 
-def config_options(mode: str, model: str, models: list[str]) -> list[SessionConfigOptionSelect]:
+def config_options(mode: str, model: str, models: list[str]) -> list[dict[str, Any]]:
     return [
-        SessionConfigOptionSelect(
-            type="select",
-            id="mode",
-            name="Mode",
-            category="mode",
-            current_value=mode,
-            options=[SessionConfigSelectOption(value=m.id, name=m.name, description=m.description) for m in MODES],
-        ),
-        SessionConfigOptionSelect(
-            type="select",
-            id="model",
-            name="Model",
-            category="model",
-            current_value=model,
-            options=[SessionConfigSelectOption(value=m, name=m) for m in models],
-        ),
+        {
+            "type": "select",
+            "id": "mode",
+            "name": "Mode",
+            "category": "mode",
+            "currentValue": mode,
+            "options": [{"value": m["id"], "name": m["name"], "description": m["description"]} for m in MODES],
+        },
+        {
+            "type": "select",
+            "id": "model",
+            "name": "Model",
+            "category": "model",
+            "currentValue": model,
+            "options": [{"value": m, "name": m} for m in models],
+        },
     ]
+
+
+def session_state(mode: str, model: str, models: list[str]) -> dict[str, Any]:
+    """`modes`, `models` and `configOptions`, as new/load/resume/fork answer them."""
+    return {
+        "modes": mode_state(mode),
+        "models": model_state(model, models),
+        "configOptions": config_options(mode, model, models),
+    }
