@@ -15,13 +15,14 @@ import json
 import re
 import socket
 from html.parser import HTMLParser
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
-
-import httpx
 
 from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.workspace import shorten
+
+if TYPE_CHECKING:  # imported by the functions that fetch: ~50 ms that every session's start need not pay
+    import httpx
 
 MAX_REDIRECTS = 5
 MAX_BYTES = 2 * 1024 * 1024
@@ -104,6 +105,8 @@ class WebFetchTool:
         return []
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        import httpx
+
         url = required_text(args, "url")
         max_chars = args.get("max_chars") or MAX_OUTPUT_CHARS
         if isinstance(max_chars, bool) or not isinstance(max_chars, int):
@@ -119,6 +122,8 @@ class WebFetchTool:
         return _result(final_url, response, body, cut, max_chars)
 
     async def _fetch(self, url: httpx.URL) -> tuple[httpx.URL, httpx.Response, bytes, bool]:
+        import httpx
+
         # trust_env=False: an HTTP(S)_PROXY would resolve and connect on its own, outside our checks.
         async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=10.0) as client:
             for _ in range(MAX_REDIRECTS + 1):
@@ -156,6 +161,8 @@ class WebFetchTool:
 
 
 def _parse_url(raw: str) -> httpx.URL:
+    import httpx
+
     try:
         url = httpx.URL(raw)
     except httpx.InvalidURL as exc:
