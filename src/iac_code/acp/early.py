@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from iac_code.acp.handshake import initialize_result, is_plain_initialize
@@ -52,9 +53,11 @@ class EarlyAnswers:
             log_frame(logger, True, response)
         return response
 
-    def handover(self, transport: Transport, waiting: list[asyncio.Future[Any]]) -> Handover:
+    def handover(
+        self, transport: Transport, waiting: list[asyncio.Future[Any]], on_idle: Callable[[], None]
+    ) -> Handover:
         """The transport the SDK-served connection reads (`waiting`: receives made while it loaded)."""
-        return Handover(transport, self.sessions().created, waiting)
+        return Handover(transport, self.sessions().created, waiting, on_idle)
 
     def store(self) -> FileSessionStore:
         """The session store the early sessions are in, for the SDK-served agent."""
@@ -72,15 +75,27 @@ class EarlyAnswers:
 class Handover:
     """The transport the SDK-served connection reads: first an internal `session/resume` of each session
     answered early (its response kept from the client, and awaited), then the messages that arrived while
-    the SDK loaded, then the live transport."""
+    the SDK loaded, then the live transport.
 
-    def __init__(self, transport: Transport, created: list[tuple[str, str]], waiting: list[asyncio.Future[Any]]):
+    `on_idle` runs once, the first time no request is left unanswered: work started then (importing the
+    model SDK, a second of CPU) does not compete for the GIL with a request the client is waiting for.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        created: list[tuple[str, str]],
+        waiting: list[asyncio.Future[Any]],
+        on_idle: Callable[[], None],
+    ) -> None:
         self._transport = transport
         self._resumes = [_resume_request(session_id, cwd) for session_id, cwd in created]
         self._waiting = waiting
         self._internal_id: str | None = None
         self._resumed = asyncio.Event()
         self._resumed.set()
+        self._unanswered: set[Any] = set()  # ids of the requests read and not answered yet
+        self._on_idle: Callable[[], None] | None = on_idle
 
     async def receive(self) -> Message | None:
         await self._resumed.wait()  # the previous resume has opened its session
@@ -88,22 +103,39 @@ class Handover:
             request = self._resumes.pop(0)
             self._internal_id = request["id"]
             self._resumed.clear()
-            return request
+            return self._read(request)
         if self._waiting:
-            return await self._waiting.pop(0)
-        return await self._transport.receive()
+            return self._read(await self._waiting.pop(0))
+        if not self._unanswered:
+            self._idle()
+        return self._read(await self._transport.receive())
 
     async def send(self, message: Message) -> None:
-        if self._internal_id is not None and "method" not in message and message.get("id") == self._internal_id:
+        is_response = "method" not in message
+        if is_response and self._internal_id is not None and message.get("id") == self._internal_id:
             if "error" in message:  # deleted from disk meanwhile, by another window: later calls say not found
                 logger.warning("could not open session %s: %s", message["id"], message["error"])
             self._internal_id = None
             self._resumed.set()
-            return
-        await self._transport.send(message)
+        else:
+            await self._transport.send(message)
+        if is_response and self._unanswered:
+            self._unanswered.discard(message.get("id"))
+            if not (self._unanswered or self._resumes or self._waiting):
+                self._idle()
 
     async def close(self) -> None:
         await self._transport.close()
+
+    def _read(self, message: Message | None) -> Message | None:
+        if message is not None and "method" in message and "id" in message:
+            self._unanswered.add(message["id"])
+        return message
+
+    def _idle(self) -> None:
+        if self._on_idle is not None:
+            on_idle, self._on_idle = self._on_idle, None
+            on_idle()
 
 
 def _resume_request(session_id: str, cwd: str) -> Message:

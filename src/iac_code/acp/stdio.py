@@ -32,18 +32,18 @@ async def _serve_stdio(settings: Settings) -> int:
     loading = asyncio.ensure_future(asyncio.to_thread(_load_server, settings))
     answers = EarlyAnswers(settings)
     early = await _answer_early_until(loading, transport, answers)
-    serve = loading.result()
-    await serve(answers.handover(transport, early), settings, store=answers.store())
+    serve, warm_up = loading.result()
+    handover = answers.handover(transport, early, on_idle=lambda: warm_up(settings))
+    await serve(handover, settings, store=answers.store())
     return 0
 
 
-def _load_server(settings: Settings) -> Any:
+def _load_server(settings: Settings) -> tuple[Any, Any]:
     import iac_code.acp.early_session  # noqa: F401  (first: what a session/new answered early needs)
     from iac_code.acp.server import serve
     from iac_code.providers.presets import warm_up
 
-    warm_up(settings)
-    return serve
+    return serve, warm_up
 
 
 async def _answer_early_until(

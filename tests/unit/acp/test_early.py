@@ -134,10 +134,13 @@ async def test_the_hand_over_opens_early_sessions_before_reading_what_waited(tmp
             "params": {"sessionId": session_ids[1], "modeId": "read-only"},
         }
     )
-    await asyncio.wait_for(serve(answers.handover(transport, [waited]), settings, store=answers.store()), 10)
+    idle_after: list[int] = []  # how many messages were sent when on_idle ran
+    handover = answers.handover(transport, [waited], on_idle=lambda: idle_after.append(len(transport.sent)))
+    await asyncio.wait_for(serve(handover, settings, store=answers.store()), 10)
 
     updates = [m["params"] for m in transport.sent if m.get("method") == "session/update"]
     announced = [u["sessionId"] for u in updates if u["update"]["sessionUpdate"] == "available_commands_update"]
     assert announced == session_ids  # each early session is opened, in order, before set_mode is read
     assert [m for m in transport.sent if "id" in m] == [{"jsonrpc": "2.0", "id": 9, "result": {}}]
+    assert idle_after == [len(transport.sent)]  # once, when nothing was left to answer: after set_mode's answer
     assert answers.store().get(session_ids[1]).mode == "read-only"
