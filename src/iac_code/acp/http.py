@@ -346,10 +346,12 @@ class _Server(uvicorn.Server):
 
 
 def run_http(args: argparse.Namespace, settings: Settings) -> int:
-    from iac_code.acp.server import serve
-    from iac_code.providers.presets import available_models, warm_up
-    from iac_code.sessions.files import FileSessionStore
+    from iac_code.startup import loading_for_good
 
+    with loading_for_good():
+        from iac_code.acp.server import serve
+        from iac_code.providers.presets import available_models, warm_up
+        from iac_code.sessions.files import FileSessionStore
     options = options_from_args(args, os.environ)
     refusal = bind_refusal(args.host, options.token, args.allow_insecure_bind)
     if refusal:

@@ -39,10 +39,12 @@ async def _serve_stdio(settings: Settings) -> int:
 
 
 def _load_server(settings: Settings) -> tuple[Any, Any]:
-    import iac_code.acp.early_session  # noqa: F401  (first: what a session/new answered early needs)
-    from iac_code.acp.server import serve
-    from iac_code.providers.presets import warm_up
+    from iac_code.startup import loading_for_good
 
+    with loading_for_good():
+        import iac_code.acp.early_session  # noqa: F401  (first: what a session/new answered early needs)
+        from iac_code.acp.server import serve
+        from iac_code.providers.presets import warm_up
     return serve, warm_up
 
 

@@ -7,9 +7,7 @@ well-known key is ever sent to a third-party endpoint by accident.
 
 from __future__ import annotations
 
-import importlib
 import json
-import threading
 from dataclasses import dataclass
 from importlib import resources
 from typing import Literal
@@ -17,6 +15,7 @@ from typing import Literal
 from iac_code.config import ConfigError, Settings
 from iac_code.providers.base import ModelProvider
 from iac_code.providers.scripted import ScriptedProvider
+from iac_code.startup import import_in_background
 
 DEMO_NOTICE = (
     "[iac-code demo] No model is configured, so this is a scripted demo. Set IAC_CODE_PROVIDER "
@@ -193,7 +192,7 @@ def warm_up(settings: Settings) -> None:
     if preset is None or preset.kind == "scripted":
         return
     module = "iac_code.providers.anthropic" if preset.kind == "anthropic" else "iac_code.providers.openai_chat"
-    threading.Thread(target=importlib.import_module, args=(module,), name="sdk-warm-up", daemon=True).start()
+    import_in_background(module)
 
 
 def available_models(settings: Settings) -> list[str]:
