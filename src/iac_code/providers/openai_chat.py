@@ -11,7 +11,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import openai
 from openai.types.chat import ChatCompletion
@@ -97,18 +97,20 @@ class OpenAIChatProvider:
             # TypedDicts on every call (~0.4 ms per message, 125 ms for a 300-message history, with
             # the event loop blocked), and builds a pydantic model per streamed chunk (~0.2 ms each).
             # Our body is already the API's plain JSON, and chunks are read as plain JSON; `post`
-            # keeps the SDK's retries, auth, error mapping and SSE parsing.
+            # keeps the SDK's retries, auth, error mapping and SSE parsing. Chunks are typed `object`:
+            # for `dict[str, Any]` the SDK "constructs" every key of every chunk (10 µs each, 1.5 for
+            # `object`), handing back the same values.
             with self._client() as client:
                 chunks = await client.post(
                     "/chat/completions",
                     body=request,
                     cast_to=ChatCompletion,
                     stream=True,
-                    stream_cls=openai.AsyncStream[dict[str, Any]],
+                    stream_cls=openai.AsyncStream[object],
                 )
                 async with chunks:
                     async for chunk in chunks:
-                        for event in reply.absorb(chunk):
+                        for event in reply.absorb(cast(dict[str, Any], chunk)):
                             yield event
         except sdk_errors(openai) as exc:
             raise provider_error(
