@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,12 +23,15 @@ from contextlib import contextmanager
 @contextmanager
 def loading_for_good() -> Iterator[None]:
     """Around imports of modules that stay for the life of the process: no collection while they load,
-    then what they built is frozen."""
+    then, if modules were indeed loaded, what exists is frozen (not on every use: frozen garbage cycles
+    would never be freed)."""
+    modules = len(sys.modules)
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
+        if len(sys.modules) > modules:
+            gc.freeze()
         gc.enable()
 
 

@@ -19,11 +19,22 @@ def _thaw():
 
 
 def test_nothing_is_collected_while_loading_and_everything_then_frozen():
+    sys.modules.pop("colorsys", None)
     kept = [object() for _ in range(100)]
     with loading_for_good():
         assert not gc.isenabled()
+        import colorsys  # noqa: F401
     assert gc.isenabled()
     assert gc.get_freeze_count() >= len(kept)
+
+
+def test_nothing_is_frozen_when_nothing_was_loaded():
+    import colorsys
+
+    frozen = gc.get_freeze_count()
+    with loading_for_good():
+        import colorsys  # noqa: F401
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
 
 
 def test_the_collector_comes_back_after_a_failed_import():

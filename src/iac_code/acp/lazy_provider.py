@@ -22,6 +22,7 @@ from iac_code.providers.presets import (
     check_settings,
     context_window_for,
 )
+from iac_code.startup import loading_for_good
 
 
 class LazyProvider:
@@ -66,9 +67,14 @@ class LazyProvider:
         async with self._building:
             if self._built is None:
                 try:
-                    built = await asyncio.to_thread(build_provider, self._settings)
+                    built = await asyncio.to_thread(_build, self._settings)
                 except ConfigError as exc:
                     raise ProviderError(str(exc)) from None
                 built.model = self._model
                 self._built = built
         return self._built
+
+
+def _build(settings: Settings) -> ModelProvider:
+    with loading_for_good():  # the SDK it may import stays for good: ~8% faster without collections
+        return build_provider(settings)
