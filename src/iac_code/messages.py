@@ -6,7 +6,7 @@ its own wire format; the store writes each message as one JSON line (`to_dict` /
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 Role = Literal["user", "assistant", "tool"]
@@ -42,16 +42,27 @@ class Message:
     kept: int = 0  # on a summary: how many messages just before it stay in the model's context
 
     def to_dict(self) -> dict[str, Any]:
-        # Drop defaults so a persisted line stays short and readable.
-        full = asdict(self)
-        defaults = asdict(Message(role=self.role))
-        return {k: v for k, v in full.items() if k == "role" or v != defaults[k]}
+        # Drop defaults so a persisted line stays short and readable. Field by field, not asdict(): it
+        # deep-copies every value, and this runs for every message the store appends.
+        data: dict[str, Any] = {"role": self.role}
+        for name, default in _DEFAULTS.items():
+            value = getattr(self, name)
+            if value != default:
+                data[name] = [asdict(call) for call in value] if name == "tool_calls" else value
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
         calls = [ToolCall(**c) for c in data.get("tool_calls", [])]
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "tool_calls"}
         return cls(**known, tool_calls=calls)
+
+
+_DEFAULTS = {
+    f.name: f.default_factory() if callable(f.default_factory) else f.default
+    for f in fields(Message)
+    if f.name != "role"
+}
 
 
 def user(text: str) -> Message:
