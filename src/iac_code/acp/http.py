@@ -346,7 +346,7 @@ class _Server(uvicorn.Server):
 
 
 def run_http(args: argparse.Namespace, settings: Settings) -> int:
-    from iac_code.startup import loading_for_good
+    from iac_code.preload import loading_for_good
 
     with loading_for_good():
         from iac_code.acp.server import serve

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 
 from iac_code.config import ConfigError, Settings
 from iac_code.messages import Message
+from iac_code.preload import loading_for_good
 from iac_code.providers.base import ModelProvider, ProviderError, ProviderEvent, ToolSchema
 from iac_code.providers.presets import (
     DEMO_MODEL,
@@ -22,7 +23,6 @@ from iac_code.providers.presets import (
     check_settings,
     context_window_for,
 )
-from iac_code.startup import loading_for_good
 
 
 class LazyProvider:

@@ -39,7 +39,7 @@ async def _serve_stdio(settings: Settings) -> int:
 
 
 def _load_server(settings: Settings) -> tuple[Any, Any]:
-    from iac_code.startup import loading_for_good
+    from iac_code.preload import loading_for_good
 
     with loading_for_good():
         import iac_code.acp.early_session  # noqa: F401  (first: what a session/new answered early needs)

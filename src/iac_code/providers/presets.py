@@ -13,9 +13,9 @@ from importlib import resources
 from typing import Literal
 
 from iac_code.config import ConfigError, Settings
+from iac_code.preload import import_in_background
 from iac_code.providers.base import ModelProvider
 from iac_code.providers.scripted import ScriptedProvider
-from iac_code.startup import import_in_background
 
 DEMO_NOTICE = (
     "[iac-code demo] No model is configured, so this is a scripted demo. Set IAC_CODE_PROVIDER "

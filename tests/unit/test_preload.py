@@ -1,4 +1,4 @@
-"""Start-up helpers: imports that stay are not collected while they load, then frozen out of the collector's way."""
+"""preload: imports that stay are not collected while they load, then frozen out of the collector's way."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from iac_code.startup import import_in_background, loading_for_good
+from iac_code.preload import import_in_background, loading_for_good
 
 
 @pytest.fixture(autouse=True)

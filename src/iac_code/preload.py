@@ -1,4 +1,4 @@
-"""Start-up work kept off the critical path: heavy imports in a thread, and the heap they leave frozen.
+"""Heavy imports kept off the critical path: loaded in a thread, and the heap they leave frozen.
 
 Importing the ACP and model SDKs leaves hundreds of thousands of objects (pydantic schemas and their
 validators) that live as long as the process. Python's cyclic garbage collector walks all of them on
