@@ -2,20 +2,29 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8765
 
-.PHONY: run test bench clean
+.PHONY: run check test bench clean
 
 $(BIN)/iac-code: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,checkov]'
 	touch $@
 
 # The main job: the ACP server over HTTP+SSE on 127.0.0.1:8765 (offline demo model when none is configured).
+# Another address: make run PORT=9090 (HOST too).
 run: $(BIN)/iac-code
-	$(BIN)/iac-code acp --transport http --host 127.0.0.1 --port 8765
+	$(BIN)/iac-code acp --transport http --host $(HOST) --port $(PORT)
 
-test: $(BIN)/iac-code
+# Lint, format and type checks (configured in pyproject.toml); `make test` runs them first.
+check: $(BIN)/iac-code
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+test: check
 	$(BIN)/python -m pytest -q
 
 bench: $(BIN)/iac-code

@@ -161,9 +161,9 @@ async def events_per_second(url: str, text: str, expected_reply_id: int = 5) -> 
 def serve_fake_agent(port: int) -> None:
     """Transport-only server: the HTTP app around the tests' fake SDK agent (no model, no tools)."""
     import uvicorn
-    from tests.unit.http.fake_agent import serve_fake
+    from tests.unit.transports.http.fake_agent import serve_fake
 
-    from iac_code.acp.http import HttpOptions, create_app
+    from iac_code.transports.http.app import HttpOptions, create_app
 
     uvicorn.run(create_app(serve_fake, HttpOptions()), host="127.0.0.1", port=port, log_config=None, access_log=False)
 

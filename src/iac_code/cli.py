@@ -3,17 +3,48 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from iac_code import __version__
-from iac_code.config import ConfigError, load_settings
+from iac_code.config import ConfigError, Settings, load_settings
+from iac_code.credentials import withhold_from_environment
 from iac_code.logs import configure_logging
+
+ENVIRONMENT_HELP = """\
+environment variables (also read from $IAC_CODE_CONFIG_DIR/config.json, lower-case without the prefix):
+  IAC_CODE_PROVIDER           openai, anthropic, dashscope, deepseek, openrouter, ollama, lmstudio, vllm,
+                              openai_compatible, anthropic_compatible, scripted (unset: an offline demo)
+  IAC_CODE_API_KEY            the model API key, or the provider's own variable: OPENAI_API_KEY,
+                              ANTHROPIC_API_KEY, DASHSCOPE_API_KEY, DEEPSEEK_API_KEY, OPENROUTER_API_KEY
+                              (read once, then erased from the environment, like ANTHROPIC_AUTH_TOKEN)
+  IAC_CODE_MODEL              the model id (default: the provider's usual model)
+  IAC_CODE_BASE_URL           the endpoint (required for *_compatible)
+  IAC_CODE_SCRIPT             for the scripted provider: a JSON file of replies
+  IAC_CODE_CONFIG_DIR         where settings and sessions live (default ~/.iac-code)
+  IAC_CODE_MAX_TURNS          model calls per prompt (default 50)
+  IAC_CODE_MAX_TOKENS         output tokens per model call (default 8192)
+  IAC_CODE_CONTEXT_WINDOW     the model's context window in tokens (default: known per model)
+  IAC_CODE_COMPACT_THRESHOLD  share of the window that triggers compaction (default 0.8)
+  IAC_CODE_SESSION_IDLE_SECONDS  seconds before an idle session leaves memory (default 1800)
+  IAC_CODE_IMAGES             1 or 0: whether prompts may carry images (default: known per model)
+  IAC_CODE_MCP_TIMEOUT        seconds one MCP tool call may take (default 120)
+  IACCODE_ACP_HTTP_TOKEN      bearer token the HTTP server requires
+
+exit codes:
+  0  done: the headless turn ended normally, or the ACP server stopped cleanly (stdin closed, SIGTERM)
+  1  the headless turn did not end normally: a model call failed, a limit was hit, the model refused,
+     or the output was closed before the end
+  2  usage or configuration error (one line on stderr), including an HTTP server that could not start
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="iac-code",
         description="An AI agent for infrastructure-as-code work (Terraform, ROS, CloudFormation, Kubernetes).",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"iac-code {__version__}")
     parser.add_argument("-p", "--prompt", help="run one headless turn in the current directory ('-' reads stdin)")
@@ -32,8 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     acp = commands.add_parser(
         "acp",
         help="serve the Agent Client Protocol (stdio by default, or HTTP+SSE)",
-        description="Serve the Agent Client Protocol. With stdio (the default) an editor launches this "
+        description="Serve the Agent Client Protocol. With stdio (the default) an editor launches this\n"
         "command and speaks JSON-RPC on its stdin/stdout; with --transport http it serves /acp over HTTP+SSE.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     acp.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default: stdio")
     acp.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
@@ -71,29 +104,55 @@ def _add_logging_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _check_what_to_do(parser, args)
     configure_logging(debug=getattr(args, "debug", False), log_file=getattr(args, "log_file", None))
     try:
         settings = load_settings()
+        withhold_from_environment()  # the settings keep the keys; nothing the agent runs may read them
         if args.command == "acp":
             return _run_acp(args, settings)
-        if args.prompt is not None:
-            from iac_code.headless import run_headless
+        from iac_code.headless import run_headless
 
-            return run_headless(args, settings)
+        return run_headless(args, settings)
     except ConfigError as exc:
         print(f"iac-code: {exc}", file=sys.stderr)
         return 2
-    build_parser().print_help(sys.stderr)
-    return 2
+    except BrokenPipeError:  # `iac-code -p … | head`: the reader has all it wanted
+        _discard_stdout()
+        return 1
 
 
-def _run_acp(args: argparse.Namespace, settings) -> int:
+# Headless options (dest → flag), which mean nothing without -p or with the acp command.
+_HEADLESS_FLAGS = {"prompt": "-p", "yes": "--yes", "allow_tools": "--allow-tools", "output_format": "--output-format"}
+
+
+def _check_what_to_do(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit 2 with usage and a line saying what is wrong, rather than ignore a flag or do nothing."""
+    given = [flag for dest, flag in _HEADLESS_FLAGS.items() if getattr(args, dest) != parser.get_default(dest)]
+    if args.command == "acp" and given:
+        parser.error(f"{', '.join(given)}: headless options (a -p run), which the acp command does not take")
+    if args.command is None and args.prompt is None:
+        if given:
+            parser.error(f"{', '.join(given)} applies to a headless run: give -p PROMPT too")
+        parser.print_help(sys.stderr)
+        parser.exit(2, "\niac-code: error: nothing to do: give -p PROMPT for one headless turn, or the acp command\n")
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so that the flush at exit does not fail on the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _run_acp(args: argparse.Namespace, settings: Settings) -> int:
     if args.transport == "http":
-        from iac_code.acp.http import run_http
+        from iac_code.transports.http.app import run_http
 
         return run_http(args, settings)
-    from iac_code.acp.stdio import run_stdio
+    from iac_code.transports.stdio import run_stdio
 
     return run_stdio(settings)
 

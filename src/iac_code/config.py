@@ -5,7 +5,9 @@ The variable names are the original iac-code's, so its users can switch without 
 
 from __future__ import annotations
 
+import difflib
 import json
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -23,7 +25,14 @@ ENV_KEYS = {
     "compact_threshold": "IAC_CODE_COMPACT_THRESHOLD",
     "script": "IAC_CODE_SCRIPT",
     "session_idle_seconds": "IAC_CODE_SESSION_IDLE_SECONDS",
+    "images": "IAC_CODE_IMAGES",
+    "mcp_timeout_seconds": "IAC_CODE_MCP_TIMEOUT",
 }
+# Settings that only config.json holds, in the shape editors use for them.
+FILE_ONLY_KEYS = ("mcpServers",)
+
+
+logger = logging.getLogger(__name__)
 
 
 class ConfigError(Exception):
@@ -43,6 +52,10 @@ class Settings:
     context_window: int = 0  # 0: the provider's own figure
     compact_threshold: float = 0.8  # compact when the context passes this share of the window
     session_idle_seconds: float = 1800  # an idle session's runtime leaves memory after this; reloaded on use
+    images: bool | None = None  # whether prompts may carry images; None: the model table decides
+    mcp_timeout_seconds: float = 120  # one MCP tool call's limit
+    # config.json's `mcpServers` as written (the editors' shape); iac_code.mcp.config validates it.
+    mcp_servers: Any = field(default_factory=dict, repr=False)  # env and headers may hold secrets
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
 
     @property
@@ -57,16 +70,19 @@ class Settings:
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     env = dict(os.environ if env is None else env)
     config_dir = Path(env.get("IAC_CODE_CONFIG_DIR") or Path.home() / ".iac-code").expanduser()
-    values: dict[str, Any] = _read_config_file(config_dir / "config.json")
+    config_file = config_dir / "config.json"
+    from_file = _read_config_file(config_file)
+    settings = Settings(config_dir=config_dir, env=env)
+    # Checked where it is used (iac_code.mcp.config), so one bad server entry breaks nothing else.
+    settings.mcp_servers = from_file.pop("mcpServers", {})
+    # name → (raw value, where it came from, as the user would look for it)
+    values = {name: (raw, f"{name} in {config_file}") for name, raw in from_file.items()}
     for name, var in ENV_KEYS.items():
         if env.get(var):
-            values[name] = env[var]
-    settings = Settings(config_dir=config_dir, env=env)
+            values[name] = (env[var], var)
     types = {f.name: f.type for f in fields(Settings)}
-    for name, raw in values.items():
-        if name not in ENV_KEYS:
-            continue
-        setattr(settings, name, _coerce(name, raw, types[name]))
+    for name, (raw, source) in values.items():
+        setattr(settings, name, _coerce(source, raw, types[name]))
     return settings
 
 
@@ -79,15 +95,32 @@ def _read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object")
-    return data
+    known = [*ENV_KEYS, *FILE_ONLY_KEYS]
+    for key in sorted(data.keys() - set(known)):
+        closest = difflib.get_close_matches(key, known, n=1)
+        hint = f" (did you mean {closest[0]!r}?)" if closest else f" (valid keys: {', '.join(known)})"
+        logger.warning("%s: unknown key %r ignored%s", path, key, hint)
+    return {key: value for key, value in data.items() if key in known and value is not None}
 
 
-def _coerce(name: str, raw: Any, type_name: Any) -> Any:
+def _coerce(source: str, raw: Any, type_name: Any) -> Any:
+    if type_name == "bool | None":
+        return _switch(source, raw)
     try:
         if type_name in ("int", int):
             return int(raw)
         if type_name in ("float", float):
             return float(raw)
     except (TypeError, ValueError):
-        raise ConfigError(f"{ENV_KEYS[name]} must be a number, got {raw!r}") from None
+        raise ConfigError(f"{source} must be a number, got {raw!r}") from None
     return str(raw)
+
+
+def _switch(source: str, raw: Any) -> bool:
+    """On/off from the environment ("1", "0", "true", …) or from JSON (true/false)."""
+    word = str(raw).strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{source} must be 1 or 0, got {raw!r}")

@@ -1,7 +1,8 @@
 """`iac-code -p PROMPT`: one turn in the current directory, streamed to stdout.
 
-Write and execute tools are denied unless `--allow-tools` names them or `--yes` allows everything:
-with no one to ask, the safe answer is no.
+The session's permission policy (agent/policy.py) decides, with no one to ask: `--yes` is the
+bypass-permissions mode, `--allow-tools` names tools remembered as allowed, and whatever the policy would
+ask about is denied.
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from iac_code.agent.events import (
     Compaction,
     ErrorReport,
     Event,
+    PermissionRequest,
     TextDelta,
     ThinkingDelta,
     ToolFinished,
@@ -25,10 +28,9 @@ from iac_code.agent.events import (
     TurnEnd,
     UsageReport,
 )
-from iac_code.agent.loop import AgentLoop, Decision
+from iac_code.agent.policy import Mode, Remembered, Verdict, decide
 from iac_code.config import Settings
-from iac_code.messages import ToolCall
-from iac_code.tools.base import Tool
+from iac_code.tools.base import Access
 
 
 def run_headless(args: argparse.Namespace, settings: Settings) -> int:
@@ -41,32 +43,33 @@ def run_headless(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _run(prompt: str, settings: Settings, allowed: set[str], *, allow_all: bool, output_format: str) -> int:
+    from iac_code.agent.factory import build_loop
     from iac_code.providers.presets import build_provider
-    from iac_code.tools.registry import default_tools
 
-    async def permission(call: ToolCall, tool: Tool) -> Decision:
-        if allow_all or call.name in allowed:
-            return "allow"
-        print(f"iac-code: denied {call.name} (allow it with --allow-tools {call.name} or --yes)", file=sys.stderr)
-        return "deny"
+    mode: Mode = "bypass-permissions" if allow_all else "default"
+    remembered: dict[str, Remembered] = dict.fromkeys(allowed, "allow")
 
-    loop = AgentLoop(
-        build_provider(settings),
-        default_tools(),
-        Path.cwd().resolve(),
-        permission=permission,
-        max_turns=settings.max_turns,
-        max_tokens=settings.max_tokens,
-        compact_threshold=settings.compact_threshold,
-    )
+    def judge(tool_name: str, access: Access) -> Verdict:
+        return decide(access, mode, remembered.get(tool_name))
+
+    loop = build_loop(settings, build_provider(settings), Path.cwd().resolve(), judge)
     printer = _PRINTERS[output_format](sys.stdout)
     end: TurnEnd | None = None
+    failed = False
     async for event in loop.run(prompt):
+        if isinstance(event, PermissionRequest):  # no one to ask: the safe answer is no
+            name = event.call.name
+            print(f"iac-code: denied {name} (allow it with --allow-tools {name} or --yes)", file=sys.stderr)
+            event.resolve("reject_once")
+            continue
         printer.show(event)
         if isinstance(event, TurnEnd):
             end = event
+        elif isinstance(event, ErrorReport):  # a failed model call ends the turn "normally": it is not
+            failed = True
+            print(f"\niac-code: error: {event.message}", file=sys.stderr)
     printer.close()
-    return 0 if end is not None and end.stop_reason == "end_turn" else 1
+    return 0 if end is not None and end.stop_reason == "end_turn" and not failed else 1
 
 
 class _TextPrinter:
@@ -83,7 +86,7 @@ class _TextPrinter:
             print(f"\n→ {event.title}", file=sys.stderr)
         elif isinstance(event, ToolFinished) and event.result.is_error:
             print(f"✗ {event.call.name}: {event.result.text[:500]}", file=sys.stderr)
-        elif isinstance(event, (ErrorReport, Compaction)):
+        elif isinstance(event, Compaction):
             print(f"\n[{event.message}]", file=sys.stderr)
         elif isinstance(event, TurnEnd) and event.stop_reason != "end_turn":
             print(f"\n[stopped: {event.stop_reason}]", file=sys.stderr)
@@ -140,7 +143,17 @@ class _JsonPrinter:
         self.out.write(json.dumps(result) + "\n")
 
 
-_PRINTERS = {"text": _TextPrinter, "json": _JsonPrinter, "stream-json": _StreamJsonPrinter}
+class _Printer(Protocol):
+    def show(self, event: Event) -> None: ...
+
+    def close(self) -> None: ...
+
+
+_PRINTERS: dict[str, Callable[[TextIO], _Printer]] = {
+    "text": _TextPrinter,
+    "json": _JsonPrinter,
+    "stream-json": _StreamJsonPrinter,
+}
 
 
 def _usage(end: TurnEnd) -> dict[str, int]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
+from iac_code.encodable import encodable
+
 Role = Literal["user", "assistant", "tool"]
 
 
@@ -20,10 +22,18 @@ class ToolCall:
 
 
 @dataclass
+class Image:
+    """An image the user attached to a prompt: base64 `data` as the client sent it."""
+
+    mime_type: str  # image/png, image/jpeg, image/gif or image/webp
+    data: str
+
+
+@dataclass
 class Message:
     """One turn of the conversation.
 
-    - user: `text` (the prompt as the model sees it). `summary` marks a compaction summary: it
+    - user: `text` (the prompt as the model sees it) and its `images`. `summary` marks a compaction summary: it
       replaces every earlier message in the model's context except the `kept` ones just before it.
       The log stays append-only, so a replay still shows the whole conversation.
     - assistant: `text`, `thinking` (+ `thinking_signature` for Anthropic), `tool_calls`.
@@ -40,6 +50,7 @@ class Message:
     is_error: bool = False
     summary: bool = False
     kept: int = 0  # on a summary: how many messages just before it stay in the model's context
+    images: list[Image] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         # Drop defaults so a persisted line stays short and readable. Field by field, not asdict(): it
@@ -48,14 +59,16 @@ class Message:
         for name, default in _DEFAULTS.items():
             value = getattr(self, name)
             if value != default:
-                data[name] = [asdict(call) for call in value] if name == "tool_calls" else value
+                data[name] = [asdict(item) for item in value] if isinstance(value, list) else value  # calls, images
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
         calls = [ToolCall(**c) for c in data.get("tool_calls", [])]
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "tool_calls"}
-        return cls(**known, tool_calls=calls)
+        images = [Image(**i) for i in data.get("images", [])]
+        nested = ("tool_calls", "images")
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k not in nested}
+        return cls(**known, tool_calls=calls, images=images)
 
 
 _DEFAULTS = {
@@ -66,11 +79,12 @@ _DEFAULTS = {
 
 
 def user(text: str) -> Message:
-    return Message(role="user", text=text)
+    return Message(role="user", text=encodable(text))
 
 
 def tool_result(call: ToolCall, text: str, *, is_error: bool = False) -> Message:
-    return Message(role="tool", text=text, tool_call_id=call.id, tool_name=call.name, is_error=is_error)
+    # A file name that is not UTF-8 reaches a tool's output as lone surrogates (see encodable.py).
+    return Message(role="tool", text=encodable(text), tool_call_id=call.id, tool_name=call.name, is_error=is_error)
 
 
 def context_messages(history: list[Message]) -> list[Message]:

@@ -98,3 +98,39 @@ def test_misconfiguration_is_one_clear_line(workspace):
     assert result.returncode == 2
     assert result.stdout == ""
     assert "IAC_CODE_PROVIDER" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("failure", [{"status": 401}, {"status": 500}, "unreachable"])
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_a_failed_model_call_exits_non_zero_with_the_error(workspace, failure, output_format):
+    with ScriptedOpenAI(default=failure if isinstance(failure, dict) else None) as model:
+        env = {"IAC_CODE_BASE_URL": "http://127.0.0.1:9/v1"} if failure == "unreachable" else {}
+        result = run(workspace, model, "-p", "hi", "--output-format", output_format, env_extra=env)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    [error_line] = [line for line in result.stderr.splitlines() if line.startswith("iac-code: error: ")]
+    if output_format == "json":
+        out = json.loads(result.stdout)
+        assert out["errors"] and out["errors"][0] in error_line
+
+
+def demo(workspace, *flags: str) -> subprocess.CompletedProcess:
+    """The offline demo (no provider configured), allowed to write."""
+    with ScriptedOpenAI() as model:
+        return run(workspace, model, "-p", "add an S3 bucket", "--yes", *flags, env_extra={"IAC_CODE_PROVIDER": ""})
+
+
+def test_the_demo_never_overwrites_an_existing_file(workspace):
+    (workspace / "main.tf").write_text("# mine\n")
+    result = demo(workspace)
+    assert result.returncode == 0, result.stderr
+    assert (workspace / "main.tf").read_text() == "# mine\n"
+    assert "already exists" in result.stdout and 'resource "alicloud_vpc"' in result.stdout
+    assert sorted(p.name for p in workspace.iterdir()) == ["main.tf"]
+
+
+def test_the_demo_writes_main_tf_where_there_is_none(workspace):
+    result = demo(workspace)
+    assert result.returncode == 0, result.stderr
+    assert 'resource "alicloud_vpc"' in (workspace / "main.tf").read_text()
+    assert "terraform init && terraform validate" in result.stdout

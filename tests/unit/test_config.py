@@ -38,3 +38,25 @@ def test_a_broken_config_file_is_a_clear_error(tmp_path, content):
 def test_the_environment_is_kept_for_provider_key_lookups(tmp_path):
     settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), "OPENAI_API_KEY": "sk-x"})
     assert settings.env["OPENAI_API_KEY"] == "sk-x"
+
+
+def test_a_bad_number_in_the_config_file_is_named_as_written_there(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"max_turns": "many"}))
+    with pytest.raises(ConfigError) as caught:
+        load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    assert str(caught.value) == f"max_turns in {tmp_path / 'config.json'} must be a number, got 'many'"
+
+
+def test_unknown_keys_in_the_config_file_are_reported_with_the_closest_valid_one(tmp_path, caplog):
+    (tmp_path / "config.json").write_text(json.dumps({"modle": "qwen-plus", "zzz": 1, "provider": "dashscope"}))
+    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    assert settings.provider == "dashscope" and settings.model == ""
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("'modle'" in w and "did you mean 'model'" in w for w in warnings), warnings
+    assert any("'zzz'" in w and "did you mean" not in w for w in warnings), warnings
+
+
+def test_null_in_the_config_file_means_unset(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"provider": "openai", "api_key": None, "max_turns": None}))
+    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    assert settings.api_key == "" and settings.max_turns == 50

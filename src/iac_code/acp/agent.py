@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,19 +28,26 @@ from pydantic import BaseModel
 
 from iac_code.acp.config_options import MODE_IDS, config_options, model_choices, session_state
 from iac_code.acp.handshake import initialize_result
-from iac_code.acp.lazy_provider import LazyProvider
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
-from iac_code.acp.residency import Residency
+from iac_code.acp.residency import Residency, SessionOwners
 from iac_code.acp.session import Session
+from iac_code.agent.factory import build_loop
+from iac_code.agent.loop import AgentLoop
+from iac_code.agent.policy import Judge
 from iac_code.config import ConfigError, Settings
 from iac_code.messages import Message
+from iac_code.providers.images import images_enabled
+from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
 from iac_code.sessions.store import SessionNotFound, SessionRecord, SessionStore
 
 logger = logging.getLogger(__name__)
 
-_DUMP = {"mode": "json", "by_alias": True, "exclude_none": True}
+# (the session's workspace, judge, on_message, history) → its loop; tests pass their own
+WorkspaceLoopFactory = Callable[[Path, Judge, Callable[[Message], None] | None, list[Message]], AgentLoop]
+
+_DUMP: dict[str, Any] = {"mode": "json", "by_alias": True, "exclude_none": True}
 
 
 class ConnectionPeer:
@@ -59,10 +68,17 @@ class IacAgent:
     """The methods of one connection. Its sessions' runtimes come and go as residency.py says."""
 
     def __init__(
-        self, settings: Settings, outbox: Outbox, *, store: SessionStore | None = None, make_loop: Any = None
+        self,
+        settings: Settings,
+        outbox: Outbox,
+        *,
+        store: SessionStore | None = None,
+        owners: SessionOwners | None = None,
+        make_loop: WorkspaceLoopFactory | None = None,
     ) -> None:
         self.settings = settings
-        self._residency = Residency(settings.session_idle_seconds, can_reload=store is not None)
+        owners = owners if owners is not None else SessionOwners()  # one connection alone in its process
+        self._residency = Residency(settings.session_idle_seconds, can_reload=store is not None, owners=owners)
         self.sessions = self._residency.live
         self._outbox = outbox
         self._store = store
@@ -91,7 +107,7 @@ class IacAgent:
         session_id = _new_id()
         session = self._open(session_id, workspace, mcp_servers or [])
         if self._store is not None:
-            self._store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=session.model))
+            await self._store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=session.model))
         self._residency.claim(session_id)
         self._residency.add(session)
         self._outbox.hold(session_id)  # its updates wait for this response
@@ -105,7 +121,7 @@ class IacAgent:
         live = self.sessions.get(session_id)
         if live is not None and live.busy:
             raise RequestError.invalid_params({"sessionId": "a prompt is running for this session"})
-        session = self._restore(session_id, _workspace(cwd), mcp_servers or [])
+        session = await self._restore(session_id, _workspace(cwd), mcp_servers or [])
         await session.replay()
         await session.announce_commands()
         return self._state(session)
@@ -113,7 +129,7 @@ class IacAgent:
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> dict[str, Any]:
-        session = self._restore(session_id, _workspace(cwd), mcp_servers or [])
+        session = await self._restore(session_id, _workspace(cwd), mcp_servers or [])
         await session.announce_commands()
         return self._state(session)  # no sessionId: the client already has it
 
@@ -121,11 +137,13 @@ class IacAgent:
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> dict[str, Any]:
         workspace = _workspace(cwd)
-        self._stored_record(session_id, workspace)
+        await self._stored_record(session_id, workspace)
         assert self._store is not None  # _stored_record found the session
         fork_id = _new_id()
-        self._store.fork(session_id, fork_id)  # the log as written so far: complete messages only
-        record, history = self._store.load(fork_id)
+        if (source := self.sessions.get(session_id)) is not None:
+            await source.flush()
+        await self._store.fork(session_id, fork_id)  # the log as written so far: complete messages only
+        record, history = await self._store.load(fork_id)
         session = self._open(fork_id, workspace, mcp_servers or [], record, history)
         self._residency.claim(fork_id)
         self._residency.add(session)
@@ -135,7 +153,7 @@ class IacAgent:
 
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **_: Any) -> PromptResponse:
         try:
-            return await self._live(session_id).prompt(prompt)
+            return await (await self._live(session_id)).prompt(prompt)
         finally:
             if session_id in self.sessions:
                 self._residency.touch(session_id)  # idle from the end of the turn, not its start
@@ -161,7 +179,7 @@ class IacAgent:
         if session is not None:
             await session.close()
         if self._store is not None:
-            self._store.delete(session_id)
+            await self._store.delete(session_id)
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         if self._store is None:
@@ -172,7 +190,7 @@ class IacAgent:
             ]
             return ListSessionsResponse(sessions=infos)
         try:
-            records, next_cursor = self._store.list(cwd, cursor)
+            records, next_cursor = await self._store.list(cwd, cursor)
         except ValueError:
             raise RequestError.invalid_params({"cursor": "invalid cursor: pass a nextCursor as received"}) from None
         infos = [
@@ -182,54 +200,57 @@ class IacAgent:
         return ListSessionsResponse(sessions=infos, next_cursor=next_cursor)
 
     async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> None:
-        session = self._live(session_id)
+        session = await self._live(session_id)
         _check_choice("modeId", mode_id, MODE_IDS)
-        session.set_mode(mode_id)  # type: ignore[arg-type]
+        await session.set_mode(mode_id)  # type: ignore[arg-type]
         await self._push_config(session)
 
     async def set_model(self, model_id: str, session_id: str) -> None:
-        session = self._live(session_id)
+        session = await self._live(session_id)
         _check_choice("modelId", model_id, self._models(session))
-        session.set_model(model_id)
+        await session.set_model(model_id)
         await self._push_config(session)
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: Any, **_: Any
     ) -> SetSessionConfigOptionResponse:
-        session = self._live(session_id)
+        session = await self._live(session_id)
         if config_id == "mode":
             _check_choice("value", value, MODE_IDS)
-            session.set_mode(value)
+            await session.set_mode(value)
             await self._peer_update(
                 session, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=value)
             )
         elif config_id == "model":
             _check_choice("value", value, self._models(session))
-            session.set_model(value)
+            await session.set_model(value)
         else:
             raise RequestError.invalid_params({"configId": f"unknown config option {config_id!r} (mode, model)"})
         return SetSessionConfigOptionResponse(config_options=self._options(session))
 
     # -- sessions in memory ------------------------------------------------------------------
 
-    def _live(self, session_id: str) -> Session:
+    async def _live(self, session_id: str) -> Session:
         """The session's runtime, reloaded from the store if it was evicted for idleness."""
         session = self.sessions.get(session_id)
         if session is None and session_id in self._residency.evicted:
-            self._residency.evicted.discard(session_id)
             try:
-                record, history = self._store.load(session_id)  # type: ignore[union-attr]
+                record, history = await self._store.load(session_id)  # type: ignore[union-attr]
             except SessionNotFound:  # deleted meanwhile (by another window)
+                self._residency.evicted.discard(session_id)
                 raise _not_found() from None
-            session = self._open(session_id, Path(record.cwd), [], record, history)
-            self._residency.add(session)
-            logger.debug("session %s reloaded after idling", session_id)
+            # While the store loaded, a concurrent call may have reloaded it, or a close forgotten it.
+            session = self.sessions.get(session_id)
+            if session is None and session_id in self._residency.evicted:
+                session = self._open(session_id, Path(record.cwd), [], record, history)
+                self._residency.add(session)
+                logger.debug("session %s reloaded after idling", session_id)
         if session is None:
             raise _not_found()
         self._residency.touch(session_id)
         return session
 
-    def _restore(self, session_id: str, workspace: Path, mcp_servers: list[Any]) -> Session:
+    async def _restore(self, session_id: str, workspace: Path, mcp_servers: list[Any]) -> Session:
         """The session live in this connection, or rebuilt from the store (after a restart, a close,
         an eviction, or from another connection of this process, which then loses it)."""
         session = self.sessions.get(session_id)
@@ -237,18 +258,20 @@ class IacAgent:
             _check_cwd(session_id, str(session.cwd), workspace)
             self._residency.touch(session_id)
             return session
-        self._stored_record(session_id, workspace)
+        await self._stored_record(session_id, workspace)
         self._residency.claim(session_id)
-        record, history = self._store.load(session_id)  # type: ignore[union-attr]
-        session = self._open(session_id, workspace, mcp_servers, record, history)
-        self._residency.add(session)
+        record, history = await self._store.load(session_id)  # type: ignore[union-attr]
+        session = self.sessions.get(session_id)  # a concurrent call may have opened it meanwhile
+        if session is None:
+            session = self._open(session_id, workspace, mcp_servers, record, history)
+            self._residency.add(session)
         return session
 
-    def _stored_record(self, session_id: str, workspace: Path) -> SessionRecord:
+    async def _stored_record(self, session_id: str, workspace: Path) -> SessionRecord:
         if self._store is None:
             raise _not_found()
         try:
-            record = self._store.get(session_id)
+            record = await self._store.get(session_id)
         except SessionNotFound:
             raise _not_found() from None
         _check_cwd(session_id, record.cwd, workspace)
@@ -279,30 +302,20 @@ class IacAgent:
                 session_id,
                 workspace,
                 self._peer,
-                lambda permission, on_message, past: self._make_loop(workspace, permission, on_message, past),
+                functools.partial(self._make_loop, workspace),
                 store=self._store,
                 mcp_servers=mcp_servers,
+                reads_images=lambda model: images_enabled(self.settings, model),
                 **restored,
             )
-        except ConfigError as exc:
-            raise RequestError.auth_required({"config": str(exc)}) from None
+        except ConfigError as exc:  # initialize advertised the env-var auth method for this
+            raise RequestError(-32000, f"Authentication required: {exc}", {"config": str(exc)}) from None
 
-    def _build_loop(self, workspace: Path, permission: Any, on_message: Any, history: list[Message]) -> Any:
-        from iac_code.agent.loop import AgentLoop
-        from iac_code.tools.registry import default_tools
-
-        settings = self.settings
-        return AgentLoop(
-            LazyProvider(settings),  # session/new must not wait for a model SDK to import
-            default_tools(),
-            workspace,
-            permission=permission,
-            history=history,
-            on_message=on_message,
-            max_turns=settings.max_turns,
-            max_tokens=settings.max_tokens,
-            compact_threshold=settings.compact_threshold,
-        )
+    def _build_loop(
+        self, workspace: Path, judge: Judge, on_message: Callable[[Message], None] | None, history: list[Message]
+    ) -> AgentLoop:
+        # session/new must not wait for a model SDK to import: the provider is built on first use
+        return build_loop(self.settings, LazyProvider(self.settings), workspace, judge, on_message, history)
 
     def _models(self, session: Session) -> list[str]:
         return model_choices(session.model, available_models(self.settings))
@@ -345,9 +358,13 @@ def _workspace(cwd: str) -> Path:
     path = Path(cwd)
     if not path.is_absolute():
         raise RequestError.invalid_params({"cwd": f"must be an absolute path, got {cwd!r}"})
-    if not path.is_dir():
-        raise RequestError.invalid_params({"cwd": f"no such directory: {cwd}"})
-    return path.resolve()
+    try:
+        if not path.is_dir():
+            raise RequestError.invalid_params({"cwd": f"no such directory: {cwd}"})
+        return path.resolve()
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a loop: is_dir() raises for some
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise RequestError.invalid_params({"cwd": f"not a usable directory ({reason}): {cwd[:200]}"}) from None
 
 
 def _check_choice(field: str, value: Any, allowed: list[str]) -> None:

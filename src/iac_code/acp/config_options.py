@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-MODES = [
-    {"id": "default", "name": "Default", "description": "Ask before writing files or running commands"},
-    {"id": "accept-edits", "name": "Accept edits", "description": "Write files without asking; ask before commands"},
-    {"id": "read-only", "name": "Read only", "description": "Never write files or run commands"},
-]
+from iac_code.agent.policy import MODES as POLICY_MODES
+
+MODES = [{"id": mode.id, "name": mode.name, "description": mode.description} for mode in POLICY_MODES]
 MODE_IDS = [mode["id"] for mode in MODES]
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from acp._transport import Transport
 
     from iac_code.acp.early_session import EarlySessions
-    from iac_code.sessions.files import FileSessionStore
+    from iac_code.sessions.store import SessionStore
 
 logger = logging.getLogger(__name__)
 
@@ -40,30 +40,32 @@ class EarlyAnswers:
         self._settings = settings
         self._sessions: EarlySessions | None = None
 
-    def answer(self, message: Message) -> Message | None:
+    async def answer(self, message: Message) -> Message | None:
         """The response to `message` if it can be given now, else None (the SDK will answer it)."""
         response = None
         if is_plain_initialize(message):
             result = initialize_result(self._settings, message["params"]["protocolVersion"])
             response = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         elif message.get("method") == "session/new":
-            response = self.sessions().answer(message)
+            response = await self._early_sessions().answer(message)
         if response is not None and logger.isEnabledFor(logging.DEBUG):  # as the SDK-served connection logs
             log_frame(logger, False, message)
             log_frame(logger, True, response)
         return response
 
+    @property
+    def store(self) -> SessionStore | None:
+        """The store the early sessions are in (the SDK-served agent must use it), if one was opened."""
+        return self._sessions.store if self._sessions is not None else None
+
     def handover(
         self, transport: Transport, waiting: list[asyncio.Future[Any]], on_idle: Callable[[], None]
     ) -> Handover:
         """The transport the SDK-served connection reads (`waiting`: receives made while it loaded)."""
-        return Handover(transport, self.sessions().created, waiting, on_idle)
+        created = self._sessions.created if self._sessions is not None else []
+        return Handover(transport, created, waiting, on_idle)
 
-    def store(self) -> FileSessionStore:
-        """The session store the early sessions are in, for the SDK-served agent."""
-        return self.sessions().store()
-
-    def sessions(self) -> EarlySessions:
+    def _early_sessions(self) -> EarlySessions:
         # Imported on first use so that `initialize` does not wait for it; the loading thread imports it first.
         if self._sessions is None:
             from iac_code.acp.early_session import EarlySessions

@@ -1,5 +1,6 @@
 """A plain `session/new` answered before the SDK has loaded (see early.py): the record is stored and the
-state the agent would answer (config_options.session_state) is answered at once."""
+state the agent would answer (config_options.session_state) is answered at once. Only when the
+sessions directory is usable: otherwise the agent answers, with what to fix (acp/unavailable_store.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.acp.config_options import model_choices, session_state
-from iac_code.acp.lazy_provider import LazyProvider
 from iac_code.config import ConfigError, Settings
+from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
-from iac_code.sessions.files import FileSessionStore
-from iac_code.sessions.store import SessionRecord
+from iac_code.sessions.store import SessionRecord, SessionStore
+from iac_code.sessions.threaded import open_file_store
+from iac_code.startup import check_sessions_dir
 
 logger = logging.getLogger(__name__)
 
@@ -27,30 +29,31 @@ class EarlySessions:
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._store: FileSessionStore | None = None
+        self.store: SessionStore | None = None  # opened by the first session/new answered here
         self.created: list[tuple[str, str]] = []  # (session id, cwd), in the order they were answered
 
-    def answer(self, message: Message) -> Message | None:
+    async def answer(self, message: Message) -> Message | None:
         """The response to a `session/new` if it can be given now, else None (the SDK will answer it)."""
         workspace = plain_new_session_workspace(message)
         if workspace is None:
             return None
         try:
             model = LazyProvider(self._settings).model  # the model a session/new of the agent starts with
+            store = self._store()
         except ConfigError:
             return None  # the agent answers it, naming the setting to fix
         session_id = f"sess_{uuid.uuid4().hex}"
-        self.store().create(SessionRecord(session_id=session_id, cwd=str(workspace), model=model))
+        await store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=model))
         self.created.append((session_id, str(workspace)))
         logger.debug("answered session/new %r while the SDK loads: %s", message["id"], session_id)
         state = session_state("default", model, model_choices(model, available_models(self._settings)))
         return _response(message, {"sessionId": session_id, **state})
 
-    def store(self) -> FileSessionStore:
-        """The session store, made on first use; the SDK-served agent gets this same one."""
-        if self._store is None:
-            self._store = FileSessionStore(self._settings.sessions_dir)
-        return self._store
+    def _store(self) -> SessionStore:
+        if self.store is None:
+            check_sessions_dir(self._settings)
+            self.store = open_file_store(self._settings.sessions_dir)
+        return self.store
 
 
 def plain_new_session_workspace(message: Message) -> Path | None:

@@ -11,15 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 from iac_code import __version__
-from iac_code.config import Settings
+from iac_code.config import ConfigError, Settings
+from iac_code.providers.images import images_enabled
+from iac_code.providers.presets import check_settings
 
 PROTOCOL_VERSION = 1  # the only ACP wire version; the SDK's acp.PROTOCOL_VERSION agrees (tested)
 
+_ENV_AUTH_HOW = "Set these variables in the agent's environment (or ~/.iac-code/config.json), then restart it."
 _ENV_AUTH = {
     "type": "env_var",
     "id": "env",
     "name": "Model settings",
-    "description": "Set these variables in the agent's environment (or ~/.iac-code/config.json), then restart it.",
+    "description": _ENV_AUTH_HOW,
     "vars": [
         {
             "name": "IAC_CODE_PROVIDER",
@@ -28,6 +31,7 @@ _ENV_AUTH = {
         },
         {"name": "IAC_CODE_API_KEY", "label": "API key"},
         {"name": "IAC_CODE_MODEL", "label": "Model id", "secret": False, "optional": True},
+        {"name": "IAC_CODE_BASE_URL", "label": "Endpoint URL", "secret": False, "optional": True},
     ],
 }
 
@@ -44,12 +48,24 @@ def initialize_result(settings: Settings, requested_version: Any) -> dict[str, A
         "protocolVersion": negotiate(requested_version),
         "agentCapabilities": {
             "loadSession": True,
-            "promptCapabilities": {"embeddedContext": True, "image": False, "audio": False},
+            "promptCapabilities": {"embeddedContext": True, "image": images_enabled(settings), "audio": False},
             "sessionCapabilities": {"list": {}, "close": {}, "fork": {}, "resume": {}, "delete": {}},
         },
         "agentInfo": {"name": "iac-code", "title": "iac-code", "version": __version__},
-        "authMethods": [] if settings.model_configured else [_ENV_AUTH],
+        "authMethods": _auth_methods(settings),
     }
+
+
+def _auth_methods(settings: Settings) -> list[dict[str, Any]]:
+    """The env-var method whenever the model cannot be used as configured, so that the -32000
+    session/new then answers points at something the client can show; none once it can."""
+    if not settings.model_configured:
+        return [_ENV_AUTH]  # the offline demo answers meanwhile
+    try:
+        check_settings(settings)
+    except ConfigError as exc:
+        return [{**_ENV_AUTH, "description": f"{exc}. {_ENV_AUTH_HOW}"}]
+    return []
 
 
 def is_plain_initialize(message: dict[str, Any]) -> bool:

@@ -1,31 +1,34 @@
-"""Permission options, the client's answer, and what a session remembers.
+"""Permission options as ACP shows them, and the client's answer read back.
 
 Decisions follow the *kind* of the option the client picked. Option ids equal their kinds, so the
-seed's flat answer `{"outcome": "allowed", "option_id": "allow_once"}` matches too.
+seed's flat answer `{"outcome": "allowed", "option_id": "allow_once"}` matches too. What to ask, and
+when, is the policy's business (agent/policy.py).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
 from acp.schema import PermissionOption
 
-from iac_code.tools.base import Category
+from iac_code.agent.policy import EVERY_OPTION, Choice, OptionKind
 
-Choice = Literal["allow_once", "allow_always", "reject_once", "reject_always", "cancelled"]
-Mode = Literal["default", "accept-edits", "read-only"]
-
-OPTIONS = [
-    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
-    PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
-    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
-    PermissionOption(option_id="reject_always", name="Always reject", kind="reject_always"),
-]
-_KIND_BY_ID = {option.option_id: option.kind for option in OPTIONS}
+_NAMES: dict[OptionKind, str] = {
+    "allow_once": "Allow once",
+    "allow_always": "Always allow",
+    "reject_once": "Reject",
+    "reject_always": "Always reject",
+}
 
 
-def parse_answer(answer: Any) -> Choice:
-    """Read a `session/request_permission` result, official or flat. Anything unclear denies."""
+def permission_options(kinds: Sequence[OptionKind]) -> list[PermissionOption]:
+    return [PermissionOption(option_id=kind, name=_NAMES[kind], kind=kind) for kind in kinds]
+
+
+def parse_answer(answer: Any, offered: Sequence[OptionKind] = EVERY_OPTION) -> Choice:
+    """Read a `session/request_permission` result, official or flat. Anything unclear, or an option that
+    was not offered, denies."""
     if not isinstance(answer, dict):
         return "reject_once"
     outcome = answer.get("outcome")
@@ -38,19 +41,7 @@ def parse_answer(answer: Any) -> Choice:
     option_id = fields.get("optionId", fields.get("option_id"))
     if option_id is None and word == "allowed":
         return "allow_once"
-    return _KIND_BY_ID.get(option_id, "reject_once") if isinstance(option_id, str) else "reject_once"
-
-
-def decide_without_asking(
-    category: Category, mode: Mode, remembered: Literal["allow", "reject"] | None
-) -> Literal["allow", "deny"] | None:
-    """The decision the session can take alone, or None when the client must be asked."""
-    if category == "read":
-        return "allow"
-    if mode == "read-only":
-        return "deny"
-    if remembered is not None:
-        return "allow" if remembered == "allow" else "deny"
-    if mode == "accept-edits" and category == "write":
-        return "allow"
-    return None
+    for kind in offered:
+        if option_id == kind:
+            return kind
+    return "reject_once"

@@ -1,9 +1,21 @@
-"""ACP prompt content blocks → the text the model reads."""
+"""ACP prompt content blocks → the user message the model reads (text and images), and back for replay.
+
+Text and embedded text resources become text. Images reach the model when it reads them (checked here,
+so a bad image is refused with the prompt rather than failing every later turn of the session once it
+is in the history); otherwise, like audio, they leave a marker. A `resource_link` to a file inside the
+workspace is read and included (bounded); any other link is mentioned as a link.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import binascii
 from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import unquote, urlparse
 
+from acp import RequestError
 from acp.schema import (
     AudioContentBlock,
     EmbeddedResourceContentBlock,
@@ -13,13 +25,53 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from iac_code.messages import Image, Message
+from iac_code.tools.base import ToolError
+from iac_code.tools.workspace import resolve_in_workspace
+
 PromptBlock = (
     TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
 )
 
+# Base64 characters per image: Anthropic's per-image limit (OpenAI allows 20 MB), so one limit fits both.
+MAX_IMAGE_DATA_CHARS = 5 * 1024 * 1024
+MAX_LINKED_FILE_BYTES = 256 * 1024  # what one read_file call returns; the model pages on with read_file
+_SNIFF_BYTES = 8192
 
-def prompt_text(blocks: Sequence[PromptBlock]) -> str:
-    return "\n".join(_block_text(block) for block in blocks)
+# What the model APIs accept, recognised by the data itself: clients are not always right about mimeType.
+_SIGNATURES = {
+    b"\x89PNG\r\n\x1a\n": "image/png",
+    b"\xff\xd8\xff": "image/jpeg",
+    b"GIF87a": "image/gif",
+    b"GIF89a": "image/gif",
+}
+
+
+async def user_message(blocks: Sequence[PromptBlock], workspace: Path, *, images: bool) -> Message:
+    """The user message for a prompt. `images`: whether the session's model reads images.
+
+    Raises RequestError -32602 with `data` naming the block (`{"prompt[2]": reason}`) for an image
+    that cannot be sent: too large, not base64, or not PNG/JPEG/GIF/WebP.
+    """
+    parts: list[str] = []
+    attached: list[Image] = []
+    for index, block in enumerate(blocks):
+        if isinstance(block, ImageContentBlock) and images and block.data:
+            attached.append(_image(index, block))
+        elif isinstance(block, ResourceContentBlock):
+            parts.append(await asyncio.to_thread(_linked_resource, block, workspace))
+        else:
+            parts.append(_block_text(block))
+    return Message(role="user", text="\n".join(parts), images=attached)
+
+
+def user_blocks(message: Message) -> list[TextContentBlock | ImageContentBlock]:
+    """What the user sent, as content blocks again (for `user_message_chunk`s on session/load)."""
+    blocks: list[TextContentBlock | ImageContentBlock] = []
+    if message.text:
+        blocks.append(TextContentBlock(type="text", text=message.text))
+    blocks += [ImageContentBlock(type="image", mime_type=i.mime_type, data=i.data) for i in message.images]
+    return blocks
 
 
 def _block_text(block: PromptBlock) -> str:
@@ -28,11 +80,74 @@ def _block_text(block: PromptBlock) -> str:
     if isinstance(block, EmbeddedResourceContentBlock):
         resource = block.resource
         if isinstance(resource, TextResourceContents):
-            return f'<resource uri="{resource.uri}">\n{resource.text}\n</resource>'
+            return _resource_text(resource.uri, resource.text)
         return f"[resource: {resource.uri} ({resource.mime_type or 'binary'})]"
     if isinstance(block, ResourceContentBlock):
-        return f"[resource link: {block.name} {block.uri}]"
-    # Images and audio are not sent to the model (promptCapabilities says so): a marker keeps their place.
+        return _link(block)
+    # Images for a model that does not read them, and audio (no model here hears it): a marker keeps their place.
     if isinstance(block, ImageContentBlock):
         return f"[image: {block.mime_type}]"
     return f"[audio: {block.mime_type}]"
+
+
+def _resource_text(uri: str, text: str) -> str:
+    return f'<resource uri="{uri}">\n{text}\n</resource>'
+
+
+def _link(block: ResourceContentBlock) -> str:
+    return f"[resource link: {block.name} {block.uri}]"
+
+
+def _image(index: int, block: ImageContentBlock) -> Image:
+    def refuse(reason: str) -> RequestError:
+        return RequestError.invalid_params({f"prompt[{index}]": reason})
+
+    data = "".join(block.data.split())  # some clients wrap base64 lines
+    if len(data) > MAX_IMAGE_DATA_CHARS:
+        raise refuse(
+            f"image is {len(data) / 2**20:.1f} MiB as base64; the limit is {MAX_IMAGE_DATA_CHARS // 2**20} MiB: "
+            "send a smaller or more compressed image"
+        )
+    try:
+        decoded = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise refuse("image data is not valid base64") from None
+    mime_type = _sniff(decoded[:16])
+    if mime_type is None:
+        raise refuse(f"image data ({block.mime_type}) is not a PNG, JPEG, GIF or WebP image")
+    return Image(mime_type=mime_type, data=data)
+
+
+def _sniff(head: bytes) -> str | None:
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return next((mime for magic, mime in _SIGNATURES.items() if head.startswith(magic)), None)
+
+
+def _linked_resource(block: ResourceContentBlock, workspace: Path) -> str:
+    """A workspace file's text (its head when large); anything else stays a link for the model."""
+    path = _workspace_file(block.uri, workspace)
+    if path is None:
+        return _link(block)
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_LINKED_FILE_BYTES + 1)
+    except OSError:
+        return _link(block)
+    if b"\0" in data[:_SNIFF_BYTES]:
+        return _link(block)
+    text = data[:MAX_LINKED_FILE_BYTES].decode("utf-8", errors="replace")
+    if len(data) > MAX_LINKED_FILE_BYTES:
+        text += f"\n[… cut at {MAX_LINKED_FILE_BYTES // 1024} KiB: read the rest with read_file]"
+    return _resource_text(block.uri, text)
+
+
+def _workspace_file(uri: str, workspace: Path) -> Path | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    try:
+        path = resolve_in_workspace(workspace, unquote(parsed.path))
+    except ToolError:
+        return None
+    return path if path.is_file() else None

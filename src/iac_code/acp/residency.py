@@ -21,13 +21,29 @@ from iac_code.acp.session import Session
 
 logger = logging.getLogger(__name__)
 
-# session id → the residency (one per connection of this process) holding its runtime
-_OWNERS: dict[str, Residency] = {}
+
+class SessionOwners:
+    """Which connection of this process holds each session's runtime (session id → its Residency).
+    The server owns one and gives it to every connection it serves."""
+
+    def __init__(self) -> None:
+        self._by_session: dict[str, Residency] = {}
+
+    def get(self, session_id: str) -> Residency | None:
+        return self._by_session.get(session_id)
+
+    def set(self, session_id: str, owner: Residency) -> None:
+        self._by_session[session_id] = owner
+
+    def release(self, session_id: str, owner: Residency) -> None:
+        if self._by_session.get(session_id) is owner:
+            del self._by_session[session_id]
 
 
 class Residency:
-    def __init__(self, idle_seconds: float, *, can_reload: bool) -> None:
+    def __init__(self, idle_seconds: float, *, can_reload: bool, owners: SessionOwners) -> None:
         self.live: dict[str, Session] = {}
+        self._owners = owners
         self.evicted: set[str] = set()
         self._idle_seconds = idle_seconds
         self._can_reload = can_reload  # without a store, an evicted session could not come back
@@ -35,7 +51,7 @@ class Residency:
 
     def claim(self, session_id: str) -> None:
         """Hold this session's runtime here, taking it from another connection where it is idle."""
-        owner = _OWNERS.get(session_id)
+        owner = self._owners.get(session_id)
         if owner is not None and owner is not self:
             held = owner.live.get(session_id)
             if held is not None and held.busy:
@@ -44,7 +60,7 @@ class Residency:
                 )
             owner.forget(session_id)
             logger.info("session %s moved to another connection", session_id)
-        _OWNERS[session_id] = self
+        self._owners.set(session_id, self)
 
     def add(self, session: Session) -> None:
         self.live[session.id] = session
@@ -55,8 +71,7 @@ class Residency:
         self.live.pop(session_id, None)
         self.evicted.discard(session_id)
         self._cancel_timer(session_id)
-        if _OWNERS.get(session_id) is self:
-            del _OWNERS[session_id]
+        self._owners.release(session_id, self)
 
     def forget_all(self) -> list[Session]:
         """Forget every session; returns the live ones (to close)."""

@@ -4,14 +4,16 @@
   `session/set_model` (removed from ACP, still sent by some clients) and `session/delete` (not routed by
   SDK 0.12) are added.
 - A missing `mcpServers` defaults to `[]` (the SDK model requires it; the seed calls it optional).
-- Invalid params answer -32602 with `data` naming each bad field; any other fault answers a bare
-  -32603 (details go to the log, never to the client).
+- Invalid params answer -32602 with `data` naming each bad field, and so does a session whose stored
+  files are damaged (`data.sessionId` says which and why); any other fault answers a bare -32603
+  (details go to the log, never to the client). A notification with bad params is logged in one
+  warning line and otherwise ignored.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from acp import RequestError
 from acp.agent.router import build_agent_router
@@ -20,6 +22,13 @@ from acp.router import MessageRouter, Route
 from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from iac_code.sessions.store import SessionDamaged
+
+if TYPE_CHECKING:
+    from acp.interfaces import Agent
+
+    from iac_code.acp.agent import IacAgent
 
 logger = logging.getLogger(__name__)
 
@@ -35,25 +44,40 @@ class SetSessionModelRequest(BaseModel):
     model_id: str = Field(alias="modelId")
 
 
-def build_handler(agent: Any) -> MethodHandler:
-    router = build_agent_router(agent, use_unstable_protocol=True)
+def build_handler(agent: IacAgent) -> MethodHandler:
+    # The SDK's Agent protocol also lists ext_method/ext_notification/on_connect, which IacAgent does not
+    # serve (the router answers them "method not found"); it routes by the methods an agent has.
+    router = build_agent_router(cast("Agent", agent), use_unstable_protocol=True)
     _add_extra_routes(router, agent)
 
-    async def handle(method: str, params: Any, is_notification: bool) -> Any:
+    async def answer(method: str, params: Any, is_notification: bool) -> Any:
         try:
             return await router(method, _with_defaults(method, params), is_notification)
         except RequestError:
             raise
         except ValidationError as exc:
             raise RequestError.invalid_params(field_errors(exc)) from None
+        except SessionDamaged as exc:  # only this session's files are bad: say which and why
+            logger.warning("%s: %s", method, exc)
+            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
         except Exception:
             logger.exception("internal error in %s", method)
             raise RequestError(-32603, "Internal error") from None
 
+    async def handle(method: str, params: Any, is_notification: bool) -> Any:
+        try:
+            return await answer(method, params, is_notification)
+        except RequestError as exc:
+            if not is_notification:
+                raise
+            # Nobody waits for an answer, and the SDK would log a traceback for the client's mistake.
+            logger.warning("ignored %s notification: %s %s", method, exc, exc.data or "")
+            return None
+
     return handle
 
 
-def _add_extra_routes(router: MessageRouter, agent: Any) -> None:
+def _add_extra_routes(router: MessageRouter, agent: IacAgent) -> None:
     for alias, target in ALIASES.items():
 
         async def forward(params: Any, target: str = target) -> Any:

@@ -9,6 +9,7 @@ from acp.connection import Connection, StreamEvent
 
 from iac_code.acp.agent import IacAgent
 from iac_code.acp.outbox import Outbox
+from iac_code.acp.residency import SessionOwners
 from iac_code.acp.router import build_handler
 from iac_code.config import Settings
 from iac_code.logs import log_frame
@@ -17,11 +18,18 @@ from iac_code.sessions.store import SessionStore
 logger = logging.getLogger(__name__)
 
 
-async def serve(transport: Transport, settings: Settings, *, store: SessionStore | None = None) -> None:
+async def serve(
+    transport: Transport,
+    settings: Settings,
+    *,
+    store: SessionStore | None = None,
+    owners: SessionOwners | None = None,
+) -> None:
     """Serve one ACP connection until transport.receive() returns None; then cancel running turns
-    and free this connection's sessions."""
+    and free this connection's sessions. A server serving several connections passes them all the same
+    `owners`, so a session has one runtime in the process."""
     outbox = Outbox(transport)
-    agent = IacAgent(settings, outbox, store=store)
+    agent = IacAgent(settings, outbox, store=store, owners=owners)
     connection = Connection(build_handler(agent), outbox, listening=False)
     agent.attach(connection)
     if logger.isEnabledFor(logging.DEBUG):  # --debug: every frame, to diagnose an editor integration

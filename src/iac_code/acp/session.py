@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Protocol
 
 from acp import RequestError
 from acp.schema import (
@@ -17,27 +17,23 @@ from acp.schema import (
     PromptResponse,
     RequestPermissionRequest,
     SessionInfoUpdate,
-    ToolCallLocation,
-    ToolCallUpdate,
     Usage,
 )
 
-from iac_code.acp.permissions import OPTIONS, Mode, decide_without_asking, parse_answer
-from iac_code.acp.prompt import PromptBlock, prompt_text
+from iac_code.acp.permissions import parse_answer
+from iac_code.acp.presenter import permission_request
+from iac_code.acp.prompt import PromptBlock, user_message
 from iac_code.acp.replay import replay_updates
 from iac_code.acp.updates import event_update, message_chunk
-from iac_code.agent.events import Event, ToolUseStart, TurnEnd
-from iac_code.messages import Message, ToolCall
+from iac_code.agent.events import Event, PermissionRequest, TurnEnd
+from iac_code.agent.factory import LoopFactory
+from iac_code.agent.policy import MODES, Choice, Mode, OptionKind, Remembered, Verdict, decide, remembered_after
+from iac_code.messages import Message
 from iac_code.sessions.store import SessionStore
-from iac_code.tools.base import Tool, ToolContext
-
-if TYPE_CHECKING:
-    from iac_code.agent.loop import AgentLoop, Decision, PermissionHook
+from iac_code.sessions.writer import OrderedWriter
+from iac_code.tools.base import Access
 
 logger = logging.getLogger(__name__)
-
-# (permission hook, on_message, history to start from) → the session's loop
-LoopFactory = Callable[["PermissionHook", Callable[[Message], None], list[Message]], "AgentLoop"]
 
 COMMANDS = {
     "compact": "Summarise the conversation so far to free context",
@@ -67,26 +63,28 @@ class Session:
         mcp_servers: Sequence[Any] = (),
         mode: Mode = "default",
         title: str = "",
-        always: dict[str, Literal["allow", "reject"]] | None = None,
+        always: dict[str, Remembered] | None = None,
         model: str = "",
         history: Sequence[Message] = (),
+        reads_images: Callable[[str], bool] = lambda model: False,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
         self.mcp_servers = list(mcp_servers)  # kept for the MCP issue; not used yet
         self.mode: Mode = mode
         self.title = title
-        self.always: dict[str, Literal["allow", "reject"]] = dict(always or {})
+        self.always: dict[str, Remembered] = dict(always or {})
         self._peer = peer
         self._store = store
-        self.loop = make_loop(self._permission, self._on_message, list(history))
+        self._writes = OrderedWriter(session_id)  # the store's writes for this session, in order
+        self._reads_images = reads_images  # model id → whether its prompts may carry images
+        self.loop = make_loop(self._judge, self._on_message, list(history))
         if model:
             self.loop.provider.model = model  # the model this session last used, not the configured default
         self._busy = False
         self._idle = asyncio.Event()
         self._idle.set()
         self._cancelled = asyncio.Event()
-        self._shown: dict[str, asyncio.Event] = {}  # tool call id → its tool_call update was sent
 
     @property
     def model(self) -> str:
@@ -106,10 +104,11 @@ class Session:
         self._idle.clear()
         self._cancelled.clear()
         try:
-            text = prompt_text(blocks)
+            message = await user_message(blocks, self.cwd, images=self._reads_images(self.model))
             if not self.title:
-                await self._name_after(text)
-            end = await self._run(text)
+                await self._name_after(message.text)
+            end = await self._run(message)
+            await self._writes.flush()  # the answer means the turn is saved
             usage = Usage(
                 input_tokens=end.input_tokens,
                 output_tokens=end.output_tokens,
@@ -131,12 +130,20 @@ class Session:
             await asyncio.wait_for(self._idle.wait(), grace)
         except TimeoutError:
             logger.warning("session %s: turn still running after close", self.id)
+        await self.flush()
 
-    async def _run(self, text: str) -> TurnEnd:
-        command = text.strip()
+    async def flush(self) -> None:
+        """Wait until everything this session wrote is in the store."""
+        try:
+            await self._writes.flush()
+        except Exception:
+            logger.warning("session %s: some writes were lost (see above)", self.id)
+
+    async def _run(self, message: Message) -> TurnEnd:
+        command = message.text.strip()
         if command.startswith("/") and command[1:] in COMMANDS:
             return await self._run_command(command[1:])
-        end = await self._stream(self.loop.run(text))
+        end = await self._stream(self.loop.run(message))
         return end or TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
 
     async def _run_command(self, name: str) -> TurnEnd:
@@ -144,14 +151,14 @@ class Session:
             await self._stream(self.loop.compact())
         elif name == "clear":
             self.loop.clear()
-            if self._store is not None:
-                self._store.clear(self.id)
+            if (store := self._store) is not None:
+                self._writes.submit(lambda: store.clear(self.id))
             await self._peer.update(self.id, message_chunk("Conversation cleared."))
         else:
             await self._peer.update(self.id, message_chunk(_help_text()))
         return TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
 
-    async def _stream(self, events: AsyncIterator[Event]) -> TurnEnd | None:
+    async def _stream(self, events: AsyncGenerator[Event, None]) -> TurnEnd | None:
         """Send the loop's events as updates as they come. Text that arrives while an update is being
         written waits, merged, in the loop's channel, so a slow client gets fewer, larger chunks."""
         watcher = asyncio.create_task(self._cancelled.wait())
@@ -160,51 +167,33 @@ class Session:
         try:
             async with contextlib.aclosing(events):  # closing it stops the turn if we fail mid-way
                 async for event in events:
+                    if self._writes.pending:  # what the client sees next follows saved history only
+                        await self._writes.flush()
                     if isinstance(event, TurnEnd):
                         end = event
+                    elif isinstance(event, PermissionRequest):
+                        await self._answer(event)  # the stream already carried its tool_call
                     elif (update := event_update(event)) is not None:
                         await self._peer.update(self.id, update)
-                        if isinstance(event, ToolUseStart):
-                            self._shown_event(event.call.id).set()
         finally:
-            self._shown.clear()
             watcher.cancel()
         return end
 
-    def _shown_event(self, call_id: str) -> asyncio.Event:
-        return self._shown.setdefault(call_id, asyncio.Event())
-
     # -- permissions -------------------------------------------------------------------------
 
-    async def _permission(self, call: ToolCall, tool: Tool) -> Decision:
-        # The client must have seen the tool_call before it is asked about it.
-        await self._shown_event(call.id).wait()
-        decided = decide_without_asking(tool.category, self.mode, self.always.get(tool.name))
-        if decided is not None:
-            return decided
-        request = RequestPermissionRequest(
-            session_id=self.id,
-            tool_call=ToolCallUpdate(
-                tool_call_id=call.id,
-                title=tool.title(call.arguments),
-                kind=tool.kind,
-                status="pending",
-                raw_input=call.arguments,
-                locations=[ToolCallLocation(path=p) for p in tool.locations(call.arguments, ToolContext(self.cwd))]
-                or None,
-            ),
-            options=OPTIONS,
-        )
-        choice = await self._ask(request)
+    def _judge(self, tool_name: str, access: Access) -> Verdict:
+        return decide(access, self.mode, self.always.get(tool_name))
+
+    async def _answer(self, request: PermissionRequest) -> None:
+        choice = await self._ask(permission_request(self.id, request), request.options)
         if choice == "cancelled":
             self._cancelled.set()
-            return "cancel"
-        if choice.endswith("_always"):
-            self.always[tool.name] = "allow" if choice.startswith("allow") else "reject"
-            self._save(permissions=dict(self.always))
-        return "allow" if choice.startswith("allow") else "deny"
+        elif (remembered := remembered_after(choice)) is not None:
+            self.always[request.call.name] = remembered
+            self._save(permissions=dict(self.always))  # flushed with the turn
+        request.resolve(choice)
 
-    async def _ask(self, request: RequestPermissionRequest) -> str:
+    async def _ask(self, request: RequestPermissionRequest, offered: Sequence[OptionKind]) -> Choice:
         asking = asyncio.ensure_future(self._peer.request_permission(request))
         cancelled = asyncio.ensure_future(self._cancelled.wait())
         try:
@@ -215,20 +204,22 @@ class Session:
             asking.cancel()  # the client was told to cancel the turn; stop waiting for its answer
             return "cancelled"
         try:
-            return parse_answer(asking.result())
+            return parse_answer(asking.result(), offered)
         except (RequestError, ConnectionError) as exc:
             logger.warning("session %s: permission request failed (%s); denying", self.id, exc)
             return "reject_once"
 
     # -- state -------------------------------------------------------------------------------
 
-    def set_mode(self, mode: Mode) -> None:
+    async def set_mode(self, mode: Mode) -> None:
         self.mode = mode
         self._save(mode=mode)
+        await self._writes.flush()
 
-    def set_model(self, model: str) -> None:
+    async def set_model(self, model: str) -> None:
         self.loop.provider.model = model  # the loop reads it on its next model call
         self._save(model=model)
+        await self._writes.flush()
 
     async def replay(self) -> None:
         """Show the whole history to the client again, as updates (for session/load)."""
@@ -250,19 +241,17 @@ class Session:
         await self._peer.update(self.id, SessionInfoUpdate(session_update="session_info_update", title=self.title))
 
     def _on_message(self, message: Message) -> None:
-        if self._store is not None:
-            self._store.append(self.id, message)
+        if (store := self._store) is not None:
+            self._writes.submit(lambda: store.append(self.id, message))
 
     def _save(self, **changes: object) -> None:
-        if self._store is not None:
-            self._store.update(self.id, **changes)
+        if (store := self._store) is not None:
+            self._writes.submit(lambda: store.update(self.id, **changes))
 
 
 def _help_text() -> str:
     lines = ["Commands:"]
     lines += [f"  /{name}: {text}" for name, text in COMMANDS.items()]
-    lines += [
-        "Modes: default (ask before writing or running), accept-edits (write without asking),",
-        "read-only (never write or run).",
-    ]
+    lines += ["Modes:"]
+    lines += [f"  {mode.id}: {mode.description}" for mode in MODES]
     return "\n".join(lines)

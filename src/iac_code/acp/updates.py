@@ -1,19 +1,17 @@
-"""Agent loop events → official `session/update` payloads."""
+"""Agent loop events → official `session/update` payloads (tool calls through presenter.py)."""
 
 from __future__ import annotations
 
+from acp.helpers import update_agent_message_text, update_agent_thought_text
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
-    ContentToolCallContent,
-    FileEditToolCallContent,
-    TextContentBlock,
-    ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
     UsageUpdate,
 )
 
+from iac_code.acp.presenter import tool_call_result, tool_call_running, tool_call_start
 from iac_code.agent.events import (
     Compaction,
     ErrorReport,
@@ -25,36 +23,27 @@ from iac_code.agent.events import (
     ToolUseStart,
     UsageReport,
 )
+from iac_code.tools.describe import CallView
 
 Update = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | UsageUpdate
 
 
 def message_chunk(text: str) -> AgentMessageChunk:
-    return AgentMessageChunk(session_update="agent_message_chunk", content=TextContentBlock(type="text", text=text))
+    return update_agent_message_text(text)
 
 
 def event_update(event: Event) -> Update | None:
-    """The update for one loop event; None for events the client does not see (TurnEnd)."""
+    """The update for one loop event; None for events that are not updates (TurnEnd, PermissionRequest)."""
     if isinstance(event, TextDelta):
         return message_chunk(event.text)
     if isinstance(event, ThinkingDelta):
-        return AgentThoughtChunk(
-            session_update="agent_thought_chunk", content=TextContentBlock(type="text", text=event.text)
-        )
+        return update_agent_thought_text(event.text)
     if isinstance(event, ToolUseStart):
-        return ToolCallStart(
-            session_update="tool_call",
-            tool_call_id=event.call.id,
-            title=event.title,
-            kind=event.kind,
-            status="pending",
-            raw_input=event.call.arguments,
-            locations=[ToolCallLocation(path=path) for path in event.locations] or None,
-        )
+        return tool_call_start(event.call, CallView(event.title, event.kind, event.locations))
     if isinstance(event, ToolRunning):
-        return ToolCallProgress(session_update="tool_call_update", tool_call_id=event.call.id, status="in_progress")
+        return tool_call_running(event.call.id)
     if isinstance(event, ToolFinished):
-        return _finished(event)
+        return tool_call_result(event.call.id, event.result)
     if isinstance(event, UsageReport):
         return UsageUpdate(session_update="usage_update", used=event.context_used, size=event.context_size)
     if isinstance(event, Compaction):
@@ -62,22 +51,3 @@ def event_update(event: Event) -> Update | None:
     if isinstance(event, ErrorReport):
         return message_chunk(f"\n[error] {event.message}\n")
     return None
-
-
-def _finished(event: ToolFinished) -> ToolCallProgress:
-    result = event.result
-    if result.diff is not None and not result.is_error:
-        content: list = [
-            FileEditToolCallContent(
-                type="diff", path=result.diff.path, old_text=result.diff.old_text, new_text=result.diff.new_text
-            )
-        ]
-    else:
-        content = [ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=result.text))]
-    return ToolCallProgress(
-        session_update="tool_call_update",
-        tool_call_id=event.call.id,
-        status="failed" if result.is_error else "completed",
-        raw_output=result.text,
-        content=content,
-    )

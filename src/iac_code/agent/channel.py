@@ -41,7 +41,7 @@ class EventChannel:
         """Add an event (None closes the channel); waits while the channel is full."""
         last = self._items[-1] if self._items else None
         if isinstance(last, _Run) and type(event) is last.kind and _same_signature(last, event):
-            last.parts.append(event.text)  # type: ignore[union-attr]
+            last.parts.append(event.text)
             if len(last.parts) % _YIELD_EVERY == 0:
                 await asyncio.sleep(0)
             return

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Literal
 
+from iac_code.agent.policy import Choice, OptionKind
 from iac_code.messages import ToolCall
 from iac_code.providers.base import TextDelta, ThinkingDelta
 from iac_code.tools.base import Category, Kind, ToolResult
@@ -21,6 +23,25 @@ class ToolUseStart:
     kind: Kind
     category: Category
     locations: list[str]
+
+
+@dataclass
+class PermissionRequest:
+    """The call needs the user's answer before it runs. The loop waits on `answer`, which whoever consumes
+    the turn's events resolves; it comes after the call's ToolUseStart in the same stream, so a client is
+    never asked about a call it has not seen. A sub-agent's requests come through its parent's stream."""
+
+    call: ToolCall
+    title: str
+    kind: Kind
+    locations: list[str]
+    options: tuple[OptionKind, ...]
+    infrastructure_change: bool
+    answer: asyncio.Future[Choice]
+
+    def resolve(self, choice: Choice) -> None:
+        if not self.answer.done():  # the turn may have been cancelled meanwhile
+            self.answer.set_result(choice)
 
 
 @dataclass
@@ -67,6 +88,7 @@ Event = (
     TextDelta
     | ThinkingDelta
     | ToolUseStart
+    | PermissionRequest
     | ToolRunning
     | ToolFinished
     | Compaction
@@ -79,6 +101,7 @@ __all__ = [
     "Compaction",
     "ErrorReport",
     "Event",
+    "PermissionRequest",
     "StopReason",
     "TextDelta",
     "ThinkingDelta",

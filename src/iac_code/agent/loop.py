@@ -1,18 +1,19 @@
 """The turn loop: model call → tool calls → results → next model call, until the model stops.
 
-It knows nothing of ACP. `run()` yields events (events.py); the last is always `TurnEnd`. The turn's
-work runs in its own task so that `cancel()` can stop the model stream, a permission wait and running
-tools at once; whatever was cut short is written into the history so it stays valid for every provider.
+It knows nothing of ACP. `run()` yields events (events.py); the last is always `TurnEnd`. A call the
+session's Judge (policy.py) says to ask about is yielded as a PermissionRequest whose answer the loop
+awaits: the consumer of the events answers it. The turn's work runs in its own task so that `cancel()` can
+stop the model stream, a permission wait and running tools at once; whatever was cut short is written
+into the history so it stays valid for every provider.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from iac_code.agent import compaction
 from iac_code.agent.channel import EventChannel
@@ -20,6 +21,7 @@ from iac_code.agent.events import (
     Compaction,
     ErrorReport,
     Event,
+    PermissionRequest,
     StopReason,
     ToolFinished,
     ToolRunning,
@@ -27,6 +29,7 @@ from iac_code.agent.events import (
     TurnEnd,
     UsageReport,
 )
+from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, Refuse
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.messages import Message, ToolCall, context_messages, tool_result, unanswered_tool_calls, user
 from iac_code.providers.base import (
@@ -39,24 +42,22 @@ from iac_code.providers.base import (
     ToolSchema,
     Usage,
 )
-from iac_code.tools.base import Tool, ToolContext, ToolError, ToolResult
+from iac_code.tools.base import Category, Tool, ToolContext, ToolError, ToolResult
+from iac_code.tools.describe import describe_call
 
 log = logging.getLogger(__name__)
 
-Decision = Literal["allow", "deny", "cancel"]
-PermissionHook = Callable[[ToolCall, Tool], Awaitable[Decision]]
 Emit = Callable[[Event], Awaitable[None]]
 
-PERMISSION_DENIED = "Permission denied."
 CANCELLED = "Cancelled: the user stopped the turn before this tool call finished."
 NOT_RUN = "Not run: the model's answer ended before this tool call could run."
 INTERNAL_ERROR = "Not run: an internal error stopped the turn."
-SUBAGENT_TOOLS_CATEGORY = "read"  # sub-agents explore; only the main agent writes or executes
+SUBAGENT_CATEGORIES: frozenset[Category] = frozenset({"read"})  # sub-agents explore; the main agent acts
 MAX_PARALLEL_READS = 8
 
 
 class _TurnCancelled(Exception):
-    """The client answered a permission request with `cancelled`: the whole turn stops."""
+    """The user answered a permission request with `cancelled`: the whole turn stops."""
 
 
 @dataclass
@@ -71,10 +72,6 @@ async def _drain(channel: EventChannel) -> None:
         await channel.get()
 
 
-async def allow_all(call: ToolCall, tool: Tool) -> Decision:
-    return "allow"
-
-
 class AgentLoop:
     def __init__(
         self,
@@ -82,7 +79,7 @@ class AgentLoop:
         tools: dict[str, Tool],
         workspace: Path,
         *,
-        permission: PermissionHook,
+        judge: Judge,
         history: list[Message] | None = None,
         on_message: Callable[[Message], None] | None = None,
         system_prompt: str | None = None,
@@ -90,11 +87,12 @@ class AgentLoop:
         max_tokens: int = 8192,
         compact_threshold: float = 0.8,
         allow_subagents: bool = True,
+        subagent_categories: frozenset[Category] = SUBAGENT_CATEGORIES,
     ) -> None:
         self.provider = provider
         self.tools = tools
         self.workspace = workspace
-        self.permission = permission
+        self.judge = judge
         self.history: list[Message] = list(history or [])
         self.on_message = on_message
         self.system_prompt = system_prompt or build_system_prompt(workspace)
@@ -102,6 +100,7 @@ class AgentLoop:
         self.max_tokens = max_tokens
         self.compact_threshold = compact_threshold
         self.allow_subagents = allow_subagents
+        self.subagent_categories = subagent_categories
         self.meter = compaction.ContextMeter()
         self._turn: asyncio.Task[None] | None = None
         self._partial: list[str] = []  # text streamed so far in the current model call
@@ -112,11 +111,12 @@ class AgentLoop:
 
     # ----------------------------------------------------------------- public API
 
-    async def run(self, prompt: str) -> AsyncIterator[Event]:
+    async def run(self, prompt: str | Message) -> AsyncGenerator[Event, None]:
+        """One turn for `prompt`: text, or a whole user message (text and images)."""
         async for event in self._drive(lambda emit: self._turn_body(prompt, emit)):
             yield event
 
-    async def compact(self) -> AsyncIterator[Event]:
+    async def compact(self) -> AsyncGenerator[Event, None]:
         """Manual compaction (the /compact command)."""
 
         async def body(emit: Emit) -> None:
@@ -136,7 +136,7 @@ class AgentLoop:
 
     # ----------------------------------------------------------------- turn machinery
 
-    async def _drive(self, body: Callable[[Emit], Awaitable[None]]) -> AsyncIterator[Event]:
+    async def _drive(self, body: Callable[[Emit], Awaitable[None]]) -> AsyncGenerator[Event, None]:
         if self.running:
             raise RuntimeError("a turn is already running")
         channel = EventChannel()
@@ -161,10 +161,10 @@ class AgentLoop:
         finally:
             await channel.put(None)
 
-    async def _turn_body(self, prompt: str, emit: Emit) -> None:
+    async def _turn_body(self, prompt: str | Message, emit: Emit) -> None:
         totals = Usage(0, 0)
         try:
-            self._append(user(prompt))
+            self._append(prompt if isinstance(prompt, Message) else user(prompt))
             stop = await self._steps(emit, totals)
         except (asyncio.CancelledError, _TurnCancelled):
             self._close_partial_message()
@@ -248,28 +248,23 @@ class AgentLoop:
     # ----------------------------------------------------------------- tools
 
     async def _run_tools(self, calls: list[ToolCall], emit: Emit) -> None:
-        ctx = ToolContext(workspace=self.workspace, run_subagent=self._run_subagent if self.allow_subagents else None)
-        for call in calls:
-            tool = self.tools.get(call.name)
-            await emit(
-                ToolUseStart(
-                    call,
-                    title=tool.title(call.arguments) if tool else call.name,
-                    kind=tool.kind if tool else "other",
-                    category=tool.category if tool else "execute",
-                    locations=self._locations(tool, call, ctx),
-                )
-            )
-        # Consecutive read-only calls run together; a write or execute call runs alone, in order.
+        async def run_subagent(prompt: str) -> str:
+            return await self._run_subagent(prompt, emit)
+
+        ctx = ToolContext(workspace=self.workspace, run_subagent=run_subagent if self.allow_subagents else None)
+        starts = {call.id: self._describe(call, ctx) for call in calls}
+        for start in starts.values():
+            await emit(start)
+        # Consecutive read calls run together; any other call runs alone, in order, once allowed.
         batch: list[ToolCall] = []
         for call in calls:
             tool = self.tools.get(call.name)
-            if tool is not None and tool.category == "read":
+            if tool is not None and tool.access(call.arguments) == "read":
                 batch.append(call)
                 continue
             await self._run_parallel(batch, ctx, emit)
             batch = []
-            await self._run_guarded(call, tool, ctx, emit)
+            await self._run_guarded(starts[call.id], tool, ctx, emit)
         await self._run_parallel(batch, ctx, emit)
 
     async def _run_parallel(self, calls: list[ToolCall], ctx: ToolContext, emit: Emit) -> None:
@@ -286,18 +281,33 @@ class AgentLoop:
         for call, result in zip(calls, results, strict=True):
             await self._finish(call, result, emit)
 
-    async def _run_guarded(self, call: ToolCall, tool: Tool | None, ctx: ToolContext, emit: Emit) -> None:
+    async def _run_guarded(self, start: ToolUseStart, tool: Tool | None, ctx: ToolContext, emit: Emit) -> None:
+        call = start.call
         if tool is None:
             await self._finish(call, ToolResult(f"Unknown tool: {call.name}", is_error=True), emit)
             return
-        decision = await self.permission(call, tool)
-        if decision == "cancel":
-            raise _TurnCancelled
-        if decision != "allow":
-            await self._finish(call, ToolResult(PERMISSION_DENIED, is_error=True), emit)
+        verdict = self.judge(call.name, tool.access(call.arguments))
+        if isinstance(verdict, Refuse):
+            await self._finish(call, ToolResult(verdict.reason, is_error=True), emit)
             return
+        if isinstance(verdict, Ask):
+            choice = await self._ask(start, verdict, emit)
+            if choice == "cancelled":
+                raise _TurnCancelled
+            if choice.startswith("reject"):
+                await self._finish(call, ToolResult(PERMISSION_DENIED, is_error=True), emit)
+                return
         await emit(ToolRunning(call))
         await self._finish(call, await self._execute(tool, call, ctx), emit)
+
+    @staticmethod
+    async def _ask(start: ToolUseStart, ask: Ask, emit: Emit) -> Choice:
+        answer: asyncio.Future[Choice] = asyncio.get_running_loop().create_future()
+        request = PermissionRequest(
+            start.call, start.title, start.kind, start.locations, ask.options, ask.infrastructure_change, answer
+        )
+        await emit(request)
+        return await answer
 
     async def _execute(self, tool: Tool, call: ToolCall, ctx: ToolContext) -> ToolResult:
         try:
@@ -314,21 +324,21 @@ class AgentLoop:
         self._append(tool_result(call, result.text, is_error=result.is_error))
         await emit(ToolFinished(call, result))
 
-    @staticmethod
-    def _locations(tool: Tool | None, call: ToolCall, ctx: ToolContext) -> list[str]:
-        if tool is None:
-            return []
-        try:
-            return tool.locations(call.arguments, ctx)
-        except Exception:  # a bad path is reported when the tool runs, not here
-            return []
+    def _describe(self, call: ToolCall, ctx: ToolContext) -> ToolUseStart:
+        tool = self.tools.get(call.name)
+        view = describe_call(call, tool, ctx)
+        category: Category = tool.category if tool else "execute"
+        return ToolUseStart(call, title=view.title, kind=view.kind, category=category, locations=view.locations)
 
-    async def _run_subagent(self, prompt: str) -> str:
+    async def _run_subagent(self, prompt: str, emit: Emit) -> str:
+        """Run a sub-agent on `prompt` and return its final answer. Its calls stay out of the parent's
+        stream unless they need permission: those (start, request, progress) go through it, so the
+        user sees what it is asked about and the answer comes back here."""
         child = AgentLoop(
             self.provider,
-            {name: t for name, t in self.tools.items() if t.category == SUBAGENT_TOOLS_CATEGORY},
+            {name: t for name, t in self.tools.items() if t.category in self.subagent_categories},
             self.workspace,
-            permission=self.permission,
+            judge=self.judge,
             system_prompt=self.system_prompt,
             max_turns=self.max_turns,
             max_tokens=self.max_tokens,
@@ -336,6 +346,8 @@ class AgentLoop:
             allow_subagents=False,
         )
         answer: list[str] = []
+        starts: dict[str, ToolUseStart] = {}
+        shown: set[str] = set()
         async for event in child.run(prompt):
             if isinstance(event, TextDelta):
                 answer.append(event.text)
@@ -343,6 +355,13 @@ class AgentLoop:
                 raise ToolError(f"sub-agent failed: {event.message}")
             elif isinstance(event, ToolUseStart):
                 answer.clear()  # only the text after its last tool call is the final answer
+                starts[event.call.id] = event
+            elif isinstance(event, PermissionRequest):
+                shown.add(event.call.id)
+                await emit(starts[event.call.id])
+                await emit(event)
+            elif isinstance(event, ToolRunning | ToolFinished) and event.call.id in shown:
+                await emit(event)
         return "".join(answer).strip() or "(the sub-agent gave no answer)"
 
     # ----------------------------------------------------------------- compaction

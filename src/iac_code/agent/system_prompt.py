@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from datetime import date
 from pathlib import Path
 
-# The project's own instructions, first match wins; capped so a huge file cannot crowd out the work.
+# Instruction file names, first match wins in each directory. Read from the user's config dir, then
+# every directory from the repository root down to the workspace (nearest last, so it wins a conflict);
+# capped as a whole so huge files cannot crowd out the work, the nearest files keeping their share first.
 INSTRUCTION_FILES = ("AGENTS.md", "IAC-CODE.md")
 MAX_INSTRUCTION_CHARS = 20_000
+TRUNCATED = "\n[… truncated]"
 
 ROLE = """\
 You are iac-code, an expert infrastructure-as-code engineer. You write, fix, review and explain
@@ -29,11 +33,13 @@ How you work:
   cloud CLIs that create or delete resources) unless the user explicitly asks for it.
 - Writing files and running commands need the user's approval; if a tool call is denied, do not retry it
   the same way: explain what you wanted to do and continue without it.
+- For work with several steps, keep a plan with update_plan: the whole list at the start, then mark
+  each step in_progress when you start it and completed when it is done. Skip it for one-step requests.
 - Be concise. Show file paths relative to the workspace.
 """
 
 
-def build_system_prompt(workspace: Path, *, today: date | None = None) -> str:
+def build_system_prompt(workspace: Path, *, today: date | None = None, config_dir: Path | None = None) -> str:
     parts = [
         ROLE,
         "Environment:\n"
@@ -41,20 +47,49 @@ def build_system_prompt(workspace: Path, *, today: date | None = None) -> str:
         f"- Platform: {platform.system()} {platform.machine()}\n"
         f"- Date: {(today or date.today()).isoformat()}",
     ]
-    instructions = _project_instructions(workspace)
+    instructions = _project_instructions(workspace, config_dir)
     if instructions:
         parts.append(instructions)
     return "\n\n".join(parts)
 
 
-def _project_instructions(workspace: Path) -> str:
-    for name in INSTRUCTION_FILES:
-        path = workspace / name
+def instruction_files(workspace: Path, config_dir: Path | None = None) -> list[Path]:
+    """The instruction files that apply, most general first: the user's, then the repository root's
+    down to the workspace's. Outside a repository only the workspace's own is read."""
+    here = workspace.resolve()
+    repository = next((d for d in (here, *here.parents) if (d / ".git").exists()), here)
+    nearest_first = [d for d in (here, *here.parents) if d.is_relative_to(repository)]
+    directories = ([config_dir] if config_dir else []) + nearest_first[::-1]
+    found = [_first_file(directory) for directory in directories]
+    return [path for path in found if path is not None]
+
+
+def _first_file(directory: Path) -> Path | None:
+    return next((directory / name for name in INSTRUCTION_FILES if (directory / name).is_file()), None)
+
+
+def _project_instructions(workspace: Path, config_dir: Path | None) -> str:
+    budget = MAX_INSTRUCTION_CHARS
+    sections: list[str] = []
+    for path in reversed(instruction_files(workspace, config_dir)):  # nearest first: it keeps its share
+        if budget <= 0:
+            break
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            with path.open(encoding="utf-8", errors="replace") as file:
+                text = file.read(budget + 1)
         except OSError:
             continue
-        if len(text) > MAX_INSTRUCTION_CHARS:
-            text = text[:MAX_INSTRUCTION_CHARS] + "\n[… truncated]"
-        return f"Project instructions from {name} (follow them):\n{text}"
-    return ""
+        if len(text) > budget:
+            text = text[:budget] + TRUNCATED
+        budget -= len(text)
+        sections.append(f"Instructions from {_shown(path, workspace, config_dir)}:\n{text}")
+    if not sections:
+        return ""
+    heading = "Project instructions (follow them; when they conflict, the later ones, nearer the workspace, win):"
+    return "\n\n".join([heading, *reversed(sections)])
+
+
+def _shown(path: Path, workspace: Path, config_dir: Path | None) -> str:
+    if config_dir is not None and path.parent == config_dir:
+        return f"{path} (your own, for every project)"
+    return os.path.relpath(path, workspace.resolve())

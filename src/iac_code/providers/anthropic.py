@@ -190,19 +190,25 @@ def to_anthropic_messages(history: list[Message]) -> list[dict[str, Any]]:
             if blocks:
                 messages.append({"role": "assistant", "content": blocks})
             continue
-        block = _tool_result_block(message) if message.role == "tool" else _text_block(message.text)
-        if block is None:
+        blocks = [_tool_result_block(message)] if message.role == "tool" else _user_blocks(message)
+        if not blocks:
             continue
         if messages and messages[-1]["role"] == "user":
-            messages[-1]["content"].append(block)
+            messages[-1]["content"].extend(blocks)
         else:
-            messages.append({"role": "user", "content": [block]})
+            messages.append({"role": "user", "content": blocks})
     return messages
 
 
-def _text_block(text: str) -> dict[str, Any] | None:
-    # The API rejects empty text blocks.
-    return {"type": "text", "text": text} if text else None
+def _user_blocks(message: Message) -> list[dict[str, Any]]:
+    """Images first (Anthropic's advice for image prompts), then the text; the API rejects empty text blocks."""
+    blocks: list[dict[str, Any]] = [
+        {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
+        for image in message.images
+    ]
+    if message.text:
+        blocks.append({"type": "text", "text": message.text})
+    return blocks
 
 
 def _tool_result_block(message: Message) -> dict[str, Any]:

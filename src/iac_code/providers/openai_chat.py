@@ -208,12 +208,25 @@ def to_openai_messages(system: str, history: list[Message]) -> list[dict[str, An
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for message in history:
         if message.role == "user":
-            messages.append({"role": "user", "content": message.text})
+            messages.append({"role": "user", "content": _user_content(message)})
         elif message.role == "tool":
             messages.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": message.text})
         else:
             messages.append(_assistant_message(message))
     return messages
+
+
+def _user_content(message: Message) -> str | list[dict[str, Any]]:
+    """Plain text, or content parts when images are attached: each as a data URL, then the text."""
+    if not message.images:
+        return message.text
+    parts: list[dict[str, Any]] = [
+        {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
+        for image in message.images
+    ]
+    if message.text:
+        parts.append({"type": "text", "text": message.text})
+    return parts
 
 
 def _assistant_message(message: Message) -> dict[str, Any]:

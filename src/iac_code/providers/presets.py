@@ -15,6 +15,8 @@ from typing import Literal
 from iac_code.config import ConfigError, Settings
 from iac_code.preload import import_in_background
 from iac_code.providers.base import ModelProvider
+from iac_code.providers.demo import DemoProvider
+from iac_code.providers.encodable_output import EncodableOutput
 from iac_code.providers.scripted import ScriptedProvider
 
 DEMO_NOTICE = (
@@ -126,9 +128,9 @@ def context_window_for(model: str) -> int:
     return CONTEXT_WINDOWS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_WINDOW
 
 
-def demo_provider() -> ScriptedProvider:
+def demo_provider() -> DemoProvider:
     text = resources.files("iac_code.providers").joinpath("demo_script.json").read_text(encoding="utf-8")
-    return ScriptedProvider(json.loads(text)["replies"], name="demo", model=DEMO_MODEL, notice=DEMO_NOTICE)
+    return DemoProvider(json.loads(text)["steps"], model=DEMO_MODEL, notice=DEMO_NOTICE)
 
 
 def check_settings(settings: Settings) -> None:
@@ -151,7 +153,13 @@ def check_settings(settings: Settings) -> None:
 
 
 def build_provider(settings: Settings) -> ModelProvider:
-    """The provider the settings ask for. Raises ConfigError naming what to set when they are incomplete."""
+    """The provider the settings ask for. Raises ConfigError naming what to set when they are incomplete.
+
+    Its output is made encodable (lone surrogates replaced) before anything else sees it."""
+    return EncodableOutput(_build_provider(settings))
+
+
+def _build_provider(settings: Settings) -> ModelProvider:
     check_settings(settings)
     if not settings.provider:
         return demo_provider()

@@ -95,7 +95,7 @@ class ScriptedProvider:
         yield Finish(FINISH_REASONS.get(reason, "end_turn"))
 
     def _text(self, reply: Reply) -> str:
-        text = reply.get("text", "")
+        text = str(reply.get("text", ""))
         if not self.notice:
             return text
         return f"{self.notice}\n\n{text}" if text else self.notice

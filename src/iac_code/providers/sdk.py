@@ -3,7 +3,6 @@ using one never imports the other: their errors, turned into ProviderError, and 
 
 from __future__ import annotations
 
-import json
 import logging
 from types import ModuleType
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import httpx
 
 from iac_code.providers.base import ProviderError
+from iac_code.safe_json import loads
 
 logger = logging.getLogger(__name__)
 
@@ -42,13 +42,13 @@ def _api_message(exc: Any) -> str:
         error = body.get("error", body)
         if isinstance(error, dict) and error.get("message"):
             return str(error["message"])
-    return exc.message
+    return str(exc.message)
 
 
 def parse_arguments(raw: str) -> dict[str, Any]:
     """Streamed tool-call arguments; unparseable JSON becomes {} (the tool then reports what is missing)."""
     try:
-        parsed = json.loads(raw) if raw.strip() else {}
+        parsed = loads(raw) if raw.strip() else {}  # too deep or NaN count as unparseable
     except ValueError:
         logger.warning("tool call arguments are not valid JSON (%d chars); using {}", len(raw))
         return {}

@@ -34,17 +34,25 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.messages import Message
-from iac_code.sessions.disk import encode_line, fsync_dir, read_from, write_all, write_atomic
+from iac_code.safe_json import loads
+from iac_code.sessions.disk import (
+    encode_line,
+    fsync_dir,
+    open_regular,
+    read_from,
+    stat_regular,
+    write_all,
+    write_atomic,
+)
+from iac_code.sessions.records import SESSION_ID, index_entry_problem, meta_problem, read_meta
 from iac_code.sessions.repair import parse_log, with_interrupted_results
-from iac_code.sessions.store import SessionNotFound, SessionRecord
+from iac_code.sessions.store import SessionDamaged, SessionNotFound, SessionRecord
 
 logger = logging.getLogger(__name__)
 
 UPDATABLE_FIELDS = frozenset({"title", "model", "mode", "permissions"})
 
 # Ids become directory names: a strict charset with no dot can never name "..", a path or a temp file.
-_RECORD_FIELDS = SessionRecord.__dataclass_fields__.keys()
-_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 # Rewrite the index once dead lines (superseded snapshots, bumps, tombstones) outnumber live ones.
 _COMPACT_SLACK = 1000
@@ -66,7 +74,7 @@ def _normpath(path: str) -> str:
 
 
 def _check_id(session_id: str) -> str:
-    if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
+    if not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
         raise InvalidSessionId(f"invalid session id {str(session_id)[:40]!r}")
     return session_id
 
@@ -80,7 +88,7 @@ def decode_cursor(cursor: str) -> tuple[str, str]:
         updated_at, session_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
     except (ValueError, binascii.Error, UnicodeError):
         raise ValueError("invalid cursor") from None
-    if not _TIMESTAMP.fullmatch(updated_at) or not _SESSION_ID.fullmatch(session_id):
+    if not _TIMESTAMP.fullmatch(updated_at) or not SESSION_ID.fullmatch(session_id):
         raise ValueError("invalid cursor")
     return updated_at, session_id
 
@@ -175,8 +183,9 @@ class FileSessionStore:
         with self._locked():
             self._refresh()
             data = self._records.get(session_id)
-        if data is None:
-            raise SessionNotFound(session_id)
+        if data is None:  # unknown, or a directory whose meta.json does not read back
+            problem = meta_problem(self._dir(session_id))
+            raise SessionNotFound(session_id) if problem is None else SessionDamaged(session_id, problem)
         return _record(data)
 
     def list(
@@ -247,15 +256,18 @@ class FileSessionStore:
 
     def _open_log(self, session_id: str, flags: int) -> int:
         try:
-            return os.open(self._dir(session_id) / "messages.jsonl", flags)
+            return open_regular(self._dir(session_id) / "messages.jsonl", flags)
         except FileNotFoundError:
             raise SessionNotFound(session_id) from None
+        except OSError as exc:
+            raise SessionDamaged(session_id, f"messages.jsonl: {exc.strerror}") from None
 
     def _read_log(self, session_id: str) -> bytes:
+        fd = self._open_log(session_id, os.O_RDONLY)
         try:
-            return (self._dir(session_id) / "messages.jsonl").read_bytes()
-        except FileNotFoundError:
-            raise SessionNotFound(session_id) from None
+            return read_from(fd, 0)
+        finally:
+            os.close(fd)
 
     def _make_dir(self, session_dir: Path) -> None:
         try:
@@ -301,9 +313,8 @@ class FileSessionStore:
     def _refresh(self) -> None:
         """Bring the in-memory index up to date, reading only what was appended since last time.
         Call with the lock held."""
-        try:
-            on_disk = os.stat(self._index_path)
-        except FileNotFoundError:
+        on_disk = stat_regular(self._index_path)  # None: missing, or not a file (moved aside)
+        if on_disk is None:
             self._rebuild()
             return
         if self._index_fd < 0 or os.fstat(self._index_fd).st_ino != on_disk.st_ino or on_disk.st_size < self._offset:
@@ -315,7 +326,8 @@ class FileSessionStore:
             if not data.endswith(b"\n"):
                 raise ValueError("torn last line")
             # One parse of all new lines as a JSON array is several times faster than one per line.
-            entries = json.loads(b"[" + data[:-1].replace(b"\n", b",") + b"]")
+            # Each entry's fields are checked as it is applied, so no depth walk is needed here.
+            entries = loads(b"[" + data[:-1].replace(b"\n", b",") + b"]", max_depth=None)
             for entry in entries:
                 self._apply(entry)
             self._lines += len(entries)
@@ -327,10 +339,11 @@ class FileSessionStore:
         self._compact_if_bloated()
 
     def _apply(self, entry: dict[str, Any]) -> None:
+        problem = index_entry_problem(entry)
+        if problem is not None:
+            raise ValueError(f"bad index entry: {problem}")
         record = entry.get("put")
         if record is not None:
-            if record.keys() != _RECORD_FIELDS:
-                raise ValueError("index entry is not a session record")
             self._records[record["session_id"]] = record
         elif "touch" in entry:
             record = self._records.get(entry["touch"])
@@ -370,10 +383,10 @@ class FileSessionStore:
         """Recreate the index from every session's meta.json; the log's mtime stands in for lost bumps."""
         records: dict[str, dict[str, Any]] = {}
         for entry in os.scandir(self.root):
-            if not (_SESSION_ID.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
+            if not (SESSION_ID.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
                 continue  # the index itself, temp files, directories being deleted
             try:
-                record = asdict(SessionRecord(**json.loads(Path(entry.path, "meta.json").read_bytes())))
+                record = read_meta(Path(entry.path))
                 logged = iso_time(os.stat(Path(entry.path, "messages.jsonl")).st_mtime)
             except FileNotFoundError:
                 continue  # a create that crashed before writing meta.json: the client never got the id

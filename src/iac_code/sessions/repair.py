@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import logging
 
 from iac_code.messages import Message, tool_result, unanswered_tool_calls
+from iac_code.safe_json import loads
+from iac_code.sessions.records import message_from_data
 
 logger = logging.getLogger(__name__)
 
@@ -19,7 +20,7 @@ def parse_log(data: bytes) -> tuple[list[Message], bool, bool]:
     bad_middle = False
     for number, line in enumerate(lines, 1):
         try:
-            messages.append(Message.from_dict(json.loads(line)))
+            messages.append(message_from_data(loads(line)))
         except (ValueError, TypeError, KeyError, AttributeError):
             logger.warning("dropping unreadable line %d of a session log", number)
             bad_middle = True

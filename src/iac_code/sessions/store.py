@@ -1,4 +1,9 @@
-"""What the protocol layer needs from session persistence, so another backend can replace files.py."""
+"""What the protocol layer needs from session persistence, so another backend can replace the files.
+
+Every method is async: an implementation keeps its blocking work (disk syncs, locks, network) off the
+event loop. `threaded.py` adapts the synchronous file store (files.py); a PostgreSQL store implements
+the protocol directly. tests/unit/sessions/test_store_conformance.py is the contract, for all of them.
+"""
 
 from __future__ import annotations
 
@@ -28,33 +33,47 @@ class SessionNotFound(KeyError):
     pass
 
 
+class SessionDamaged(Exception):
+    """The session exists but its files cannot be read back (hand-edited, or not regular files).
+    The message names the session and what is wrong; every other session is unaffected."""
+
+    def __init__(self, session_id: str, problem: str) -> None:
+        super().__init__(f"session {session_id} is damaged: {problem}")
+        self.session_id = session_id
+
+
 class SessionStore(Protocol):
-    def create(self, record: SessionRecord) -> None:
+    async def create(self, record: SessionRecord) -> None:
         """Persist a new, empty session (durable on return)."""
 
-    def append(self, session_id: str, message: Message) -> None:
-        """Append one message to the session's log; durable on return; bumps updated_at."""
+    async def append(self, session_id: str, message: Message) -> None:
+        """Append one message to the session's log; durable on return; bumps updated_at. Callers keep
+        one writer per session (sessions/writer.py), so a session's appends never race."""
 
-    def update(self, session_id: str, **changes: object) -> SessionRecord:
+    async def update(self, session_id: str, **changes: object) -> SessionRecord:
         """Change metadata fields (title, model, mode, permissions); returns the new record."""
 
-    def load(self, session_id: str) -> tuple[SessionRecord, list[Message]]:
+    async def load(self, session_id: str) -> tuple[SessionRecord, list[Message]]:
         """The record and the full log, repaired (torn last line dropped, unanswered tool calls
         answered "interrupted"), with the repair written back. Raises SessionNotFound."""
 
-    def get(self, session_id: str) -> SessionRecord:
+    async def get(self, session_id: str) -> SessionRecord:
         """The record alone (cheap). Raises SessionNotFound."""
 
-    def list(
+    async def list(
         self, cwd: str | None, cursor: str | None = None, limit: int = 50
     ) -> tuple[list[SessionRecord], str | None]:
-        """Sessions of `cwd` (all when None), newest updated first, and the next page's cursor."""
+        """Sessions of `cwd` (all when None), newest updated first, and the next page's cursor.
+        Raises ValueError for a cursor it did not issue."""
 
-    def fork(self, session_id: str, new_session_id: str) -> SessionRecord:
+    async def fork(self, session_id: str, new_session_id: str) -> SessionRecord:
         """Copy a session's log and metadata under a new id, durable on return."""
 
-    def clear(self, session_id: str) -> None:
+    async def clear(self, session_id: str) -> None:
         """Start the session's log afresh (for /clear); durable."""
 
-    def delete(self, session_id: str) -> None:
+    async def delete(self, session_id: str) -> None:
         """Remove the session entirely; no error if unknown."""
+
+    async def close(self) -> None:
+        """Release what the store holds (threads, descriptors, connections); it is not used after."""

@@ -1,11 +1,12 @@
 """The tool contract: what a tool declares, what it receives, and what it returns.
 
-Category decides permissions (the seed's table): read tools run without asking, write and execute
-tools pass through the caller's permission hook. Kind is the ACP ToolKind a client uses for icons.
+A call's `access()` (most often the tool's category) is what the permission policy judges
+(agent/policy.py). Kind is the ACP ToolKind a client uses for icons.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -16,6 +17,9 @@ Category = Literal["read", "write", "execute"]
 # comes from ("external": an MCP tool its server does not mark read-only).
 Access = Literal["read", "write", "execute", "external", "infra_change"]
 Kind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
+
+# Runs a sub-agent on a self-contained task and returns its final answer.
+RunSubagent = Callable[[str], Awaitable[str]]
 
 # Default cap on what one tool result may put into the model's context.
 MAX_OUTPUT_CHARS = 30_000
@@ -32,6 +36,25 @@ def required_text(args: dict[str, Any], name: str, *, blank_ok: bool = True) -> 
     if not isinstance(value, str) or not value or (not blank_ok and not value.strip()):
         raise ToolError(f"'{name}' is required")
     return value
+
+
+def integer_arg(
+    args: dict[str, Any], name: str, default: int, *, low: int, high: int | None = None, clamp: bool = False
+) -> int:
+    """The integer argument `name`, `default` when missing or null. Below `low` it is an error the model can
+    act on, or with `clamp` it is raised to `low`; above `high` it is lowered to `high`. A float is
+    truncated (models often send 10.0)."""
+    value = args.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ToolError(f"'{name}' must be an integer")
+    number = int(value)
+    if number < low:
+        if not clamp:
+            raise ToolError(f"'{name}' must be at least {low}")
+        number = low
+    return number if high is None else min(number, high)
 
 
 @dataclass
@@ -62,9 +85,7 @@ class ToolContext:
     """What a running tool may use. `workspace` is the session's cwd; no path may leave it."""
 
     workspace: Path
-    # Runs a sub-agent on a task and returns its final answer (set by the loop for the `agent` tool).
-    run_subagent: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    run_subagent: RunSubagent | None = None  # set by the loop for the `agent` tool, not inside a sub-agent
 
 
 class Tool(Protocol):
@@ -80,6 +101,11 @@ class Tool(Protocol):
 
     def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
         """Absolute paths the call touches (for the client's follow-along), may be empty."""
+        ...
+
+    def access(self, args: dict[str, Any]) -> Access:
+        """How this call is judged by the permission policy (agent/policy.py): most tools return their
+        category; a tool may judge a call stricter from its arguments (e.g. "infra_change")."""
         ...
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

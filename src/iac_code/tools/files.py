@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import os
 from pathlib import Path
 from typing import Any
 
-from iac_code.tools.base import Diff, ToolContext, ToolError, ToolResult, required_text
+from iac_code.tools.base import (
+    Access,
+    Category,
+    Diff,
+    Kind,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    integer_arg,
+    required_text,
+)
+from iac_code.tools.confined_io import read_file_bytes, replace_file
+from iac_code.tools.file_work import run_file_work
 from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten, truncate_middle
 
 READ_BYTE_CAP = 256 * 1024  # per call: the model pages through bigger files with `offset`
@@ -19,17 +30,6 @@ BINARY_SNIFF_BYTES = 8192
 MAX_TEXT_FILE_BYTES = 64 * 1024 * 1024  # beyond this, loading the file whole is not worth it
 
 
-def _int_arg(args: dict[str, Any], name: str, default: int, minimum: int) -> int:
-    value = args.get(name, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ToolError(f"'{name}' must be an integer")
-    if value < minimum:
-        raise ToolError(f"'{name}' must be at least {minimum}")
-    return value
-
-
 def _locations(args: dict[str, Any], ctx: ToolContext) -> list[str]:
     try:
         return [str(resolve_in_workspace(ctx.workspace, str(args.get("path") or ".")))]
@@ -37,17 +37,10 @@ def _locations(args: dict[str, Any], ctx: ToolContext) -> list[str]:
         return []
 
 
-def _read_text(path: Path) -> str:
-    """The whole file as UTF-8 text, refusing directories and binary files."""
-    if path.is_dir():
-        raise ToolError(f"{path} is a directory")
+def read_text_file(workspace: Path, path: Path) -> str:
+    """The whole file as UTF-8 text, refusing directories, binary files and what confined_io refuses."""
     try:
-        size = path.stat().st_size
-        if size > MAX_TEXT_FILE_BYTES:
-            raise ToolError(f"{path} is {size // (1024 * 1024)} MiB; search it with grep or read parts with bash")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ToolError(f"file not found: {path}") from None
+        data = read_file_bytes(workspace, path, MAX_TEXT_FILE_BYTES)
     except OSError as exc:
         raise ToolError(f"cannot read {path}: {exc.strerror}") from None
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
@@ -74,8 +67,11 @@ class ReadFileTool:
         },
         "required": ["path"],
     }
-    category = "read"
-    kind = "read"
+    category: Category = "read"
+    kind: Kind = "read"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "read"
 
     def title(self, args: dict[str, Any]) -> str:
         return f"Read {shorten(str(args.get('path', '')))}"
@@ -85,9 +81,9 @@ class ReadFileTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
-        offset = _int_arg(args, "offset", 1, 1)
-        limit = _int_arg(args, "limit", READ_DEFAULT_LINES, 1)
-        text = await asyncio.to_thread(_read_text, path)
+        offset = integer_arg(args, "offset", 1, low=1)
+        limit = integer_arg(args, "limit", READ_DEFAULT_LINES, low=1)
+        text = await run_file_work(read_text_file, ctx.workspace, path)
         return ToolResult(_number_lines(text, offset, limit))
 
 
@@ -129,8 +125,11 @@ class ListFilesTool:
             "depth": {"type": "integer", "minimum": 1, "maximum": LIST_MAX_DEPTH, "description": "Levels to list."},
         },
     }
-    category = "read"
-    kind = "read"
+    category: Category = "read"
+    kind: Kind = "read"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "read"
 
     def title(self, args: dict[str, Any]) -> str:
         path = str(args.get("path") or "")
@@ -143,10 +142,10 @@ class ListFilesTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         directory = resolve_in_workspace(ctx.workspace, str(args.get("path") or "."))
-        depth = min(_int_arg(args, "depth", 1, 1), LIST_MAX_DEPTH)
+        depth = integer_arg(args, "depth", 1, low=1, high=LIST_MAX_DEPTH)
         if not directory.is_dir():
             raise ToolError(f"not a directory: {directory}")
-        entries, capped = await asyncio.to_thread(_walk, directory, depth)
+        entries, capped = await run_file_work(_walk, directory, depth)
         if not entries:
             return ToolResult("(empty directory)")
         text = "\n".join(entries)
@@ -156,7 +155,8 @@ class ListFilesTool:
 
 
 def _walk(directory: Path, depth: int) -> tuple[list[str], bool]:
-    """Sorted entries down to `depth` levels; symlinked directories are shown but not entered."""
+    """Sorted entries down to `depth` levels; symlinked directories are shown but not entered.
+    FIFOs, sockets and devices are left out, and so is an entry that cannot be examined (a symlink loop)."""
     entries: list[str] = []
 
     def visit(current: Path, prefix: str, level: int) -> bool:
@@ -169,7 +169,12 @@ def _walk(directory: Path, depth: int) -> tuple[list[str], bool]:
                 continue
             if len(entries) >= LIST_MAX_ENTRIES:
                 return False
-            is_dir = child.is_dir()
+            try:
+                is_dir = child.is_dir()
+                if not (is_dir or child.is_file() or child.is_symlink()):
+                    continue
+            except OSError:
+                continue
             entries.append(f"{prefix}{child.name}{'/' if is_dir else ''}")
             if (
                 is_dir
@@ -198,8 +203,11 @@ class WriteFileTool:
         },
         "required": ["path", "content"],
     }
-    category = "write"
-    kind = "edit"
+    category: Category = "write"
+    kind: Kind = "edit"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "write"
 
     def title(self, args: dict[str, Any]) -> str:
         return f"Write {shorten(str(args.get('path', '')))}"
@@ -212,24 +220,20 @@ class WriteFileTool:
         content = args.get("content")
         if not isinstance(content, str):
             raise ToolError("'content' must be a string")
-        old_text = await asyncio.to_thread(_write, path, content)
+        old_text = await run_file_work(write_text_file, ctx.workspace, path, content)
         verb = "Created" if old_text is None else "Overwrote"
         lines = len(content.splitlines())
         name = relative_to_workspace(ctx.workspace, path)
         return ToolResult(f"{verb} {name} ({lines} lines).", diff=Diff(str(path), old_text, content))
 
 
-def _write(path: Path, content: str) -> str | None:
-    """Write `content`; return what the file held before (None if it did not exist)."""
-    if path.is_dir():
-        raise ToolError(f"{path} is a directory")
-    old_text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else None
+def write_text_file(workspace: Path, path: Path, content: str) -> str | None:
+    """Write `content` atomically; return what the file held before (None if it did not exist)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8", newline="")
+        old = replace_file(workspace, path, content.encode())
     except OSError as exc:
         raise ToolError(f"cannot write {path}: {exc.strerror}") from None
-    return old_text
+    return None if old is None else old.decode("utf-8", errors="replace")
 
 
 class EditFileTool:
@@ -249,8 +253,11 @@ class EditFileTool:
         },
         "required": ["path", "old_string", "new_string"],
     }
-    category = "write"
-    kind = "edit"
+    category: Category = "write"
+    kind: Kind = "edit"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "write"
 
     def title(self, args: dict[str, Any]) -> str:
         return f"Edit {shorten(str(args.get('path', '')))}"
@@ -269,7 +276,7 @@ class EditFileTool:
             raise ToolError("'old_string' and 'new_string' are the same: nothing to change")
         replace_all = bool(args.get("replace_all", False))
         name = relative_to_workspace(ctx.workspace, path)
-        original = await asyncio.to_thread(_read_text, path)
+        original = await run_file_work(read_text_file, ctx.workspace, path)
         count = original.count(old)
         if count == 0:
             raise ToolError(f"'old_string' was not found in {name}; read the file and copy the text exactly")
@@ -279,7 +286,7 @@ class EditFileTool:
                 "or set replace_all to true"
             )
         updated = original.replace(old, new) if replace_all else original.replace(old, new, 1)
-        await asyncio.to_thread(_write, path, updated)
+        await run_file_work(write_text_file, ctx.workspace, path, updated)
         patch = "".join(
             difflib.unified_diff(
                 original.splitlines(keepends=True), updated.splitlines(keepends=True), f"a/{name}", f"b/{name}"

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from iac_code.tools.base import ToolContext, ToolError, ToolResult, required_text
+from iac_code.tools.base import Access, Category, Kind, ToolContext, ToolError, ToolResult, integer_arg, required_text
 from iac_code.tools.shell import kill_process_group, spawn
 from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten
 
@@ -78,6 +78,9 @@ def _search_target(args: dict[str, Any], ctx: ToolContext) -> Path:
     target = resolve_in_workspace(ctx.workspace, str(args.get("path") or "."))
     if not target.exists():
         raise ToolError(f"path not found: {args.get('path')}")
+    # ripgrep skips FIFOs, sockets and devices when it walks a directory, but opens one it is given.
+    if not (target.is_dir() or target.is_file()):
+        raise ToolError(f"{args.get('path')} is not a regular file (a FIFO, socket or device); refused")
     return target
 
 
@@ -85,15 +88,6 @@ def _workspace_prefix(ctx: ToolContext, directory: Path) -> str:
     """What turns a path rg printed from `directory` into a workspace-relative one."""
     relative = relative_to_workspace(ctx.workspace, directory)
     return "" if relative == "." else relative + "/"
-
-
-def _bounded_int(args: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
-    value = args.get(name)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ToolError(f"'{name}' must be an integer")
-    return min(max(int(value), low), high)
 
 
 class GlobTool:
@@ -111,8 +105,11 @@ class GlobTool:
         },
         "required": ["pattern"],
     }
-    category = "read"
-    kind = "search"
+    category: Category = "read"
+    kind: Kind = "search"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "read"
 
     def title(self, args: dict[str, Any]) -> str:
         return f"Find {shorten(str(args.get('pattern', '')))}"
@@ -170,8 +167,11 @@ class GrepTool:
         },
         "required": ["pattern"],
     }
-    category = "read"
-    kind = "search"
+    category: Category = "read"
+    kind: Kind = "search"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "read"
 
     def title(self, args: dict[str, Any]) -> str:
         where = f" in {shorten(str(args['path']), 40)}" if args.get("path") else ""
@@ -184,12 +184,12 @@ class GrepTool:
         pattern = required_text(args, "pattern")
         target = _search_target(args, ctx)
         files_only = args.get("output_mode") == "files_with_matches"
-        max_results = _bounded_int(args, "max_results", GREP_DEFAULT_RESULTS, 1, GREP_MAX_RESULTS)
+        max_results = integer_arg(args, "max_results", GREP_DEFAULT_RESULTS, low=1, high=GREP_MAX_RESULTS, clamp=True)
         flags = [*COMMON_FLAGS, f"--max-columns={LINE_PREVIEW_COLUMNS}", "--max-columns-preview"]
         if files_only:
             flags.append("--files-with-matches")
         else:
-            context = _bounded_int(args, "context", 0, 0, GREP_MAX_CONTEXT)
+            context = integer_arg(args, "context", 0, low=0, high=GREP_MAX_CONTEXT, clamp=True)
             flags += ["--line-number", "--with-filename", "--no-heading"]
             if context:
                 flags.append(f"--context={context}")

@@ -1,7 +1,8 @@
 """The bash tool, and the subprocess plumbing every tool that spawns a process shares.
 
 Each child runs in its own session (process group), so a timeout or a cancelled turn can kill the
-command together with everything it started, not just the shell.
+command together with everything it started, not just the shell. A bash command also runs under
+reaper.py, which ends what left the group (`setsid`, daemons) when the command ends or the agent dies.
 """
 
 from __future__ import annotations
@@ -10,36 +11,41 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolContext, ToolError, ToolResult, required_text
+from iac_code.credentials import without_secrets
+from iac_code.tools.base import (
+    MAX_OUTPUT_CHARS,
+    Access,
+    Category,
+    Kind,
+    ToolContext,
+    ToolResult,
+    integer_arg,
+    required_text,
+)
 from iac_code.tools.workspace import shorten
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 KILL_GRACE = 0.4  # seconds between SIGTERM and SIGKILL; well inside the one-second cancel budget
+REAPER = Path(__file__).with_name("reaper.py")
+REAPER_GRACE = 1.0  # the reaper's own SIGTERM-then-SIGKILL sweep must finish before we SIGKILL it
 EXIT_POLL = 0.02
 READ_CHUNK = 64 * 1024
 
-# The agent's own model credentials: a command has no use for them, and printing them would put them
-# in the transcript. Cloud credentials (ALICLOUD_*, AWS_*...) stay: terraform and aliyun need them.
-MODEL_KEY_VARIABLES = frozenset(
-    {
-        "IAC_CODE_API_KEY",
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "DASHSCOPE_API_KEY",
-        "DEEPSEEK_API_KEY",
-        "OPENROUTER_API_KEY",
-    }
-)
 # Nothing may wait for a terminal that is not there.
 NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TF_INPUT": "0"}
 
 
 def command_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in MODEL_KEY_VARIABLES}
+    # The agent's own keys: a command has no use for them, and printing them would put them in the
+    # transcript. They are gone from os.environ once the settings are read; this covers library use.
+    env = without_secrets(os.environ if base is None else base)
     env.update(NON_INTERACTIVE)
     return env
 
@@ -59,6 +65,13 @@ async def spawn(program: str, *args: str, **kwargs: Any) -> asyncio.subprocess.P
         raise
 
 
+def contained(*command: str) -> tuple[str, ...]:
+    """`command` run under reaper.py, so that nothing it starts outlives it (or the agent)."""
+    if not sys.executable:  # an embedded interpreter: the process group is all we have
+        return command
+    return (sys.executable, "-I", "-S", str(REAPER), str(os.getpid()), *command)
+
+
 async def wait_for_exit(process: asyncio.subprocess.Process, timeout: float | None = None) -> bool:
     """Whether the process exited within `timeout`.
 
@@ -73,11 +86,11 @@ async def wait_for_exit(process: asyncio.subprocess.Process, timeout: float | No
     return True
 
 
-async def kill_process_group(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM the process's group, then SIGKILL whatever is left after a short grace."""
+async def kill_process_group(process: asyncio.subprocess.Process, grace: float = KILL_GRACE) -> None:
+    """SIGTERM the process's group, then SIGKILL whatever is left after `grace` seconds."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGTERM)
-    await wait_for_exit(process, KILL_GRACE)
+    await wait_for_exit(process, grace)
     # Even if the leader is gone, members it left behind may be ignoring SIGTERM.
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
@@ -143,8 +156,11 @@ class BashTool:
         },
         "required": ["command"],
     }
-    category = "execute"
-    kind = "execute"
+    category: Category = "execute"
+    kind: Kind = "execute"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "execute"  # iac.commands.is_infrastructure_change will make some calls "infra_change"
 
     def title(self, args: dict[str, Any]) -> str:
         description = str(args.get("description") or "").strip()
@@ -157,30 +173,48 @@ class BashTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command = required_text(args, "command", blank_ok=False)
-        timeout = _timeout(args.get("timeout"))
-        process = await spawn(
-            "bash",
-            "-c",
-            command,
-            cwd=ctx.workspace,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            env=command_environment(),
-        )
-        assert process.stdout is not None
-        output = HeadTailBuffer()
-        try:
-            await asyncio.wait_for(_run_to_end(process, process.stdout, output), timeout)
-        except TimeoutError:
-            await kill_process_group(process)
-            return ToolResult(
-                f"{output.text()}\nCommand timed out after {timeout} s and was killed.".lstrip(), is_error=True
-            )
-        except BaseException:  # cancelled turn: nothing may outlive it
-            await kill_process_group(process)
-            raise
-        return _result(process.returncode, output.text())
+        timeout = integer_arg(args, "timeout", DEFAULT_TIMEOUT, low=1, high=MAX_TIMEOUT)
+        return bash_result(await run_bash(command, ctx.workspace, command_environment(), timeout), timeout)
+
+
+@dataclass
+class CommandRun:
+    """What one command produced, wherever it ran (a local process or the client's terminal)."""
+
+    output: str  # already cut to the output limit, head and tail kept
+    exit_code: int | None = None
+    signal: str | None = None  # the signal that ended it: "signal 9 (SIGKILL)", or the client's "SIGKILL"
+    timed_out: bool = False
+    terminal_id: str | None = None  # the client's terminal that ran it, for the tool call's live output
+
+
+async def run_bash(
+    command: str, cwd: Path, env: Mapping[str, str], timeout: float, output_limit: int = MAX_OUTPUT_CHARS
+) -> CommandRun:
+    """`bash -c command` as a local process group under the reaper, killed on timeout and when the
+    caller is cancelled."""
+    process = await spawn(
+        *contained("bash", "-c", command),
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=dict(env),
+    )
+    assert process.stdout is not None
+    output = HeadTailBuffer(output_limit)
+    try:
+        await asyncio.wait_for(_run_to_end(process, process.stdout, output), timeout)
+    except TimeoutError:
+        await kill_process_group(process, REAPER_GRACE)
+        return CommandRun(output.text(), timed_out=True)
+    except BaseException:  # cancelled turn: nothing may outlive it
+        await kill_process_group(process, REAPER_GRACE)
+        raise
+    code = process.returncode
+    if code is not None and code < 0:
+        return CommandRun(output.text(), signal=_signal_name(-code))
+    return CommandRun(output.text(), exit_code=code)
 
 
 async def _run_to_end(
@@ -203,18 +237,18 @@ async def _run_to_end(
         exited.cancel()
 
 
-def _timeout(value: Any) -> int:
-    if value is None:
-        return DEFAULT_TIMEOUT
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ToolError("'timeout' must be a positive number of seconds")
-    return min(int(value) or 1, MAX_TIMEOUT)
+def bash_result(run: CommandRun, timeout: float) -> ToolResult:
+    """What the model reads: the output, then how the command ended (an error unless it exited 0)."""
+    if run.timed_out:
+        return ToolResult(f"{run.output}\nCommand timed out after {timeout} s and was killed.".lstrip(), is_error=True)
+    status = f"Killed by {run.signal}" if run.signal else f"Exit code: {run.exit_code}"
+    text = f"{run.output.rstrip()}\n{status}" if run.output.strip() else f"(no output)\n{status}"
+    return ToolResult(text, is_error=run.exit_code != 0)
 
 
-def _result(returncode: int | None, output: str) -> ToolResult:
-    if returncode is not None and returncode < 0:
-        status = f"Killed by signal {signal.Signals(-returncode).name}"
-    else:
-        status = f"Exit code: {returncode}"
-    text = f"{output.rstrip()}\n{status}" if output.strip() else f"(no output)\n{status}"
-    return ToolResult(text, is_error=returncode != 0)
+def _signal_name(number: int) -> str:
+    """Like "signal 9 (SIGKILL)"; real-time signals (34-64) have no name in Python, only their number."""
+    try:
+        return f"signal {number} ({signal.Signals(number).name})"
+    except ValueError:
+        return f"signal {number}"

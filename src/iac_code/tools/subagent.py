@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iac_code.tools.base import ToolContext, ToolError, ToolResult, required_text
+from iac_code.tools.base import Access, Category, Kind, ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.workspace import shorten
 
 
@@ -27,8 +27,11 @@ class AgentTool:
         },
         "required": ["description", "prompt"],
     }
-    category = "execute"
-    kind = "execute"
+    category: Category = "execute"
+    kind: Kind = "execute"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "execute"
 
     def title(self, args: dict[str, Any]) -> str:
         label = str(args.get("description") or "").strip()

@@ -18,7 +18,17 @@ from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolContext, ToolError, ToolResult, required_text
+from iac_code.tools.base import (
+    MAX_OUTPUT_CHARS,
+    Access,
+    Category,
+    Kind,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    integer_arg,
+    required_text,
+)
 from iac_code.tools.workspace import shorten
 
 if TYPE_CHECKING:  # imported by the functions that fetch: ~50 ms that every session's start need not pay
@@ -91,8 +101,11 @@ class WebFetchTool:
         },
         "required": ["url"],
     }
-    category = "read"
-    kind = "fetch"
+    category: Category = "read"
+    kind: Kind = "fetch"
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "read"
 
     def __init__(self, allow_private: bool = False) -> None:
         # Tests point the tool at a server on 127.0.0.1; nothing else should set this.
@@ -108,10 +121,7 @@ class WebFetchTool:
         import httpx
 
         url = required_text(args, "url")
-        max_chars = args.get("max_chars") or MAX_OUTPUT_CHARS
-        if isinstance(max_chars, bool) or not isinstance(max_chars, int):
-            raise ToolError("'max_chars' must be an integer")
-        max_chars = min(max(max_chars, 1000), MAX_CHARS_LIMIT)
+        max_chars = integer_arg(args, "max_chars", MAX_OUTPUT_CHARS, low=1000, high=MAX_CHARS_LIMIT, clamp=True)
         try:
             async with asyncio.timeout(TIME_LIMIT):
                 final_url, response, body, cut = await self._fetch(_parse_url(url))

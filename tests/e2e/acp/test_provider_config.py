@@ -31,3 +31,24 @@ def test_a_problem_found_when_building_is_reported_on_the_first_prompt(tmp_path)
         assert "[error]" in answer_text(seen) and "IAC_CODE_SCRIPT" in answer_text(seen)
     finally:
         assert agent.close() == 0
+
+
+def test_a_missing_key_is_advertised_as_the_env_var_auth_method_and_named_by_session_new(tmp_path):
+    agent = _agent(tmp_path, IAC_CODE_PROVIDER="openai", IAC_CODE_API_KEY="", OPENAI_API_KEY="")
+    try:
+        [method] = agent.initialize()["authMethods"]
+        assert method["type"] == "env_var" and "OPENAI_API_KEY" in method["description"]
+        assert "IAC_CODE_API_KEY" in {v["name"] for v in method["vars"]}
+        error = agent.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})["error"]
+        assert error["code"] == -32000
+        assert "OPENAI_API_KEY" in error["message"] and "OPENAI_API_KEY" in error["data"]["config"]
+    finally:
+        assert agent.close() == 0
+
+
+def test_a_complete_configuration_advertises_no_auth_method(tmp_path):
+    agent = _agent(tmp_path)
+    try:
+        assert agent.initialize()["authMethods"] == []
+    finally:
+        assert agent.close() == 0

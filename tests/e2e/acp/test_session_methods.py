@@ -41,7 +41,13 @@ def test_new_session_answers_modes_models_and_config_options_then_commands(agent
     result = response["result"]
     assert result["sessionId"]
     assert result["modes"]["currentModeId"] == "default"
-    assert [m["id"] for m in result["modes"]["availableModes"]] == ["default", "accept-edits", "read-only"]
+    assert [m["id"] for m in result["modes"]["availableModes"]] == [
+        "default",
+        "accept-edits",
+        "read-only",
+        "plan",
+        "bypass-permissions",
+    ]
     assert result["models"]["currentModelId"] == "scripted-model"
     assert "scripted-model" in [m["modelId"] for m in result["models"]["availableModels"]]
     mode_option, model_option = result["configOptions"]

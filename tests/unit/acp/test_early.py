@@ -43,7 +43,10 @@ class NoPeer:
 @pytest.mark.parametrize("name", CONFIGURED)
 async def test_an_early_session_new_answers_what_the_agent_answers_and_the_sdk_accepts(tmp_path, name):
     settings = Settings(config_dir=tmp_path, **CONFIGURED[name])
-    early = EarlyAnswers(settings).answer(_new_session(str(tmp_path), mcpServers=[]))
+    answers = EarlyAnswers(settings)
+    early = await answers.answer(_new_session(str(tmp_path), mcpServers=[]))
+    assert answers.store is not None
+    await answers.store.close()
     assert early is not None
     result = early["result"]
 
@@ -67,15 +70,23 @@ def test_the_plain_config_state_is_the_sdk_models_wire_form(mode):
         assert SessionConfigOptionSelect.model_validate(option).model_dump(**_DUMP) == option
 
 
-def test_the_early_session_is_stored_with_its_workspace_and_model(tmp_path):
+async def test_the_early_session_is_stored_with_its_workspace_and_model(tmp_path):
     answers = EarlyAnswers(Settings(config_dir=tmp_path, provider="dashscope", api_key="k", model="qwen-max"))
-    result = answers.answer(_new_session(str(tmp_path / "." / "")))["result"]  # type: ignore[index]
-    record = answers.store().get(result["sessionId"])
+    result = (await answers.answer(_new_session(str(tmp_path / "." / ""))))["result"]  # type: ignore[index]
+    assert answers.store is not None
+    record = await answers.store.get(result["sessionId"])
+    await answers.store.close()
     assert (record.cwd, record.model) == (str(tmp_path.resolve()), "qwen-max")
-    assert answers.sessions().created == [(result["sessionId"], str(tmp_path.resolve()))]
 
 
-def test_only_plain_session_new_requests_are_answered_early(tmp_path):
+async def test_an_unusable_sessions_directory_is_left_to_the_agent(tmp_path):
+    (tmp_path / "sessions").write_text("not a directory")
+    answers = EarlyAnswers(Settings(config_dir=tmp_path))
+    assert await answers.answer(_new_session(str(tmp_path))) is None
+    assert answers.store is None
+
+
+async def test_only_plain_session_new_requests_are_answered_early(tmp_path):
     answers = EarlyAnswers(Settings(config_dir=tmp_path))
     server = {"name": "fs", "command": "mcp-fs", "args": [], "env": []}
     for odd in [
@@ -90,14 +101,14 @@ def test_only_plain_session_new_requests_are_answered_early(tmp_path):
         {"jsonrpc": "2.0", "method": "session/new", "params": {"cwd": str(tmp_path)}},
         {"jsonrpc": "2.0", "id": 3, "method": "session/load", "params": {"cwd": str(tmp_path), "sessionId": "s"}},
     ]:
-        assert answers.answer(odd) is None, odd
-    assert answers.sessions().created == []
+        assert await answers.answer(odd) is None, odd
+    assert answers.store is None
     assert plain_new_session_workspace(_new_session(str(tmp_path), request_id="a", mcpServers=None)) == tmp_path
 
 
-def test_settings_the_agent_would_refuse_are_left_to_it(tmp_path):
+async def test_settings_the_agent_would_refuse_are_left_to_it(tmp_path):
     answers = EarlyAnswers(Settings(config_dir=tmp_path, provider="openai"))  # no API key
-    assert answers.answer(_new_session(str(tmp_path))) is None
+    assert await answers.answer(_new_session(str(tmp_path))) is None
 
 
 class QueueTransport:
@@ -123,7 +134,7 @@ class QueueTransport:
 async def test_the_hand_over_opens_early_sessions_before_reading_what_waited(tmp_path: Path):
     settings = Settings(config_dir=tmp_path)
     answers = EarlyAnswers(settings)
-    session_ids = [answers.answer(_new_session(str(tmp_path), n))["result"]["sessionId"] for n in (1, 2)]  # type: ignore[index]
+    session_ids = [(await answers.answer(_new_session(str(tmp_path), n)))["result"]["sessionId"] for n in (1, 2)]  # type: ignore[index]
     transport = QueueTransport(last_id=9)
     waited: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
     waited.set_result(
@@ -136,11 +147,13 @@ async def test_the_hand_over_opens_early_sessions_before_reading_what_waited(tmp
     )
     idle_after: list[int] = []  # how many messages were sent when on_idle ran
     handover = answers.handover(transport, [waited], on_idle=lambda: idle_after.append(len(transport.sent)))
-    await asyncio.wait_for(serve(handover, settings, store=answers.store()), 10)
+    assert answers.store is not None
+    await asyncio.wait_for(serve(handover, settings, store=answers.store), 10)
 
     updates = [m["params"] for m in transport.sent if m.get("method") == "session/update"]
     announced = [u["sessionId"] for u in updates if u["update"]["sessionUpdate"] == "available_commands_update"]
     assert announced == session_ids  # each early session is opened, in order, before set_mode is read
     assert [m for m in transport.sent if "id" in m] == [{"jsonrpc": "2.0", "id": 9, "result": {}}]
     assert idle_after == [len(transport.sent)]  # once, when nothing was left to answer: after set_mode's answer
-    assert answers.store().get(session_ids[1]).mode == "read-only"
+    assert (await answers.store.get(session_ids[1])).mode == "read-only"
+    await answers.store.close()

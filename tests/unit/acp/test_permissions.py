@@ -1,6 +1,7 @@
 import pytest
 
-from iac_code.acp.permissions import decide_without_asking, parse_answer
+from iac_code.acp.permissions import parse_answer, permission_options
+from iac_code.agent.policy import ONCE_OPTIONS
 
 
 @pytest.mark.parametrize(
@@ -22,11 +23,12 @@ def test_parse_answer(answer, choice):
     assert parse_answer(answer) == choice
 
 
-def test_modes_and_memory():
-    assert decide_without_asking("read", "read-only", None) == "allow"
-    assert decide_without_asking("write", "read-only", "allow") == "deny"
-    assert decide_without_asking("write", "accept-edits", None) == "allow"
-    assert decide_without_asking("execute", "accept-edits", None) is None
-    assert decide_without_asking("write", "accept-edits", "reject") == "deny"
-    assert decide_without_asking("execute", "default", "allow") == "allow"
-    assert decide_without_asking("write", "default", None) is None
+def test_an_option_that_was_not_offered_denies():
+    always = {"outcome": {"outcome": "selected", "optionId": "allow_always"}}
+    assert parse_answer(always, ONCE_OPTIONS) == "reject_once"
+    assert parse_answer({"outcome": {"outcome": "selected", "optionId": "allow_once"}}, ONCE_OPTIONS) == "allow_once"
+
+
+def test_option_ids_are_their_kinds():
+    options = permission_options(ONCE_OPTIONS)
+    assert [(o.option_id, o.kind) for o in options] == [("allow_once", "allow_once"), ("reject_once", "reject_once")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,9 @@ import pytest
 from acp import RequestError
 
 from iac_code.acp.agent import IacAgent
+from iac_code.acp.residency import SessionOwners
 from iac_code.config import Settings
-from iac_code.sessions.files import FileSessionStore
+from iac_code.sessions.threaded import ThreadedFileStore, open_file_store
 
 
 class RecordingPeer:
@@ -30,15 +32,21 @@ class NoOutbox:
         pass
 
 
-def _agent(tmp_path: Path, store: FileSessionStore, idle: float = 1800) -> IacAgent:
-    agent = IacAgent(Settings(config_dir=tmp_path, session_idle_seconds=idle), NoOutbox(), store=store)  # type: ignore[arg-type]
+_PROCESS_OWNERS = SessionOwners()  # the connections of one test share a process, as under HTTP
+
+
+def _agent(tmp_path: Path, store: ThreadedFileStore, idle: float = 1800) -> IacAgent:
+    settings = Settings(config_dir=tmp_path, session_idle_seconds=idle)
+    agent = IacAgent(settings, NoOutbox(), store=store, owners=_PROCESS_OWNERS)  # type: ignore[arg-type]
     agent._peer = RecordingPeer()  # type: ignore[assignment]
     return agent
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> FileSessionStore:
-    return FileSessionStore(tmp_path / "sessions", durable=False)
+async def store(tmp_path: Path) -> AsyncIterator[ThreadedFileStore]:
+    store = open_file_store(tmp_path / "sessions", durable=False)
+    yield store
+    await store.close()
 
 
 async def test_an_idle_session_is_evicted_then_reloaded_on_its_next_call(tmp_path, store):
@@ -52,7 +60,7 @@ async def test_an_idle_session_is_evicted_then_reloaded_on_its_next_call(tmp_pat
     assert session_id in agent.sessions
     assert agent.sessions[session_id].mode == "accept-edits"
     assert options.config_options[0].current_value == "accept-edits"
-    assert store.get(session_id).mode == "accept-edits"
+    assert (await store.get(session_id)).mode == "accept-edits"
     await agent.shutdown()
 
 
@@ -98,6 +106,6 @@ async def test_delete_reaches_a_session_held_by_another_connection(tmp_path, sto
     session_id = (await first.new_session(str(tmp_path)))["sessionId"]
     await second.delete_session(session_id)
     assert session_id not in first.sessions
-    assert store.list(None) == ([], None)
+    assert await store.list(None) == ([], None)
     await first.shutdown()
     await second.shutdown()

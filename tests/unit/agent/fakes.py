@@ -59,6 +59,9 @@ class FakeTool:
     def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
         return []
 
+    def access(self, args: dict[str, Any]) -> str:
+        return self.category
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         self.runs.append(args)
         self.running_now += 1

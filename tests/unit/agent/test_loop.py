@@ -5,19 +5,40 @@ from pathlib import Path
 import pytest
 from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
 
-from iac_code.agent.events import ErrorReport, TextDelta, ToolFinished, ToolRunning, ToolUseStart, TurnEnd, UsageReport
-from iac_code.agent.loop import CANCELLED, PERMISSION_DENIED, AgentLoop, allow_all
+from iac_code.agent.events import (
+    ErrorReport,
+    PermissionRequest,
+    TextDelta,
+    ToolFinished,
+    ToolRunning,
+    ToolUseStart,
+    TurnEnd,
+    UsageReport,
+)
+from iac_code.agent.loop import CANCELLED, AgentLoop
+from iac_code.agent.policy import PERMISSION_DENIED, decide, run_everything
 from iac_code.messages import Message, ToolCall, unanswered_tool_calls
 from iac_code.providers.base import Finish, ProviderError, ToolCallReady
 from iac_code.providers.base import TextDelta as Delta
 
 
-def make_loop(provider, tools=(), permission=allow_all, **kwargs) -> AgentLoop:
-    return AgentLoop(provider, {t.name: t for t in tools}, Path("/tmp"), permission=permission, **kwargs)
+def make_loop(provider, tools=(), judge=run_everything, **kwargs) -> AgentLoop:
+    return AgentLoop(provider, {t.name: t for t in tools}, Path("/tmp"), judge=judge, **kwargs)
 
 
-async def collect(aiter):
-    return [event async for event in aiter]
+def ask_as_default_mode(tool_name, access):
+    return decide(access, "default", None)
+
+
+async def collect(aiter, answer=None):
+    """Every event of the turn; permission requests are answered by `answer(request)` (a coroutine;
+    None leaves the request unanswered)."""
+    events = []
+    async for event in aiter:
+        events.append(event)
+        if isinstance(event, PermissionRequest) and (choice := await answer(event)) is not None:
+            event.resolve(choice)
+    return events
 
 
 async def test_plain_answer_ends_turn_with_usage():
@@ -46,14 +67,15 @@ async def test_tool_result_reaches_the_next_model_call():
 async def test_denied_write_tool_does_not_run_and_model_is_told():
     asked = []
 
-    async def deny(call, tool):
-        asked.append(call.name)
-        return "deny"
+    async def deny(request):
+        asked.append(request.call.name)
+        return "reject_once"
 
     writer = FakeTool("write", category="write", kind="edit")
     reader = FakeTool("look")
-    loop = make_loop(FakeProvider(call("write"), call("look", "c2"), say("ok")), [writer, reader], permission=deny)
-    events = await collect(loop.run("go"))
+    provider = FakeProvider(call("write"), call("look", "c2"), say("ok"))
+    loop = make_loop(provider, [writer, reader], judge=ask_as_default_mode)
+    events = await collect(loop.run("go"), deny)
     assert asked == ["write"], "read-only tools must not ask"
     assert writer.runs == [] and reader.runs == [{}]
     finished = [e for e in events if isinstance(e, ToolFinished)]
@@ -161,12 +183,12 @@ async def test_cancel_mid_tool_answers_every_call_and_next_turn_works():
 
 
 async def test_permission_answered_cancelled_cancels_the_turn():
-    async def cancelled(call, tool):
-        return "cancel"
+    async def cancelled(request):
+        return "cancelled"
 
     tool = FakeTool("write", category="write", kind="edit")
-    loop = make_loop(FakeProvider(call("write")), [tool], permission=cancelled)
-    events = await collect(loop.run("go"))
+    loop = make_loop(FakeProvider(call("write")), [tool], judge=ask_as_default_mode)
+    events = await collect(loop.run("go"), cancelled)
     assert events[-1].stop_reason == "cancelled" and tool.runs == []
     assert unanswered_tool_calls(loop.history) == []
 
@@ -174,14 +196,12 @@ async def test_permission_answered_cancelled_cancels_the_turn():
 async def test_cancel_while_waiting_for_permission():
     waiting = asyncio.Event()
 
-    async def slow_answer(call, tool):
-        waiting.set()
-        await asyncio.sleep(30)
-        return "allow"
+    async def slow_answer(request):
+        waiting.set()  # the user has not answered yet
 
     tool = FakeTool("write", category="write", kind="edit")
-    loop = make_loop(FakeProvider(call("write")), [tool], permission=slow_answer)
-    task = asyncio.create_task(collect(loop.run("go")))
+    loop = make_loop(FakeProvider(call("write")), [tool], judge=ask_as_default_mode)
+    task = asyncio.create_task(collect(loop.run("go"), slow_answer))
     await waiting.wait()
     loop.cancel()
     events = await asyncio.wait_for(task, 1.0)
@@ -232,15 +252,64 @@ async def test_subagent_runs_its_own_loop_with_read_tools_only():
     assert sub_call_tools[0].text == "find it", "the sub-agent starts from its task prompt alone"
 
 
-async def test_a_bug_in_the_permission_hook_ends_the_turn_with_a_valid_history():
-    async def broken(call, tool):
+async def test_a_bug_in_the_judge_ends_the_turn_with_a_valid_history():
+    def broken(tool_name, access):
         raise RuntimeError("bug")
 
     tool = FakeTool("write", category="write", kind="edit")
-    loop = make_loop(FakeProvider(call("write"), say("after")), [tool], permission=broken)
+    loop = make_loop(FakeProvider(call("write"), say("after")), [tool], judge=broken)
     events = await collect(loop.run("go"))
     assert isinstance(events[-2], ErrorReport) and "Internal error" in events[-2].message
     assert events[-1].stop_reason == "end_turn"
     assert tool.runs == [] and unanswered_tool_calls(loop.history) == []
     events = await collect(loop.run("again"))
     assert events[-1].stop_reason == "end_turn", "the session goes on"
+
+
+async def test_a_permission_request_follows_its_tool_call_in_the_stream():
+    writer = FakeTool("write", category="write", kind="edit")
+
+    async def allow(request):
+        return "allow_once"
+
+    loop = make_loop(FakeProvider(call("write"), say("ok")), [writer], judge=ask_as_default_mode)
+    events = await collect(loop.run("go"), allow)
+    names = [type(e).__name__ for e in events if isinstance(e, (ToolUseStart, PermissionRequest, ToolRunning))]
+    assert names == ["ToolUseStart", "PermissionRequest", "ToolRunning"]
+    request = next(e for e in events if isinstance(e, PermissionRequest))
+    assert (request.title, request.kind, request.infrastructure_change) == ("Fake write", "edit", False)
+    assert writer.runs == [{}]
+
+
+async def test_a_sub_agent_permission_request_flows_through_the_parent_stream_without_deadlock():
+    provider = FakeProvider(
+        call("agent", "p1", prompt="write it"),  # parent asks for a sub-agent
+        call("write", "s1"),  # the sub-agent (given a write tool here) wants to write
+        say("written"),  # sub-agent's answer
+        say("done"),  # parent's final answer
+    )
+
+    class AgentTool(FakeTool):
+        async def run(self, args, ctx):
+            from iac_code.tools.base import ToolResult
+
+            return ToolResult(await ctx.run_subagent(args["prompt"]))
+
+    writer = FakeTool("write", category="write", kind="edit")
+    loop = make_loop(
+        provider,
+        [AgentTool("agent", category="read", kind="execute"), writer],
+        judge=ask_as_default_mode,
+        subagent_categories=frozenset({"read", "write"}),
+    )
+    asked = []
+
+    async def allow(request):
+        asked.append(request.call.id)
+        return "allow_once"
+
+    events = await asyncio.wait_for(collect(loop.run("go"), allow), 2.0)
+    assert asked == ["s1"] and writer.runs == [{}]
+    sub = [type(e).__name__ for e in events if getattr(e, "call", None) is not None and e.call.id == "s1"]
+    assert sub == ["ToolUseStart", "PermissionRequest", "ToolRunning", "ToolFinished"]
+    assert events[-1].stop_reason == "end_turn"

@@ -26,3 +26,47 @@ def test_a_huge_instructions_file_is_capped(tmp_path):
     (tmp_path / "AGENTS.md").write_text("x" * (MAX_INSTRUCTION_CHARS * 3))
     prompt = build_system_prompt(tmp_path)
     assert "[… truncated]" in prompt and len(prompt) < MAX_INSTRUCTION_CHARS + 5_000
+
+
+def test_instructions_come_from_the_repository_root_down_to_the_workspace_nearest_last(tmp_path):
+    repo = tmp_path / "repo"
+    workspace = repo / "envs" / "prod"
+    workspace.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (tmp_path / "AGENTS.md").write_text("ABOVE THE REPOSITORY")
+    (repo / "AGENTS.md").write_text("ROOT: use OpenTofu")
+    (repo / "envs" / "IAC-CODE.md").write_text("ENVS: one state per environment")
+    (workspace / "AGENTS.md").write_text("PROD: deletion protection on")
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "AGENTS.md").write_text("USER: answer in British English")
+    prompt = build_system_prompt(workspace, config_dir=config)
+    assert "ABOVE THE REPOSITORY" not in prompt
+    order = [prompt.index(marker) for marker in ("USER:", "ROOT:", "ENVS:", "PROD:")]
+    assert order == sorted(order)
+    assert "Instructions from ../../AGENTS.md:" in prompt and "Instructions from ../IAC-CODE.md:" in prompt
+    assert f"{config / 'AGENTS.md'} (your own, for every project)" in prompt
+
+
+def test_outside_a_repository_only_the_workspace_file_is_read(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "AGENTS.md").write_text("PARENT")
+    (workspace / "AGENTS.md").write_text("OWN")
+    prompt = build_system_prompt(workspace)
+    assert "OWN" in prompt and "PARENT" not in prompt
+
+
+def test_the_cap_covers_all_files_and_the_nearest_keeps_its_share(tmp_path):
+    (tmp_path / ".git").mkdir()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "AGENTS.md").write_text("R" * MAX_INSTRUCTION_CHARS)
+    (workspace / "AGENTS.md").write_text("W" * (MAX_INSTRUCTION_CHARS // 2))
+    prompt = build_system_prompt(workspace)
+    assert prompt.count("W") >= MAX_INSTRUCTION_CHARS // 2
+    assert prompt.count("R") < MAX_INSTRUCTION_CHARS // 2 + 100 and "[… truncated]" in prompt
+
+
+def test_the_model_is_told_to_keep_a_plan(tmp_path):
+    assert "update_plan" in build_system_prompt(tmp_path)

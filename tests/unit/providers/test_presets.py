@@ -7,6 +7,7 @@ import pytest
 from iac_code.config import ConfigError, Settings
 from iac_code.providers.anthropic import AnthropicProvider
 from iac_code.providers.base import TextDelta, ToolCallReady
+from iac_code.providers.demo import DemoProvider
 from iac_code.providers.openai_chat import OpenAIChatProvider
 from iac_code.providers.presets import DEMO_NOTICE, PRESETS, available_models, build_provider, context_window_for
 from iac_code.providers.scripted import ScriptedProvider
@@ -14,11 +15,11 @@ from iac_code.providers.scripted import ScriptedProvider
 
 async def test_no_provider_gives_the_demo_with_its_notice():
     provider = build_provider(Settings())
-    assert isinstance(provider, ScriptedProvider)
+    assert isinstance(provider.inner, DemoProvider)
     events = [e async for e in provider.stream("", [], [], max_tokens=10)]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)).startswith(DEMO_NOTICE)
     [call] = [e.call for e in events if isinstance(e, ToolCallReady)]
-    assert call.name == "write_file" and set(call.arguments) == {"path", "content"}
+    assert call.name == "list_files"  # it looks before it writes
 
 
 def test_scripted_needs_a_script(tmp_path):
@@ -29,7 +30,7 @@ def test_scripted_needs_a_script(tmp_path):
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"replies": [{"text": "hi"}]}))
     provider = build_provider(Settings(provider="scripted", script=str(script), context_window=5000))
-    assert isinstance(provider, ScriptedProvider) and provider.context_window == 5000
+    assert isinstance(provider.inner, ScriptedProvider) and provider.context_window == 5000
 
 
 def test_unknown_provider_lists_the_choices():
@@ -47,7 +48,7 @@ def test_missing_key_names_both_variables():
 
 def test_key_from_the_preset_variable_and_preset_defaults():
     provider = build_provider(Settings(provider="dashscope", env={"DASHSCOPE_API_KEY": "k"}))
-    assert isinstance(provider, OpenAIChatProvider)
+    assert isinstance(provider.inner, OpenAIChatProvider)
     assert provider.base_url == PRESETS["dashscope"].base_url and provider.model == PRESETS["dashscope"].default_model
     assert provider.context_window == context_window_for(provider.model)
 
@@ -77,7 +78,7 @@ def test_settings_override_preset():
         context_window=32000,
     )
     provider = build_provider(settings)
-    assert isinstance(provider, AnthropicProvider)
+    assert isinstance(provider.inner, AnthropicProvider)
     assert (provider.model, provider.base_url, provider.context_window) == (
         "kimi-k2",
         "http://127.0.0.1:9/anthropic",
@@ -86,7 +87,7 @@ def test_settings_override_preset():
 
 
 def test_local_servers_need_no_key_and_aliases_resolve():
-    assert isinstance(build_provider(Settings(provider="ollama")), OpenAIChatProvider)
+    assert isinstance(build_provider(Settings(provider="ollama")).inner, OpenAIChatProvider)
     assert build_provider(Settings(provider="Bailian", api_key="k")).name == "dashscope"
 
 

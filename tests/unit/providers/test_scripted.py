@@ -1,7 +1,6 @@
-"""ScriptedProvider and the bundled offline demo script."""
+"""ScriptedProvider: replies played in order, with no network."""
 
 import json
-from importlib import resources
 
 import pytest
 
@@ -76,17 +75,6 @@ def test_from_file(tmp_path):
         ScriptedProvider.from_file(path)
     with pytest.raises(ValueError, match="cannot read script"):
         ScriptedProvider.from_file(tmp_path / "missing.json")
-
-
-def test_demo_script_writes_a_terraform_file_then_summarises():
-    raw = resources.files("iac_code.providers").joinpath("demo_script.json").read_text(encoding="utf-8")
-    first, second = json.loads(raw)["replies"]
-    assert first["thinking"] and first["text"]
-    [call] = first["tool_calls"]
-    assert call["name"] == "write_file" and call["arguments"]["path"].endswith(".tf")
-    content = call["arguments"]["content"]
-    assert content.count("{") == content.count("}") and "terraform {" in content and 'resource "' in content
-    assert "terraform init && terraform validate" in second["text"] and "tool_calls" not in second
 
 
 async def test_chunk_chars_sets_the_size_of_streamed_pieces():

@@ -2,18 +2,10 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from tests.processes import process_alive
 
 from iac_code.tools.base import ToolContext, ToolError
 from iac_code.tools.shell import BashTool, HeadTailBuffer
-
-
-def process_alive(pid: int) -> bool:
-    """False once the process is gone or a zombie (it may wait for a reaper that never comes)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 async def wait_for_file(path: Path) -> str:
@@ -120,9 +112,36 @@ def test_titles() -> None:
     assert len(BashTool().title({"command": "echo " + "a" * 200})) <= 64
 
 
-async def test_a_process_that_left_the_group_does_not_hang_the_call(ctx: ToolContext) -> None:
-    # setsid escapes the process group (so it is not killed); it holds the output pipe for 2 s.
-    command = "setsid sleep 2 & echo started"
-    result = await asyncio.wait_for(BashTool().run({"command": command}, ctx), 1.9)
+@pytest.mark.parametrize(
+    "start",
+    [
+        "nohup sleep 30 >/dev/null 2>&1 & echo $! > left.pid",  # same group, but not holding the output pipe
+        "setsid sleep 30 >/dev/null 2>&1 & echo $! > left.pid",  # its own session: out of reach of killpg
+        "(setsid sleep 30 >/dev/null 2>&1 & echo $! > left.pid) ",  # and orphaned at once (double fork)
+        "setsid sh -c 'sleep 30 & echo $! > left.pid; wait' >/dev/null 2>&1 &",  # a grandchild in another session
+    ],
+)
+async def test_nothing_a_call_started_outlives_it(ctx: ToolContext, workspace: Path, start: str) -> None:
+    result = await asyncio.wait_for(BashTool().run({"command": f"{start}\nsleep 0.2; echo started"}, ctx), 10)
     assert result.text.splitlines() == ["started", "Exit code: 0"]
-    await asyncio.sleep(1.5)  # let the escapee end so its pipe closes before the loop does
+    assert await gone_within(int((workspace / "left.pid").read_text()), 1.0)
+
+
+async def test_cancellation_ends_processes_that_left_the_session(ctx: ToolContext, workspace: Path) -> None:
+    command = "setsid sleep 30 >/dev/null 2>&1 & echo $! > left.pid; sleep 30"
+    task = asyncio.create_task(BashTool().run({"command": command}, ctx))
+    left = int(await wait_for_file(workspace / "left.pid"))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await gone_within(left, 1.5)
+
+
+@pytest.mark.parametrize(("signal_number", "shown"), [(40, "signal 40"), (9, "signal 9 (SIGKILL)")])
+async def test_a_command_killed_by_a_signal_reports_its_number(
+    ctx: ToolContext, signal_number: int, shown: str
+) -> None:
+    # 40 is a real-time signal with no name in Python's Signals enum: it used to raise ValueError.
+    result = await BashTool().run({"command": f"kill -{signal_number} $$"}, ctx)
+    assert result.is_error
+    assert result.text == f"(no output)\nKilled by {shown}"

@@ -1,0 +1,155 @@
+"""Figures for iac_check and the workspace summary. Run `python bench/iac.py`; prints medians.
+
+A generated tree of 300 files (100 Terraform files in 25 directories, 100 CloudFormation templates, 100
+Kubernetes manifests) is checked with every checker available: first check (warm workers not started
+yet, empty cache), first check again with the workers warm but the cache empty, re-check of the unchanged
+tree, and re-check after editing one file (a .tf file: its directory's checks re-run; a template).
+Goals (from the issue): re-check unchanged <= 0.3 s, one edited file <= 2 s. Then summarize_workspace on
+a 1,000-file repository (goal <= 50 ms), first call and cached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from iac_code.iac import summary as summary_module  # noqa: E402
+from iac_code.iac.cache import ResultCache  # noqa: E402
+from iac_code.iac.workers import shutdown_workers  # noqa: E402
+from iac_code.tools.base import ToolContext  # noqa: E402
+from iac_code.tools.iac_check import IacCheckTool  # noqa: E402
+
+REPEAT = 5
+
+TERRAFORM = """\
+resource "aws_security_group" "web_{n}" {{
+  name        = "web-{n}"
+  description = "web {n}"
+  ingress {{
+    description = "https"
+    from_port   = 443
+    to_port     = 443
+    protocol    = "tcp"
+    cidr_blocks = ["10.{n}.0.0/16"]
+  }}
+}}
+
+resource "aws_s3_bucket" "logs_{n}" {{
+  bucket = "logs-{n}-{edit}"
+}}
+"""
+
+CLOUDFORMATION = """\
+AWSTemplateFormatVersion: "2010-09-09"
+Description: queue {n} {edit}
+Resources:
+  Queue:
+    Type: AWS::SQS::Queue
+    Properties:
+      QueueName: queue-{n}
+      VisibilityTimeout: 60
+  Topic:
+    Type: AWS::SNS::Topic
+Outputs:
+  QueueUrl:
+    Value: !Ref Queue
+"""
+
+KUBERNETES = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app-{n}
+  labels: {{app: app-{n}, edit: "{edit}"}}
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {{app: app-{n}}}
+  template:
+    metadata:
+      labels: {{app: app-{n}}}
+    spec:
+      containers:
+        - name: app
+          image: nginx:1.25
+"""
+
+
+def generate(root: Path, count: int = 100) -> None:
+    for n in range(count):
+        stack = root / "terraform" / f"stack{n // 4:02d}"
+        stack.mkdir(parents=True, exist_ok=True)
+        (stack / f"main{n % 4}.tf").write_text(TERRAFORM.format(n=n, edit=0))
+        (root / "cloudformation").mkdir(exist_ok=True)
+        (root / "cloudformation" / f"queue{n:03d}.yaml").write_text(CLOUDFORMATION.format(n=n, edit=0))
+        (root / "k8s").mkdir(exist_ok=True)
+        (root / "k8s" / f"app{n:03d}.yaml").write_text(KUBERNETES.format(n=n, edit=0))
+
+
+def timed(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as temp:
+        root = Path(temp) / "repo"
+        generate(root)
+        context = ToolContext(workspace=root)
+
+        def check(cache: ResultCache) -> dict[str, object]:
+            result = asyncio.run(IacCheckTool(cache=cache).run({}, context))
+            raw: dict[str, object] = result.raw_output
+            return raw
+
+        cache = ResultCache(Path(temp) / "config" / "cache" / "iac-check.sqlite")
+        cold = timed(lambda: check(cache))
+        raw = check(cache)
+        print(f"iac_check on 300 files: ran {raw['ran']}, {len(raw['findings'])} findings")  # type: ignore[arg-type]
+        print(f"  first check, workers and cache cold   {cold:8.2f} s")
+        print(f"  first check, workers warm, cache cold {timed(lambda: check(ResultCache(None))):8.2f} s")
+        unchanged = statistics.median(timed(lambda: check(cache)) for _ in range(REPEAT))
+        print(f"  re-check, unchanged                   {unchanged:8.3f} s   (goal <= 0.3 s)")
+        edits = []
+        for edit in range(1, REPEAT + 1):
+            (root / "terraform" / "stack03" / "main1.tf").write_text(TERRAFORM.format(n=13, edit=edit))
+            edits.append(timed(lambda: check(cache)))
+        print(f"  re-check, one .tf file edited         {statistics.median(edits):8.3f} s   (goal <= 2 s)")
+        edits = []
+        for edit in range(1, REPEAT + 1):
+            (root / "cloudformation" / "queue042.yaml").write_text(CLOUDFORMATION.format(n=42, edit=edit))
+            edits.append(timed(lambda: check(cache)))
+        print(f"  re-check, one template edited         {statistics.median(edits):8.3f} s   (goal <= 2 s)")
+        shutdown_workers()
+        summary_figures(Path(temp) / "summary")
+
+
+def summary_figures(root: Path) -> None:
+    """summarize_workspace on 1,000 files: 250 of infrastructure among application code."""
+    generate(root / "infra", count=84)  # 252 infrastructure files
+    for n in range(748):
+        package = root / "app" / f"pkg{n // 20:02d}"
+        package.mkdir(parents=True, exist_ok=True)
+        (package / f"module{n}.py").write_text(f"def f{n}():\n    return {n}\n")
+    first = timed(lambda: summary_module.summarize_workspace(root))
+    cached = statistics.median(timed(lambda: summary_module.summarize_workspace(root)) for _ in range(REPEAT))
+    summary_module._cache.clear()
+    rebuilt = statistics.median(
+        timed(lambda: (summary_module._cache.clear(), summary_module.summarize_workspace(root))) for _ in range(REPEAT)
+    )
+    print("summarize_workspace on 1,000 files:")
+    print(f"  first call (files read)               {first * 1000:8.1f} ms  (goal <= 50 ms)")
+    print(f"  unchanged (walk + memo, cached text)  {cached * 1000:8.1f} ms")
+    print(f"  summary rebuilt, files memoised       {rebuilt * 1000:8.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""The session store of a stdio server whose sessions directory cannot be used.
+
+An editor launches the stdio server and shows its JSON-RPC errors, not its stderr, so the server
+starts anyway: `initialize` works, and every method that needs the store (session/new, load, resume,
+fork, list, delete) answers -32603 with one line saying what to fix. (HTTP refuses to start instead:
+see startup.py.)
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import NoReturn
+
+from acp import RequestError
+
+from iac_code.config import ConfigError, Settings
+from iac_code.messages import Message
+from iac_code.sessions.store import SessionRecord, SessionStore
+from iac_code.startup import check_sessions_dir
+
+logger = logging.getLogger(__name__)
+
+
+def open_store(settings: Settings) -> SessionStore:
+    from iac_code.sessions.threaded import open_file_store
+
+    try:
+        check_sessions_dir(settings)
+    except ConfigError as exc:
+        logger.error("%s", exc)
+        return UnavailableStore(str(exc))
+    return open_file_store(settings.sessions_dir)
+
+
+class UnavailableStore:
+    """Every call fails with the problem."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+    async def create(self, record: SessionRecord) -> NoReturn:
+        self._fail()
+
+    async def append(self, session_id: str, message: Message) -> NoReturn:
+        self._fail()
+
+    async def update(self, session_id: str, **changes: object) -> NoReturn:
+        self._fail()
+
+    async def load(self, session_id: str) -> NoReturn:
+        self._fail()
+
+    async def get(self, session_id: str) -> NoReturn:
+        self._fail()
+
+    async def list(self, cwd: str | None, cursor: str | None = None, limit: int = 50) -> NoReturn:
+        self._fail()
+
+    async def fork(self, session_id: str, new_session_id: str) -> NoReturn:
+        self._fail()
+
+    async def clear(self, session_id: str) -> NoReturn:
+        self._fail()
+
+    async def delete(self, session_id: str) -> NoReturn:
+        self._fail()
+
+    async def close(self) -> None:
+        """Nothing to release (the async SessionStore closes its store when the server stops)."""
+
+    def _fail(self) -> NoReturn:
+        raise RequestError(-32603, self.problem, {"config": self.problem})

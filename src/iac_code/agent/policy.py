@@ -1,0 +1,141 @@
+"""The one permission policy: given how a call is judged (its Access), the session's mode and what the
+user remembered for the tool, run it, ask (with which options), or refuse (with a reason for the model).
+
+The table (ask* = allow once / reject once only, asked every time; a remembered reject still answers):
+
+    access \\ mode   default  accept-edits  read-only  plan    bypass-permissions
+    read            run      run           run        run     run
+    write           ask      run           refuse     refuse  run
+    execute         ask      ask           refuse     ask     run
+    external        ask      ask           refuse     refuse  run
+    infra_change    ask*     ask*          refuse     refuse  ask*
+
+Elsewhere a remembered allow_always answers where the table says ask, and a remembered reject_always
+refuses wherever the table would run or ask: the user's "never" outranks a lenient mode.
+This module is also the one list of modes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from iac_code.tools.base import Access
+
+Mode = Literal["default", "accept-edits", "read-only", "plan", "bypass-permissions"]
+OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+Choice = OptionKind | Literal["cancelled"]  # what the user answered; cancelled stops the whole turn
+Remembered = Literal["allow", "reject"]
+
+
+@dataclass(frozen=True)
+class ModeInfo:
+    id: Mode
+    name: str
+    description: str
+
+
+MODES: tuple[ModeInfo, ...] = (
+    ModeInfo("default", "Default", "Ask before writing files or running commands"),
+    ModeInfo("accept-edits", "Accept edits", "Write files without asking; ask before commands"),
+    ModeInfo("read-only", "Read only", "Never write files or run commands"),
+    ModeInfo("plan", "Plan", "Explore and propose a plan: no file changes; ask before commands"),
+    ModeInfo(
+        "bypass-permissions", "Bypass permissions", "Run everything without asking, except infrastructure changes"
+    ),
+)
+MODE_IDS: tuple[Mode, ...] = tuple(mode.id for mode in MODES)
+
+EVERY_OPTION: tuple[OptionKind, ...] = ("allow_once", "allow_always", "reject_once", "reject_always")
+ONCE_OPTIONS: tuple[OptionKind, ...] = ("allow_once", "reject_once")
+
+PERMISSION_DENIED = "Permission denied."
+PLAN_MODE_REFUSAL = (
+    "Not run: the session is in plan mode, where files and infrastructure are not changed. "
+    "Describe the change you would make instead; the user can switch modes to apply it."
+)
+
+
+@dataclass(frozen=True)
+class Run:
+    pass
+
+
+@dataclass(frozen=True)
+class Ask:
+    options: tuple[OptionKind, ...]
+    infrastructure_change: bool = False
+
+
+@dataclass(frozen=True)
+class Refuse:
+    reason: str  # what the model receives as the call's (error) result
+
+
+Verdict = Run | Ask | Refuse
+# How one session judges a call: (tool name, the call's access) → verdict. The loop calls it.
+Judge = Callable[[str, Access], Verdict]
+
+_RUN, _ASK, _ASK_ONCE = Run(), Ask(EVERY_OPTION), Ask(ONCE_OPTIONS, infrastructure_change=True)
+_READ_ONLY, _PLAN = Refuse(PERMISSION_DENIED), Refuse(PLAN_MODE_REFUSAL)
+
+_TABLE: dict[Access, dict[Mode, Verdict]] = {
+    "read": dict.fromkeys(MODE_IDS, _RUN),
+    "write": {
+        "default": _ASK,
+        "accept-edits": _RUN,
+        "read-only": _READ_ONLY,
+        "plan": _PLAN,
+        "bypass-permissions": _RUN,
+    },
+    "execute": {
+        "default": _ASK,
+        "accept-edits": _ASK,
+        "read-only": _READ_ONLY,
+        "plan": _ASK,
+        "bypass-permissions": _RUN,
+    },
+    "external": {
+        "default": _ASK,
+        "accept-edits": _ASK,
+        "read-only": _READ_ONLY,
+        "plan": _PLAN,
+        "bypass-permissions": _RUN,
+    },
+    "infra_change": {
+        "default": _ASK_ONCE,
+        "accept-edits": _ASK_ONCE,
+        "read-only": _READ_ONLY,
+        "plan": _PLAN,
+        "bypass-permissions": _ASK_ONCE,
+    },
+}
+
+
+def decide(access: Access, mode: Mode, remembered: Remembered | None) -> Verdict:
+    """The verdict for one call (see the table above)."""
+    verdict = _TABLE[access][mode]
+    if remembered == "reject" and access != "read" and not isinstance(verdict, Refuse):
+        return Refuse(PERMISSION_DENIED)  # "always reject" holds in every mode, even one that would run it
+    if remembered == "allow" and isinstance(verdict, Ask) and not verdict.infrastructure_change:
+        return _RUN  # an "always allow" never covers an infrastructure change
+    return verdict
+
+
+def run_everything(tool_name: str, access: Access) -> Verdict:
+    """A Judge for tests and trusted embeddings: every call runs."""
+    return _RUN
+
+
+def is_mode(value: object) -> bool:
+    return value in MODE_IDS
+
+
+def remembered_after(choice: Choice) -> Remembered | None:
+    """What an answer makes the session remember for the tool (only the "always" options do)."""
+    if choice == "allow_always":
+        return "allow"
+    if choice == "reject_always":
+        return "reject"
+    return None

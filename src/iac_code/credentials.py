@@ -1,0 +1,64 @@
+"""The agent's own secrets in its environment: read once into the settings, then withheld from everyone.
+
+A command the model runs could otherwise print them: from its own environment, or from the agent's
+(`/proc/$PPID/environ` is readable by the agent's children, and keeps showing the environment the
+process started with even after `os.environ` forgets a variable). Cloud credentials (ALICLOUD_*,
+AWS_*, ...) are not in this list: terraform and the cloud CLIs need them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+from collections.abc import Iterable, Mapping
+
+logger = logging.getLogger(__name__)
+
+SECRET_VARIABLES = frozenset(
+    {
+        "IAC_CODE_API_KEY",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",  # the anthropic SDK would also send it to any anthropic_compatible endpoint
+        "DASHSCOPE_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "OPENROUTER_API_KEY",
+        "IACCODE_ACP_HTTP_TOKEN",  # the HTTP server's bearer token
+    }
+)
+
+
+def without_secrets(environment: Mapping[str, str]) -> dict[str, str]:
+    return {name: value for name, value in environment.items() if name not in SECRET_VARIABLES}
+
+
+def withhold_from_environment() -> None:
+    """Remove the secret variables from this process's environment, including the block the kernel
+    shows in /proc/self/environ. Call it once the settings (which keep their own copy) are loaded."""
+    present = [name for name in SECRET_VARIABLES if name in os.environ]
+    if not present:
+        return
+    blocks = _environment_entries(present)
+    for name in present:
+        del os.environ[name]  # unsetenv: drops the entry from environ[], not its bytes
+    for address, size in blocks:
+        ctypes.memset(address, 0, size)
+
+
+def _environment_entries(names: Iterable[str]) -> list[tuple[int, int]]:
+    """(address, length) of each `NAME=value` string in the C environment for these names."""
+    prefixes = tuple(f"{name}=".encode() for name in names)
+    try:
+        environ = ctypes.POINTER(ctypes.c_void_p).in_dll(ctypes.CDLL(None), "environ")
+    except (OSError, ValueError, AttributeError):  # no C library environment to reach
+        logger.debug("cannot reach the C environment; secrets removed from os.environ only")
+        return []
+    found: list[tuple[int, int]] = []
+    index = 0
+    while (address := environ[index]) is not None:
+        entry = ctypes.string_at(address)
+        if entry.startswith(prefixes):
+            found.append((address, len(entry)))
+        index += 1
+    return found

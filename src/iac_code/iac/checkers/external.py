@@ -1,0 +1,103 @@
+"""Running the checkers' command-line tools (terraform/tofu, tflint, kubeconform) found on PATH."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from iac_code.iac.checker import CheckerUnavailable
+from iac_code.tools.shell import command_environment, kill_process_group, spawn
+
+# No update check, no prompt, output meant for a program.
+TOOL_ENV = {"CHECKPOINT_DISABLE": "1", "TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "NO_COLOR": "1"}
+VERSION_TIMEOUT = 20.0
+PARALLEL_RUNS = 2  # the machines this runs on may have two cores; directories are checked two at a time
+
+
+@dataclass(frozen=True)
+class ProgramRun:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def find_program(*names: str) -> str:
+    """The first of `names` found on PATH (absolute), or CheckerUnavailable naming them."""
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    raise CheckerUnavailable(f"{' / '.join(names)} not found on PATH")
+
+
+def program_version(program: str, *args: str) -> str:
+    """The first line `program args` prints (memoised per binary and its modification time)."""
+    try:
+        stamp = os.stat(program).st_mtime_ns
+    except OSError:
+        raise CheckerUnavailable(f"{program} is not accessible") from None
+    return _version(program, stamp, args)
+
+
+@cache
+def _version(program: str, stamp: int, args: tuple[str, ...]) -> str:
+    env = command_environment()
+    env.update(TOOL_ENV)
+    try:
+        done = subprocess.run(
+            [program, *args], capture_output=True, text=True, timeout=VERSION_TIMEOUT, env=env, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise CheckerUnavailable(f"{program} does not run: {exc}") from None
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise CheckerUnavailable(f"{program} does not run (exit code {done.returncode})")
+    return lines[0].strip()
+
+
+async def run_program(argv: list[str], cwd: Path, timeout: float) -> ProgramRun:
+    """Run a checker's tool to the end, killed with its process group on timeout or cancellation."""
+    env = command_environment()
+    env.update(TOOL_ENV)
+    process = await spawn(
+        argv[0],
+        *argv[1:],
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+    except TimeoutError:
+        await kill_process_group(process)
+        raise TimeoutError(f"{Path(argv[0]).name} took over {timeout:.0f} s") from None
+    except BaseException:
+        await kill_process_group(process)
+        raise
+    return ProgramRun(process.returncode or 0, stdout.decode(errors="replace"), stderr.decode(errors="replace"))
+
+
+class ProgramChecker:
+    """Base of the checkers whose tool is a program on PATH: the first of `programs` found is used."""
+
+    programs: tuple[str, ...] = ()
+    version_args: tuple[str, ...] = ("--version",)
+
+    def program(self) -> str:
+        return find_program(*self.programs)
+
+    def version(self) -> str:
+        return program_version(self.program(), *self.version_args)
+
+
+def rel_join(directory: str, name: str) -> str:
+    """A file a tool reported relative to `directory` (workspace-relative), as a workspace-relative path."""
+    joined = os.path.normpath(os.path.join(directory, name))
+    return joined if joined != "." else directory

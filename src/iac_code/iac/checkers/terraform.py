@@ -1,0 +1,107 @@
+"""terraform (or tofu) from PATH: `fmt -check` on files, `validate -json` on initialized directories.
+
+Neither runs `init` nor touches the network: validate runs only where `.terraform/` already exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from iac_code.iac.checker import Selection, Tree, Unit, is_initialized
+from iac_code.iac.checkers.external import PARALLEL_RUNS, ProgramChecker, rel_join, run_program
+from iac_code.iac.classify import FileKind
+from iac_code.iac.findings import Finding, Severity
+
+FMT_BATCH = 200  # files per command line
+NOT_INITIALIZED = "not initialized (validate needs `terraform init` to have run there)"
+
+
+class TerraformChecker(ProgramChecker):
+    programs = ("terraform", "tofu")
+    version_args = ("version",)
+
+
+class TerraformFmtChecker(TerraformChecker):
+    name = "terraform-fmt"
+    summary = "canonical formatting of .tf/.tfvars (terraform or tofu fmt -check, if on PATH)"
+    timeout = 120.0
+
+    def select(self, tree: Tree) -> Selection:
+        units = tree.file_units({FileKind.TERRAFORM, FileKind.TFVARS})
+        return Selection(units=[u for u in units if u.rel.endswith((".tf", ".tfvars"))])
+
+    async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
+        program = self.program()
+        results: dict[str, list[Finding]] = {}
+        for start in range(0, len(units), FMT_BATCH):
+            batch = [u.rel for u in units[start : start + FMT_BATCH]]
+            for rel in await self._unformatted(program, tree, batch):
+                message = "not in canonical format: run `terraform fmt`"
+                results[rel] = [Finding(self.name, "fmt", "info", rel, None, message)]
+        return results
+
+    async def _unformatted(self, program: str, tree: Tree, rels: list[str]) -> list[str]:
+        run = await run_program(
+            [program, "fmt", "-check", "-list=true", "-no-color", *rels], tree.workspace, self.timeout
+        )
+        if run.code in (0, 3):
+            return [line.strip() for line in run.stdout.splitlines() if line.strip()]
+        if len(rels) == 1:
+            return []  # it does not parse: the HCL syntax check reports that
+        # One file that does not parse stops the whole batch: check the files one by one.
+        semaphore = asyncio.Semaphore(PARALLEL_RUNS * 2)
+
+        async def one(rel: str) -> list[str]:
+            async with semaphore:
+                return await self._unformatted(program, tree, [rel])
+
+        return [rel for found in await asyncio.gather(*(one(rel) for rel in rels)) for rel in found]
+
+
+class TerraformValidateChecker(TerraformChecker):
+    name = "terraform-validate"
+    summary = "terraform (or tofu) validate -json in directories already initialized (if on PATH)"
+    timeout = 180.0
+
+    def select(self, tree: Tree) -> Selection:
+        selection = Selection()
+        for unit in tree.terraform_dirs():
+            if is_initialized(tree.absolute(unit.rel)):
+                selection.units.append(unit)
+            else:
+                selection.excluded.append((unit.rel, NOT_INITIALIZED))
+        return selection
+
+    async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
+        program = self.program()
+        semaphore = asyncio.Semaphore(PARALLEL_RUNS)
+
+        async def one(unit: Unit) -> tuple[str, list[Finding]]:
+            async with semaphore:
+                run = await run_program(
+                    [program, "validate", "-json", "-no-color"], tree.absolute(unit.rel), self.timeout
+                )
+            return unit.rel, self._findings(unit.rel, run.stdout, run.stderr)
+
+        return dict(await asyncio.gather(*(one(unit) for unit in units)))
+
+    def _findings(self, directory: str, stdout: str, stderr: str) -> list[Finding]:
+        try:
+            report = json.loads(stdout)
+        except json.JSONDecodeError:
+            raise RuntimeError(f"terraform validate gave no JSON: {(stderr or stdout).strip()[:300]}") from None
+        return [self._finding(directory, item) for item in report.get("diagnostics", [])]
+
+    def _finding(self, directory: str, diagnostic: dict[str, Any]) -> Finding:
+        where = diagnostic.get("range") or {}
+        filename = where.get("filename")
+        line = (where.get("start") or {}).get("line")
+        severity: Severity = "error" if diagnostic.get("severity") == "error" else "warning"
+        summary = str(diagnostic.get("summary", "")).strip()
+        detail = " ".join(str(diagnostic.get("detail", "")).split())
+        message = f"{summary}: {detail}" if detail else summary
+        rel = rel_join(directory, filename) if filename else directory
+        return Finding(self.name, "validate", severity, rel, line if isinstance(line, int) else None, message)

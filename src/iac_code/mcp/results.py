@@ -1,0 +1,137 @@
+"""An MCP `CallToolResult` as the project's ToolResult: text for the model, ACP content for the client.
+
+- text blocks become the model's text;
+- images and audio reach the client as ACP image/audio blocks; the model gets a marker line
+  ("[image: image/png, 1.2 KB]") until providers take images;
+- an embedded resource reaches the client as an ACP resource block; the model gets its text (or a
+  marker for a binary one);
+- a resource link reaches the client as an ACP resource_link block; the model gets a line naming it;
+- `structuredContent` is added to the model's text as JSON unless a text block already says the
+  same (the spec asks servers to send both);
+- `isError` makes the result an error; `raw_output` is the MCP result as JSON, with binary payloads
+  replaced by their size (they are in `content` already, and raw output may be stored).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+import mcp_types
+from acp.schema import (
+    AudioContentBlock,
+    BlobResourceContents,
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    ResourceContentBlock,
+    TextResourceContents,
+)
+
+from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolResult
+
+AcpBlock = ImageContentBlock | AudioContentBlock | EmbeddedResourceContentBlock | ResourceContentBlock
+
+
+def tool_result(result: mcp_types.CallToolResult) -> ToolResult:
+    texts: list[str] = []
+    blocks: list[AcpBlock] = []
+    for block in result.content:
+        text, acp_block = _convert(block)
+        if text:
+            texts.append(text)
+        if acp_block is not None:
+            blocks.append(acp_block)
+    structured = result.structured_content
+    if structured is not None and not any(_same_json(text, structured) for text in texts):
+        texts.append(json.dumps(structured, indent=2, ensure_ascii=False))
+    text = "\n".join(texts) or ("The MCP tool reported an error." if result.is_error else "(no output)")
+    return ToolResult(
+        _clip(text),
+        is_error=bool(result.is_error),
+        raw_output=_raw_output(result),
+        content=list(blocks),
+    )
+
+
+def content_text(block: mcp_types.ContentBlock) -> str:
+    """What the model reads for one MCP content block (prompt messages use it too)."""
+    return _convert(block)[0]
+
+
+def _convert(block: Any) -> tuple[str, AcpBlock | None]:
+    if isinstance(block, mcp_types.TextContent):
+        return block.text, None
+    if isinstance(block, mcp_types.ImageContent):
+        image = ImageContentBlock(type="image", data=block.data, mime_type=block.mime_type)
+        return f"[image: {block.mime_type}, {_size(block.data)}]", image
+    if isinstance(block, mcp_types.AudioContent):
+        audio = AudioContentBlock(type="audio", data=block.data, mime_type=block.mime_type)
+        return f"[audio: {block.mime_type}, {_size(block.data)}]", audio
+    if isinstance(block, mcp_types.EmbeddedResource):
+        return _resource(block.resource)
+    if isinstance(block, mcp_types.ResourceLink):
+        link = ResourceContentBlock(
+            type="resource_link",
+            uri=block.uri,
+            name=block.name,
+            title=block.title,
+            description=block.description,
+            mime_type=block.mime_type,
+            size=block.size,
+        )
+        described = f" ({block.mime_type})" if block.mime_type else ""
+        return f"[resource link: {block.name} {block.uri}{described}]", link
+    return f"[{getattr(block, 'type', 'unknown')} content not shown]", None
+
+
+def _resource(resource: Any) -> tuple[str, AcpBlock]:
+    uri, mime = str(resource.uri), resource.mime_type
+    if isinstance(resource, mcp_types.TextResourceContents):
+        contents: TextResourceContents | BlobResourceContents = TextResourceContents(
+            uri=uri, text=resource.text, mime_type=mime
+        )
+        text = f"[resource {uri}]\n{resource.text}"
+    else:
+        contents = BlobResourceContents(uri=uri, blob=resource.blob, mime_type=mime)
+        text = f"[resource {uri}: {mime or 'binary'}, {_size(resource.blob)}]"
+    return text, EmbeddedResourceContentBlock(type="resource", resource=contents)
+
+
+def _same_json(text: str, value: Any) -> bool:
+    """Whether a text block already carries `value`, as JSON or as the {"result": …} wrapper the
+    Python SDK puts around a tool's plain return value."""
+    if isinstance(value, dict) and list(value) == ["result"] and value["result"] == text:
+        return True
+    try:
+        return bool(json.loads(text) == value)
+    except ValueError:
+        return False
+
+
+def _size(data: str) -> str:
+    try:
+        size = len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        size = len(data) * 3 // 4
+    return f"{size} bytes" if size < 1024 else f"{size / 1024:.1f} KB"
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text
+    half = MAX_OUTPUT_CHARS // 2
+    return f"{text[:half]}\n\n[... {len(text) - 2 * half:,} characters cut ...]\n\n{text[-half:]}"
+
+
+def _raw_output(result: mcp_types.CallToolResult) -> dict[str, Any]:
+    """The result's JSON, with each content block's base64 payload replaced by a note of its size."""
+    raw: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    for block in raw.get("content", []):
+        if block.get("type") in ("image", "audio") and isinstance(block.get("data"), str):
+            block["data"] = f"<{_size(block['data'])} omitted>"
+        resource = block.get("resource")
+        if isinstance(resource, dict) and isinstance(resource.get("blob"), str):
+            resource["blob"] = f"<{_size(resource['blob'])} omitted>"
+    return raw

@@ -1,0 +1,47 @@
+"""What must hold before a server starts serving, each failure one ConfigError line naming what to change.
+
+The HTTP server checks all of it at start-up and refuses to start (exit 2): nobody would see a problem
+found later. The stdio server is started by an editor that shows JSON-RPC errors, not stderr, so it
+starts anyway and answers the affected methods with an error (see acp/unavailable_store.py).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import tempfile
+
+from iac_code.config import ConfigError, Settings
+
+MAX_PORT = 65535
+
+
+def check_sessions_dir(settings: Settings) -> None:
+    """The sessions directory exists (created if needed) and a file can be written in it."""
+    directory = settings.sessions_dir
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        probe, probe_path = tempfile.mkstemp(prefix=".write-test-", dir=directory)
+        os.close(probe)
+        os.unlink(probe_path)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(
+            f"cannot write sessions to {directory}: {reason}; set IAC_CODE_CONFIG_DIR to a writable directory"
+        ) from None
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port and listening, or a ConfigError saying why not and which flag to change."""
+    if not 0 <= port <= MAX_PORT:
+        raise ConfigError(f"--port must be between 0 and {MAX_PORT}, got {port}")
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(
+                f"port {port} on {host} is already in use: stop what listens there, or choose another with --port"
+            ) from None
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; check --host and --port") from None

@@ -1,0 +1,256 @@
+"""`ClientIO`: the editor's file system and terminals, for the clients that advertise them.
+
+Reads go through `fs/read_text_file` (so the model sees unsaved buffers), writes through
+`fs/write_text_file` (so the editor tracks and can undo them), commands through `terminal/*` (so the
+user watches them run). A client that answers "method not found" is not asked again for that kind of
+work by this session: it falls back to the local disk and processes. Paths are confined to the
+workspace before either is used.
+
+Terminal lifecycle: `terminal/create` (bash -c, cwd, the agent's environment without the model API
+keys, `outputByteLimit`), the terminal id handed to `on_terminal` at once, `terminal/wait_for_exit`
+within the tool's timeout, `terminal/kill` on timeout or cancel, `terminal/output` for the model, and
+`terminal/release` always. The client keeps only the tail of a long output, so the head is caught
+early by polling `terminal/output` until it is complete: the model gets head and tail, as locally.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from acp.schema import (
+    BaseModel,
+    ClientCapabilities,
+    CreateTerminalRequest,
+    CreateTerminalResponse,
+    EnvVariable,
+    KillTerminalRequest,
+    ReadTextFileRequest,
+    ReadTextFileResponse,
+    ReleaseTerminalRequest,
+    TerminalOutputRequest,
+    TerminalOutputResponse,
+    TerminalToolCallContent,
+    WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse,
+    WriteTextFileRequest,
+)
+
+from iac_code.credentials import SECRET_VARIABLES
+from iac_code.tools.backends import LocalIO, OnTerminal, WorkspaceIO
+from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolError
+from iac_code.tools.shell import CommandRun
+from iac_code.tools.workspace import resolve_in_workspace
+
+log = logging.getLogger(__name__)
+
+# Sends one JSON-RPC request to the client and returns its result; a JSON-RPC error is raised as an
+# exception with an int `code` (the SDK's RequestError). The SDK connection's `send_request` is one.
+ClientRequest = Callable[[str, dict[str, Any]], Awaitable[Any]]
+
+METHOD_NOT_FOUND = -32601
+CLEANUP_SECONDS = 0.5  # kill and release may not hold up a cancelled turn longer than this
+HEAD_POLL_FIRST = 0.1  # seconds between terminal/output polls while the head of the output is caught
+HEAD_POLL_MAX = 2.0
+_DUMP: dict[str, Any] = {"mode": "json", "by_alias": True, "exclude_none": True}
+_CLEANUPS: dict[str, type[KillTerminalRequest | ReleaseTerminalRequest]] = {
+    "terminal/kill": KillTerminalRequest,
+    "terminal/release": ReleaseTerminalRequest,
+}
+
+
+class _MethodNotFound(ToolError):
+    """The client does not implement the method after all. Where there is no local way instead (a
+    terminal/* call after terminal/create worked), the model sees it as any other tool error."""
+
+
+def terminal_content(terminal_id: str) -> TerminalToolCallContent:
+    """The tool call content that shows the terminal's live output in the editor."""
+    return TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
+
+
+def workspace_io(
+    workspace: Path, session_id: str, request: ClientRequest, capabilities: ClientCapabilities | None
+) -> WorkspaceIO:
+    """The backend for a session: the client's where it advertises them, else the local disk and processes."""
+    io = ClientIO(workspace, session_id, request, capabilities)
+    return io if io.reads or io.writes or io.terminals else io.local
+
+
+@dataclass
+class _Head:
+    """The beginning of a terminal's output, caught before the client's byte limit drops it."""
+
+    text: str = ""
+
+
+class ClientIO:
+    def __init__(
+        self,
+        workspace: Path,
+        session_id: str,
+        request: ClientRequest,
+        capabilities: ClientCapabilities | None,
+        local: WorkspaceIO | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.local = local or LocalIO(workspace)
+        fs = capabilities.fs if capabilities is not None else None
+        # What the client is asked to do; each turns False for good at its first "method not found".
+        self.reads = bool(fs and fs.read_text_file)
+        self.writes = bool(fs and fs.write_text_file)
+        self.terminals = bool(capabilities and capabilities.terminal)
+        self._session_id = session_id
+        self._request = request
+        self._cleanups: set[asyncio.Task[None]] = set()
+
+    # -- files -------------------------------------------------------------------------------
+
+    async def read_text(self, path: str | Path) -> str:
+        target = resolve_in_workspace(self.workspace, str(path))
+        if self.reads:
+            request = ReadTextFileRequest(session_id=self._session_id, path=str(target))
+            try:
+                return ReadTextFileResponse.model_validate(await self._call("fs/read_text_file", request)).content
+            except _MethodNotFound:
+                self.reads = False
+        return await self.local.read_text(target)
+
+    async def write_text(self, path: str | Path, text: str) -> None:
+        target = resolve_in_workspace(self.workspace, str(path))
+        if self.writes:
+            request = WriteTextFileRequest(session_id=self._session_id, path=str(target), content=text)
+            try:
+                await self._call("fs/write_text_file", request)
+                return
+            except _MethodNotFound:
+                self.writes = False
+        await self.local.write_text(target, text)
+
+    # -- commands ----------------------------------------------------------------------------
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: str | Path,
+        env: Mapping[str, str],
+        timeout: float,
+        output_limit: int = MAX_OUTPUT_CHARS,
+        on_terminal: OnTerminal | None = None,
+    ) -> CommandRun:
+        directory = resolve_in_workspace(self.workspace, str(cwd))
+        if self.terminals:
+            create = CreateTerminalRequest(
+                session_id=self._session_id,
+                command="bash",
+                args=["-c", command],
+                cwd=str(directory),
+                env=[EnvVariable(name=k, value=v) for k, v in env.items() if k not in SECRET_VARIABLES],
+                output_byte_limit=output_limit,
+            )
+            try:
+                created = CreateTerminalResponse.model_validate(await self._call("terminal/create", create))
+            except _MethodNotFound:
+                self.terminals = False
+            else:
+                return await self._in_terminal(created.terminal_id, timeout, output_limit, on_terminal)
+        return await self.local.run(command, cwd=directory, env=env, timeout=timeout, output_limit=output_limit)
+
+    async def _in_terminal(
+        self, terminal_id: str, timeout: float, output_limit: int, on_terminal: OnTerminal | None
+    ) -> CommandRun:
+        try:
+            if on_terminal is not None:
+                await on_terminal(terminal_id)
+            return await self._follow(terminal_id, timeout, output_limit)
+        except BaseException:  # cancelled turn (or a failed request): the command must not outlive it
+            await self._settle("terminal/kill", terminal_id)
+            raise
+        finally:
+            await self._settle("terminal/release", terminal_id)
+
+    async def _follow(self, terminal_id: str, timeout: float, output_limit: int) -> CommandRun:
+        head = _Head()
+        watch = asyncio.ensure_future(self._catch_head(terminal_id, output_limit // 2, head))
+        wait = WaitForTerminalExitRequest(session_id=self._session_id, terminal_id=terminal_id)
+        exited: WaitForTerminalExitResponse | None = None
+        try:
+            exited = WaitForTerminalExitResponse.model_validate(
+                await asyncio.wait_for(self._call("terminal/wait_for_exit", wait), timeout)
+            )
+        except TimeoutError:
+            kill = KillTerminalRequest(session_id=self._session_id, terminal_id=terminal_id)
+            await self._call("terminal/kill", kill)
+        finally:
+            watch.cancel()
+            await asyncio.wait([watch])
+        final = await self._output(terminal_id)
+        status = exited or final.exit_status
+        return CommandRun(
+            _head_and_tail(head.text, final, output_limit),
+            exit_code=status.exit_code if status else None,
+            signal=status.signal if status else None,
+            timed_out=exited is None,
+            terminal_id=terminal_id,
+        )
+
+    async def _catch_head(self, terminal_id: str, half: int, head: _Head) -> None:
+        delay = HEAD_POLL_FIRST
+        with contextlib.suppress(ToolError):
+            while True:
+                output = await self._output(terminal_id)
+                if output.truncated:
+                    return  # too late: the client already dropped the beginning
+                head.text = output.output[:half]
+                if len(output.output) >= half or output.exit_status is not None:
+                    return
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, HEAD_POLL_MAX)
+
+    async def _output(self, terminal_id: str) -> TerminalOutputResponse:
+        request = TerminalOutputRequest(session_id=self._session_id, terminal_id=terminal_id)
+        return TerminalOutputResponse.model_validate(await self._call("terminal/output", request))
+
+    async def _settle(self, method: str, terminal_id: str) -> None:
+        """Send a clean-up request that even a second cancel cannot stop, waiting for it a short while."""
+        request = _CLEANUPS[method](session_id=self._session_id, terminal_id=terminal_id)
+        task = asyncio.ensure_future(self._quietly(method, request))
+        self._cleanups.add(task)
+        task.add_done_callback(self._cleanups.discard)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(task), CLEANUP_SECONDS)
+
+    async def _quietly(self, method: str, request: BaseModel) -> None:
+        try:
+            await self._call(method, request)
+        except Exception as exc:  # the command is over for us either way; the client may have gone
+            log.warning("%s failed: %s", method, exc)
+
+    # -- requests ----------------------------------------------------------------------------
+
+    async def _call(self, method: str, request: BaseModel) -> Any:
+        try:
+            return await self._request(method, request.model_dump(**_DUMP))
+        except Exception as exc:
+            code = getattr(exc, "code", None)
+            if code == METHOD_NOT_FOUND:
+                log.info("the client does not implement %s", method)
+                raise _MethodNotFound(f"the editor does not implement {method}") from None
+            if isinstance(code, int):  # a JSON-RPC error: the model should see it
+                data = getattr(exc, "data", None)
+                raise ToolError(f"the editor refused {method}: {exc}{f' ({data})' if data else ''}") from None
+            raise
+
+
+def _head_and_tail(head: str, final: TerminalOutputResponse, output_limit: int) -> str:
+    """The whole output when the client kept it all; else the caught head, a cut mark and the tail."""
+    if not final.truncated:
+        return final.output
+    tail = final.output[-(output_limit - len(head)) :]  # the head is at most half the limit
+    return f"{head}\n\n[... output cut ...]\n\n{tail}"

@@ -1,0 +1,179 @@
+"""iac_check: validate, lint and scan the workspace's infrastructure code offline, with file:line findings.
+
+Read-only: it never asks permission, never runs `terraform init`, never touches the network. The work is
+done by iac_code.iac (classification, checkers, cache, warm workers); this module is the tool's face:
+arguments, confinement to the workspace, and the three views of the result (rawOutput for clients,
+locations for editors, a compact text for the model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from iac_code.iac.cache import ResultCache, default_cache_path, shared_cache
+from iac_code.iac.checker import Checker
+from iac_code.iac.checkers import default_checkers
+from iac_code.iac.engine import CheckReport, run_checks
+from iac_code.iac.findings import SEVERITIES, Finding
+from iac_code.tools.base import Access, Category, Kind, Location, ToolContext, ToolError, ToolResult
+from iac_code.tools.workspace import resolve_in_workspace, shorten
+
+MAX_LOCATIONS = 50
+TEXT_BUDGET = 8_000  # characters of findings in the model's text, then counts of what was left out
+MESSAGE_WIDTH = 300
+
+
+class IacCheckTool:
+    name = "iac_check"
+    category: Category = "read"
+    # "search": like grep, it looks through files and answers with file:line locations, which clients
+    # list and link for search tools.
+    kind: Kind = "search"
+
+    def __init__(self, checkers: Mapping[str, Checker] | None = None, cache: ResultCache | None = None) -> None:
+        self.checkers = dict(checkers) if checkers is not None else default_checkers()
+        self._cache = cache
+        listed = "; ".join(f"{name}: {checker.summary}" for name, checker in self.checkers.items())
+        self.description = (
+            "Validate, lint and security-scan infrastructure code offline: Terraform/OpenTofu, CloudFormation, "
+            "Alibaba Cloud ROS, Kubernetes manifests, Helm charts, Dockerfiles. Files are recognised by content. "
+            "Returns findings as file:line with the rule and severity, errors first. Read-only and cached: run it "
+            "after every change to infrastructure files, and before proposing to apply anything. "
+            f"Checkers ({listed})."
+        )
+        self.parameters: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                "path": {
+                    "type": "string",
+                    "description": "File or directory to check, relative to the workspace (default: all of it).",
+                },
+                "checks": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": list(self.checkers)},
+                    "description": "Run only these checkers (default: all that apply).",
+                },
+            },
+        }
+
+    def access(self, args: dict[str, Any]) -> Access:
+        return "read"
+
+    def title(self, args: dict[str, Any]) -> str:
+        path = str(args.get("path") or ".")
+        return "Check infrastructure code" if path in (".", "./") else f"Check {shorten(path, 50)}"
+
+    def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
+        try:
+            return [str(resolve_in_workspace(ctx.workspace, str(args.get("path") or ".")))]
+        except ToolError:
+            return []
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        target = resolve_in_workspace(ctx.workspace, _path_argument(args))
+        if not target.exists():
+            raise ToolError(f"path not found: {args.get('path')}")
+        requested = self._requested(args.get("checks"))
+        report = await run_checks(ctx.workspace, target, self.checkers, self._result_cache(), requested)
+        root = ctx.workspace.resolve()
+        return ToolResult(
+            text=render_text(report),
+            raw_output=report.raw_output(),
+            locations=finding_locations(root, report.findings),
+        )
+
+    def _requested(self, value: Any) -> list[str] | None:
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ToolError("'checks' must be a list of checker names")
+        unknown = [name for name in value if name not in self.checkers]
+        if unknown:
+            raise ToolError(f"unknown checker(s) {', '.join(unknown)}; valid checkers: {', '.join(self.checkers)}")
+        return list(dict.fromkeys(value)) or None
+
+    def _result_cache(self) -> ResultCache:
+        if self._cache is None:
+            self._cache = shared_cache(default_cache_path())
+        return self._cache
+
+
+def _path_argument(args: dict[str, Any]) -> str:
+    path = args.get("path")
+    if path is None or path == "":
+        return "."
+    if not isinstance(path, str):
+        raise ToolError("'path' must be a string")
+    return path
+
+
+def finding_locations(root: Path, findings: list[Finding]) -> list[Location]:
+    """Where the findings are, errors first, one entry per file and line, at most MAX_LOCATIONS."""
+    locations: list[Location] = []
+    for finding in findings:
+        location = Location(path=str(root / finding.file), line=finding.line)
+        if location not in locations:
+            locations.append(location)
+            if len(locations) == MAX_LOCATIONS:
+                break
+    return locations
+
+
+def render_text(report: CheckReport) -> str:
+    """The model's view: a header, then findings grouped by file (files with errors first), capped."""
+    lines = [_header(report)]
+    by_file: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        by_file.setdefault(finding.file, []).append(finding)
+    order = sorted(by_file, key=lambda f: (min(SEVERITIES.index(x.severity) for x in by_file[f]), f))
+    used = len(lines[0])
+    left_findings, left_files = len(report.findings), len(order)
+    for file in order:
+        if used + len(file) + 2 > TEXT_BUDGET:
+            break
+        lines.append(f"\n{file}")
+        used += len(file) + 2
+        shown = 0
+        for finding in sorted(by_file[file], key=Finding.sort_key):
+            line = _finding_line(finding)
+            if used + len(line) + 1 > TEXT_BUDGET:
+                break
+            lines.append(line)
+            used += len(line) + 1
+            shown += 1
+        left_findings -= shown
+        left_files -= shown == len(by_file[file])
+        if shown < len(by_file[file]):
+            break
+    if left_findings:
+        lines.append(
+            f"\n[{left_findings} more findings in {left_files} files not shown: "
+            "check a narrower path or fewer checks to see them.]"
+        )
+    return "\n".join(lines)
+
+
+def _header(report: CheckReport) -> str:
+    counts = {severity: 0 for severity in SEVERITIES}
+    for finding in report.findings:
+        counts[finding.severity] += 1
+    head = f"Checked {report.files} infrastructure files"
+    if report.ran:
+        head += f" with {', '.join(report.ran)}"
+    summary = ", ".join(
+        f"{n} {severity}{'s' if n != 1 and severity != 'info' else ''}" for severity, n in counts.items()
+    )
+    text = f"{head}.\n{summary if report.findings else 'No findings.'}"
+    if report.skipped:
+        text += "\nSkipped: " + "; ".join(f"{s.tool} ({s.reason})" for s in report.skipped)
+    return text
+
+
+def _finding_line(finding: Finding) -> str:
+    where = f"line {finding.line}" if finding.line else "file"
+    message = " ".join(finding.message.split())
+    if len(message) > MESSAGE_WIDTH:
+        message = message[: MESSAGE_WIDTH - 1] + "…"
+    return f"  {finding.severity} {where} [{finding.tool} {finding.rule}] {message}"

@@ -1,0 +1,165 @@
+"""Run one command so that nothing it starts outlives it. shell.py runs this file as a script:
+
+    python -I -S reaper.py AGENT_PID PROGRAM [ARGS...]
+
+A command can leave processes behind that its process group does not hold: `setsid cmd`, daemons
+that double-fork. So this process makes itself a *child subreaper* (prctl PR_SET_CHILD_SUBREAPER):
+every orphan among the command's descendants is re-parented here instead of to init, so all of them
+stay in this process's tree, where they can be found and ended. That happens when
+
+- the command exits: what it left running gets SIGTERM, then SIGKILL after a grace;
+- this process gets SIGTERM, SIGINT or SIGHUP (the agent's timeout or a cancelled turn);
+- the agent dies, even by SIGKILL: PR_SET_PDEATHSIG turns its death into our SIGTERM.
+
+It then exits as the command did (same code, or killed by the same signal). Standard library only,
+and no import of iac_code: it starts with `-I -S` to cost a few milliseconds. Linux only; elsewhere
+it still runs the command and ends what is left of its tree as far as /proc shows it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import resource
+import signal
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+GRACE = 0.3  # seconds between SIGTERM and SIGKILL for what the command left running
+GIVE_UP = 3.0  # a process stuck in the kernel (state D) ignores even SIGKILL for a while
+POLL = 0.01
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+# Python ignores these at start-up; a command must not inherit that.
+RESTORED_SIGNALS = (*STOP_SIGNALS, signal.SIGPIPE, signal.SIGXFSZ)
+
+
+class _Stop(Exception):
+    """The agent wants the command ended, or is gone."""
+
+
+def main(argv: list[str]) -> None:
+    agent_pid, command = int(argv[1]), argv[2:]
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _raise_stop)
+    status: int | None = None
+    try:
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != agent_pid:  # the agent died before PR_SET_PDEATHSIG took effect
+            raise _Stop
+        status = _wait_for(_start(command))
+    except _Stop:
+        pass
+    for signum in STOP_SIGNALS:  # nothing may interrupt the sweep now
+        signal.signal(signum, signal.SIG_IGN)
+    _end_descendants()
+    _exit_like(status)
+
+
+def _raise_stop(signum: int, frame: object) -> None:
+    raise _Stop
+
+
+def _prctl(option: int, value: int) -> None:
+    with contextlib.suppress(OSError, AttributeError):  # not Linux: no subreaper, no death signal
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def _start(command: list[str]) -> int:
+    """Fork and exec the command in this process group (the agent's killpg reaches it directly)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # no _Stop may be raised in the child
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for signum in RESTORED_SIGNALS:
+                signal.signal(signum, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+            os.execvp(command[0], command)
+        except OSError as exc:
+            os.write(2, f"{command[0]}: {exc.strerror}\n".encode())
+        finally:
+            os._exit(127)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    return pid
+
+
+def _wait_for(child: int) -> int:
+    """The command's wait status. Orphans re-parented here that exit meanwhile are reaped on the way."""
+    while True:
+        pid, status = os.wait()
+        if pid == child:
+            return status
+
+
+def _end_descendants() -> None:
+    if not _descendants():
+        return
+    _signal_all(signal.SIGTERM)
+    deadline = time.monotonic() + GRACE
+    while _descendants() and time.monotonic() < deadline:
+        time.sleep(POLL)
+    deadline = time.monotonic() + GIVE_UP
+    while _descendants() and time.monotonic() < deadline:  # again and again: they may still be forking
+        _signal_all(signal.SIGKILL)
+        time.sleep(POLL)
+
+
+def _signal_all(signum: int) -> None:
+    # A pid read from /proc could be reused before the kill only after the whole pid space wrapped.
+    for pid in _descendants():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+
+
+def _descendants() -> list[int]:
+    """This process's live descendants, after reaping its own exited children."""
+    _reap()
+    children: dict[int, list[int]] = {}
+    zombies: set[int] = set()
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat_file:
+                stat = stat_file.read()
+        except OSError:  # it ended meanwhile
+            continue
+        state, parent = stat[stat.rindex(b")") + 2 :].split()[:2]
+        children.setdefault(int(parent), []).append(int(name))
+        if state == b"Z":
+            zombies.add(int(name))
+    found: list[int] = []
+    pending = list(children.get(os.getpid(), []))
+    while pending:
+        pid = pending.pop()
+        if pid not in zombies:
+            found.append(pid)
+        pending.extend(children.get(pid, []))
+    return found
+
+
+def _reap() -> None:
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+
+
+def _exit_like(status: int | None) -> None:
+    if status is None:  # stopped by the agent, which does not read the status
+        os._exit(128 + signal.SIGTERM)
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the command's crash, not a dump of ours
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL cannot be handled, so needs no reset
+            signal.signal(signum, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+        os.kill(os.getpid(), signum)
+        os._exit(128 + signum)  # a signal whose default is not to terminate
+    os._exit(os.waitstatus_to_exitcode(status))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

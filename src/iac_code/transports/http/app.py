@@ -1,0 +1,391 @@
+"""`iac-code acp --transport http`: ACP over HTTP+SSE (Starlette on Uvicorn), all routes at `/acp`.
+
+POST `initialize` opens a connection and answers in the body with `Acp-Connection-Id`; every other
+POST needs that header and answers 202, its result arriving on the connection's SSE stream (GET).
+DELETE closes the connection. Also usable unchanged by the official SDK's Streamable HTTP client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import re
+import socket
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from acp.http.protocol import CONNECTION_ID_HEADER, SESSION_ID_HEADER, is_initialize_request
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from iac_code import __version__
+from iac_code.config import Settings
+from iac_code.safe_json import JsonError, NonFiniteNumber, loads
+from iac_code.transports.http.connections import (
+    MAX_REQUESTS_IN_FLIGHT,
+    AgentGone,
+    ConnectionRegistry,
+    HttpConnection,
+    ServeFn,
+)
+from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits, StreamReader
+from iac_code.transports.http.guard import TOKEN_ENV, GuardMiddleware, is_loopback_host
+from iac_code.transports.jsonrpc import envelope_problem
+
+logger = logging.getLogger(__name__)
+
+SHUTDOWN_GRACE_SECONDS = 2
+# ASCII digits only (str.isdigit also takes "¹²", which int() refuses) and short enough for int().
+_EVENT_ID = re.compile(r"[0-9]{1,19}")
+
+
+@dataclass
+class HttpOptions:
+    token: str = ""
+    allowed_origins: list[str] = field(default_factory=list)
+    loopback_only: bool = False  # bound to a loopback address: only loopback Host headers are served
+    allowed_hosts: list[str] = field(default_factory=list)  # … and these names (a reverse proxy's)
+    max_body_bytes: int = 16 * 1024 * 1024
+    idle_timeout: float = 600.0
+    max_connections: int = 4096  # each holds an agent task and its buffers; past it initialize gets 503
+    max_requests_in_flight: int = MAX_REQUESTS_IN_FLIGHT  # per connection, queued + running; past it 429
+    initialize_timeout: float = 30.0
+    keepalive_seconds: float = 15.0
+    limits: EventLimits = field(default_factory=EventLimits)
+
+
+def create_app(serve: ServeFn, options: HttpOptions) -> Starlette:
+    """The ASGI app; `serve(transport)` runs one ACP connection until its transport says EOF."""
+    registry = ConnectionRegistry(
+        serve, idle_timeout=options.idle_timeout, limits=options.limits, max_in_flight=options.max_requests_in_flight
+    )
+    started = time.monotonic()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        reaper = asyncio.create_task(registry.reap_idle_forever())
+        try:
+            yield
+        finally:
+            reaper.cancel()
+            await registry.close_all("the server is shutting down")
+
+    async def health(request: Request) -> Response:
+        return JSONResponse(
+            {
+                "status": "ok",
+                "version": __version__,
+                "uptimeSeconds": round(time.monotonic() - started, 3),
+                "connections": len(registry),
+                "sessions": registry.session_count,
+            }
+        )
+
+    async def post(request: Request) -> Response:
+        return await _post(request, registry, options)
+
+    async def get(request: Request) -> Response | EventStream:
+        return _get(request, registry, options)
+
+    async def delete(request: Request) -> Response:
+        conn = registry.get(request.headers.get(CONNECTION_ID_HEADER))
+        if conn is None:
+            return _connection_error(request)
+        await registry.close(conn, "DELETE by the client")
+        return JSONResponse({"status": "closed"})
+
+    routes = [
+        Route("/acp", post, methods=["POST"]),
+        Route("/acp", get, methods=["GET"]),
+        Route("/acp", delete, methods=["DELETE"]),
+        Route("/health", health, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.add_middleware(
+        GuardMiddleware,
+        token=options.token,
+        allowed_origins=options.allowed_origins,
+        loopback_only=options.loopback_only,
+        allowed_hosts=options.allowed_hosts,
+    )
+    app.state.registry = registry
+    return app
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _connection_error(request: Request) -> JSONResponse:
+    if not request.headers.get(CONNECTION_ID_HEADER):
+        return _error(400, f"missing {CONNECTION_ID_HEADER} header: POST initialize first")
+    return _error(400, f"unknown {CONNECTION_ID_HEADER}: the connection was closed or never existed")
+
+
+async def _post(request: Request, registry: ConnectionRegistry, options: HttpOptions) -> Response:
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        return _error(415, "Content-Type must be application/json")
+    try:
+        body = await _read_body(request, options.max_body_bytes)
+    except _BodyTooLarge:
+        return _error(413, f"request body exceeds {options.max_body_bytes} bytes")
+    except ClientDisconnect:
+        return Response(status_code=400)
+    message, problem = _parse_message(body)
+    if message is None:
+        return JSONResponse({"error": problem[1], "code": problem[0]}, status_code=400)
+    if message.get("method") == "initialize":
+        return await _initialize(message, registry, options)
+    conn = registry.get(request.headers.get(CONNECTION_ID_HEADER))
+    if conn is None:
+        return _connection_error(request)
+    if not conn.accept(message):
+        return _error(429, "too many requests in flight on this connection; wait for answers, then retry")
+    return Response(status_code=202)
+
+
+async def _initialize(message: dict[str, Any], registry: ConnectionRegistry, options: HttpOptions) -> Response:
+    if not is_initialize_request(message):
+        return _error(400, "initialize must be a request with an id")
+    if not registry.accepting:
+        return _error(503, "the server is shutting down")
+    if len(registry) >= options.max_connections:
+        logger.warning("refused a connection: %d open, the limit (--max-connections)", len(registry))
+        return _error(503, f"too many connections ({options.max_connections}); close one or retry later")
+    conn = registry.create()
+    try:
+        response = await conn.initialize(message, options.initialize_timeout)
+    except TimeoutError:
+        registry.close_soon(conn, "initialize timed out")
+        return _error(504, f"the agent did not answer initialize within {options.initialize_timeout:g}s")
+    except AgentGone:
+        registry.close_soon(conn, "the agent ended during initialize")
+        return _error(502, "the agent ended before answering initialize")
+    return JSONResponse(response, headers={CONNECTION_ID_HEADER: conn.id})
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _BodyTooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _BodyTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parse_message(body: bytes) -> tuple[dict[str, Any] | None, tuple[int, str]]:
+    """The message, or the JSON-RPC code (-32700 / -32600) and reason a 400 answer carries."""
+    try:
+        message = loads(body)
+    except NonFiniteNumber as exc:
+        return None, (-32600, f"not a JSON-RPC 2.0 message: {exc}")
+    except JsonError as exc:
+        return None, (-32700, f"invalid JSON: {exc}")
+    if isinstance(message, list):
+        return None, (-32600, "JSON-RPC batches are not supported: send one message per request")
+    problem = envelope_problem(message)
+    if problem is not None:
+        return None, (-32600, f"not a JSON-RPC 2.0 message: {problem}")
+    return message, (0, "")
+
+
+def _get(request: Request, registry: ConnectionRegistry, options: HttpOptions) -> Response | EventStream:
+    accept = request.headers.get("accept", "*/*")
+    if not any(kind in accept for kind in ("text/event-stream", "*/*", "text/*")):
+        return _error(406, "GET /acp serves text/event-stream")
+    if not registry.accepting:
+        return _error(503, "the server is shutting down")
+    conn = registry.get(request.headers.get(CONNECTION_ID_HEADER))
+    if conn is None:
+        return _connection_error(request)
+    last_event_id = request.headers.get("last-event-id")
+    if last_event_id is not None and not _EVENT_ID.fullmatch(last_event_id.strip()):
+        return _error(400, "Last-Event-ID must be an event id (a non-negative integer)")
+    stream = request.headers.get(SESSION_ID_HEADER) or None
+    replay = conn.events.replay_after(stream, int(last_event_id)) if last_event_id is not None else []
+    reader = conn.events.open_reader(stream)
+    conn.touch()
+    return EventStream(conn, reader, replay, options.keepalive_seconds)
+
+
+class EventStream:
+    """The SSE response of one stream; it notices a client disconnect at once, not at the next write."""
+
+    headers = [
+        (b"content-type", b"text/event-stream; charset=utf-8"),
+        (b"cache-control", b"no-cache"),
+        (b"x-accel-buffering", b"no"),
+    ]
+
+    def __init__(self, conn: HttpConnection, reader: StreamReader, replay: list[bytes], keepalive: float) -> None:
+        self._conn = conn
+        self._reader = reader
+        self._replay = replay
+        self._keepalive = keepalive
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": self.headers})
+            pump = asyncio.create_task(self._pump(send))
+            watch = asyncio.create_task(_wait_for_disconnect(receive))
+            try:
+                done, _ = await asyncio.wait({pump, watch}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (pump, watch):
+                    task.cancel()
+                await asyncio.gather(pump, watch, return_exceptions=True)
+            if pump in done and pump.exception() is None:
+                with contextlib.suppress(OSError):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            self._reader.detach()
+            self._conn.touch()
+
+    async def _pump(self, send: Send) -> None:
+        for frame in self._replay:
+            await send({"type": "http.response.body", "body": frame, "more_body": True})
+        while (batch := await self._reader.next_batch(self._keepalive)) is not None:
+            if not batch:
+                await send({"type": "http.response.body", "body": KEEPALIVE_FRAME, "more_body": True})
+                continue
+            try:
+                await send({"type": "http.response.body", "body": b"".join(e.frame for e in batch), "more_body": True})
+            except BaseException:
+                self._reader.give_back(batch)
+                raise
+            self._reader.delivered(batch)
+
+
+async def _wait_for_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+# -- running it ---------------------------------------------------------------------------------
+
+
+def options_from_args(args: argparse.Namespace, environ: dict[str, str] | os._Environ[str]) -> HttpOptions:
+    return HttpOptions(
+        token=environ.get(TOKEN_ENV, "").strip(),
+        allowed_origins=list(args.allowed_origin),
+        loopback_only=is_loopback_host(args.host),
+        allowed_hosts=list(args.allowed_host),
+        max_body_bytes=args.max_body_bytes,
+        idle_timeout=args.idle_timeout,
+        max_connections=args.max_connections,
+    )
+
+
+def bind_refusal(host: str, token: str, allow_insecure_bind: bool) -> str | None:
+    """Why binding `host` is refused, or None: a non-loopback address needs a token (or the explicit flag)."""
+    if token or allow_insecure_bind or is_loopback_host(host):
+        return None
+    return (
+        f"refusing to serve on {host} without authentication: set {TOKEN_ENV}, "
+        "or pass --allow-insecure-bind to accept that anyone who can reach the port can drive the agent"
+    )
+
+
+class _Server(uvicorn.Server):
+    """Uvicorn that ends SSE streams on SIGTERM/SIGINT (else they block its graceful shutdown)."""
+
+    def __init__(self, config: uvicorn.Config, registry: ConnectionRegistry, token_set: bool) -> None:
+        super().__init__(config)
+        self._registry = registry
+        self._token_set = token_set
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def startup(self, sockets: Any = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        await super().startup(sockets)
+        for server in self.servers:
+            for sock in server.sockets:
+                host, port = sock.getsockname()[:2]
+                shown = f"[{host}]" if ":" in host else host
+                auth = "bearer token required" if self._token_set else f"no auth ({TOKEN_ENV} not set)"
+                logger.info("iac-code ACP over HTTP+SSE: http://%s:%s/acp (health: /health; %s)", shown, port, auth)
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        super().handle_exit(sig, frame)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._registry.begin_shutdown)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Any:
+        # Uvicorn re-raises the captured signal after shutdown, which would kill us with SIGTERM's
+        # default action instead of returning an exit code; install the handlers without that.
+        import signal
+
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def run_http(args: argparse.Namespace, settings: Settings) -> int:
+    from iac_code.preload import loading_for_good
+
+    with loading_for_good():
+        from iac_code.acp.residency import SessionOwners
+        from iac_code.acp.server import serve
+        from iac_code.providers.presets import available_models, check_settings, warm_up
+        from iac_code.sessions.threaded import open_file_store
+        from iac_code.startup import check_sessions_dir, listening_socket
+
+    options = options_from_args(args, dict(settings.env))  # the token is no longer in os.environ
+    refusal = bind_refusal(args.host, options.token, args.allow_insecure_bind)
+    if refusal:
+        logger.error(refusal)
+        return 2
+    # Each raises a one-line ConfigError (exit 2): a problem found after start-up would go unseen.
+    check_settings(settings)
+    check_sessions_dir(settings)
+    listener = listening_socket(args.host, args.port)
+    store = open_file_store(settings.sessions_dir)
+    warm_up(settings)
+    if settings.model_configured:
+        logger.info("model: %s / %s", settings.provider, (available_models(settings) or ["?"])[0])
+    else:
+        logger.info("no model configured: answering with the offline demo (set IAC_CODE_PROVIDER and IAC_CODE_API_KEY)")
+    app = create_app(functools.partial(serve, settings=settings, store=store, owners=SessionOwners()), options)
+    config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_config=None,
+        lifespan="on",
+        access_log=logger.isEnabledFor(logging.DEBUG),
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+    )
+    server = _Server(config, app.state.registry, token_set=bool(options.token))
+    asyncio.run(_serve_then_close(server, store, listener))
+    return 0
+
+
+async def _serve_then_close(server: uvicorn.Server, store: Any, listener: socket.socket) -> None:
+    try:
+        await server.serve(sockets=[listener])
+    finally:
+        await store.close()

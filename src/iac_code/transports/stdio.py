@@ -1,0 +1,203 @@
+"""`iac-code acp` over stdio: one JSON-RPC message per line on stdin/stdout, nothing else on stdout."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import selectors
+import signal
+import sys
+import threading
+from typing import Any
+
+from iac_code.acp.early import EarlyAnswers
+from iac_code.config import Settings
+from iac_code.safe_json import dumps_bytes
+
+logger = logging.getLogger(__name__)
+
+_READ_CHUNK = 1 << 20  # bytes per read; lines of any length are stitched together
+
+
+def run_stdio(settings: Settings) -> int:
+    """Serve ACP on stdin/stdout until stdin closes or SIGTERM/SIGINT; 0 on a clean exit."""
+    return asyncio.run(_serve_stdio(settings))
+
+
+async def _serve_stdio(settings: Settings) -> int:
+    transport = await StdioTransport.open()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, transport.stop)
+    # The SDK takes most of a second to load; answer what can be answered meanwhile (see early.py).
+    loading = asyncio.ensure_future(asyncio.to_thread(_load_server, settings))
+    answers = EarlyAnswers(settings)
+    early = await _answer_early_until(loading, transport, answers)
+    serve, open_store, warm_up = loading.result()
+    store = answers.store or open_store(settings)  # the one the early sessions are in, if any
+    handover = answers.handover(transport, early, on_idle=lambda: warm_up(settings))
+    try:
+        await serve(handover, settings, store=store)
+    finally:
+        await store.close()
+    return 0
+
+
+def _load_server(settings: Settings) -> tuple[Any, Any, Any]:
+    from iac_code.preload import loading_for_good
+
+    with loading_for_good():
+        import iac_code.acp.early_session  # noqa: F401  (first: what a session/new answered early needs)
+        from iac_code.acp.server import serve
+        from iac_code.acp.unavailable_store import open_store
+        from iac_code.providers.presets import warm_up
+    return serve, open_store, warm_up
+
+
+async def _answer_early_until(
+    loading: asyncio.Future[Any], transport: StdioTransport, answers: EarlyAnswers
+) -> list[asyncio.Future[dict[str, Any] | None]]:
+    """Answer what `answers` can until the SDK has loaded or another message comes; return the rest.
+
+    A receive still pending when loading ends is handed over as is, so no line is ever split or lost.
+    """
+    early: list[asyncio.Future[dict[str, Any] | None]] = []
+    while not loading.done():
+        receiving = asyncio.ensure_future(transport.receive())
+        await asyncio.wait({receiving, loading}, return_when=asyncio.FIRST_COMPLETED)
+        if not receiving.done():
+            early.append(receiving)
+            break
+        message = receiving.result()
+        response = await answers.answer(message) if message is not None else None
+        if response is not None:
+            await transport.send(response)
+            continue
+        early.append(receiving)  # anything else waits for the SDK, and so does all that follows it
+        break
+    await asyncio.wait({loading})
+    return early
+
+
+class StdioTransport:
+    """The SDK Transport over this process's stdin and stdout.
+
+    Malformed input is answered here (-32700 / -32600) and skipped, since the SDK would drop it
+    silently. Each message is written with one write() call, so two messages never interleave.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter | None) -> None:
+        self._reader = reader
+        self._writer = writer  # None: stdout is a regular file, written directly
+        self._stopping = asyncio.Event()
+        self._unwritten: list[bytes] = []  # whole lines sent during this loop iteration
+
+    @classmethod
+    async def open(cls) -> StdioTransport:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=_READ_CHUNK)
+        if _pollable(sys.stdin.fileno()):
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+        else:  # a regular file or /dev/null: feed it from a thread
+            _feed_from_thread(loop, reader)
+        try:
+            pipe, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout.buffer)
+        except ValueError:
+            return cls(reader, None)
+        return cls(reader, asyncio.StreamWriter(pipe, protocol, None, loop))
+
+    def stop(self) -> None:
+        """End the session as if stdin had closed (signal handlers call this)."""
+        self._stopping.set()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = dumps_bytes(message) + b"\n"
+        if self._writer is None:
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+            return
+        # Lines sent in one loop iteration (a replay, a burst of updates) leave in one write(): a
+        # syscall and a wake-up of the reader per line cost more than the line itself.
+        if not self._unwritten:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._unwritten.append(data)
+        try:
+            await self._writer.drain()  # waits only while the pipe's buffer is over its high-water mark
+        except ConnectionError:
+            self._client_gone()
+
+    async def receive(self) -> dict[str, Any] | None:
+        from iac_code.transports.jsonrpc import decode
+
+        while True:
+            line = await self._next_line()
+            if line is None:
+                return None
+            if not line.strip():
+                continue
+            message, error = decode(line)
+            if error is None:
+                return message
+            logger.warning("bad input: %s", error["error"]["message"])
+            await self.send(error)
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._flush()
+            self._writer.close()
+
+    def _flush(self) -> None:
+        if self._unwritten and self._writer is not None and not self._writer.is_closing():
+            self._writer.write(b"".join(self._unwritten))
+        self._unwritten.clear()
+
+    def _client_gone(self) -> None:
+        """Nobody reads stdout any more: end the connection as if stdin had closed."""
+        if not self._stopping.is_set():
+            logger.warning("stdout is closed: the client is gone; stopping")
+            self.stop()
+
+    async def _next_line(self) -> bytes | None:
+        reading = asyncio.ensure_future(_read_line(self._reader))
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if not reading.done():
+            reading.cancel()
+            return None
+        return reading.result() or None
+
+
+async def _read_line(reader: asyncio.StreamReader) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        try:
+            parts.append(await reader.readuntil(b"\n"))
+            return b"".join(parts)
+        except asyncio.LimitOverrunError as exc:
+            parts.append(await reader.readexactly(exc.consumed))
+        except asyncio.IncompleteReadError as exc:  # EOF: the last line may lack its newline
+            parts.append(exc.partial)
+            return b"".join(parts)
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can watch `fd`. epoll refuses regular files and /dev/null; asyncio would
+    then log the error from a callback and wait forever for input that never comes."""
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
+    def pump() -> None:
+        try:
+            while chunk := sys.stdin.buffer.read1(_READ_CHUNK):  # type: ignore[union-attr]  # a BufferedReader
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+        finally:
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, name="stdin-reader", daemon=True).start()

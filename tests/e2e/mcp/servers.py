@@ -1,0 +1,92 @@
+"""Helpers for the MCP tests: server specs, and finding processes in /proc."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from tests.e2e import npm
+
+from iac_code.mcp import McpHub, ServerSpec, StdioServer
+
+REPO = Path(__file__).resolve().parents[3]
+SECRET = "s3cr3t-token-value"
+EVERYTHING = npm.NpmPackage(
+    "@modelcontextprotocol/server-everything@2026.8.31", bin="mcp-server-everything", min_node=(20, 0)
+)
+
+
+def fixture_server(name: str = "fixture", *args: str, events: Path | None = None) -> StdioServer:
+    """The fixture server over stdio; `args` may hold --crash / --silent and a marker to find it by."""
+    env = {"PYTHONPATH": str(REPO), "FIXTURE_SECRET": SECRET}
+    if events is not None:
+        env["FIXTURE_EVENTS"] = str(events)
+    return StdioServer(name, sys.executable, ("-m", "tests.fakes.mcp_server", *args), env)
+
+
+def marker() -> str:
+    """A unique command-line word, to find a server's processes in /proc."""
+    return f"--marker={uuid.uuid4().hex}"
+
+
+def processes_with(word: str) -> list[int]:
+    """Live (non-zombie) processes whose command line contains `word`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if word.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def wait_until_gone(pids: list[int], timeout: float = 5) -> list[int]:
+    """The pids still alive after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return left
+
+
+def wait_for_event(events: Path, event: str, timeout: float = 5) -> None:
+    deadline = time.monotonic() + timeout
+    while not (events.exists() and event in events.read_text().splitlines()):
+        assert time.monotonic() < deadline, f"the fixture server never recorded {event!r}"
+        time.sleep(0.02)
+
+
+def pid_of(whereami: str) -> int:
+    return int(dict(word.split("=", 1) for word in whereami.split())["pid"])
+
+
+@contextlib.asynccontextmanager
+async def ready_hub(spec: ServerSpec, cwd: Path) -> AsyncIterator[McpHub]:
+    """A hub with one server, ready (and no problem reported) before the test runs; closed after it."""
+    problems: list[tuple[str, str]] = []
+    hub = McpHub([spec], cwd, on_problem=lambda *problem: problems.append(problem))
+    hub.start()
+    try:
+        assert await hub.wait_ready(30), hub.status()
+        assert hub.status() == {spec.name: "ready"}, problems
+        yield hub
+    finally:
+        await hub.aclose()
+    assert hub.status() == {spec.name: "closed"}
+    assert problems == []

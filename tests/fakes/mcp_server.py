@@ -1,0 +1,180 @@
+"""A fixture MCP server written with the official SDK's MCPServer (mcp 1.x called it FastMCP).
+
+Run as a program it serves stdio (`python -m tests.fakes.mcp_server`); `serve_http(transport)` runs it
+over Streamable HTTP or SSE on 127.0.0.1 in a thread of the test process. What a test can observe
+from outside goes to the file named by FIXTURE_EVENTS, one line per event ("cancelled slow").
+
+`--crash` makes it write to stderr and exit before answering anything, like a server with a broken
+config; `--silent` makes it never answer, like a server stuck at start; `--linger` keeps it running
+after its stdin closes, so only a kill stops it. Other arguments are ignored
+(tests pass a unique marker to find the process in /proc).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Literal
+
+import uvicorn
+from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import EmbeddedResource, ResourceLink, TextContent, TextResourceContents, ToolAnnotations
+from pydantic import BaseModel
+
+# A 1x1 transparent PNG.
+PIXEL_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+SECRET_VARIABLE = "FIXTURE_SECRET"
+
+server = MCPServer("fixture", instructions="A fixture server for iac-code's tests.")
+
+
+def _record(event: str) -> None:
+    path = os.environ.get("FIXTURE_EVENTS")
+    if path:
+        with open(path, "a", encoding="utf-8") as events:
+            events.write(event + "\n")
+
+
+@server.tool(description="Echo the text back.")
+def echo(text: str) -> str:
+    return text
+
+
+@server.tool(
+    title="Describe a region",
+    description="Describe a cloud region (read-only).",
+    annotations=ToolAnnotations(read_only_hint=True),
+)
+def describe_region(region: str) -> str:
+    return f"{region}: 3 zones"
+
+
+@server.tool(description="Delete a bucket.", annotations=ToolAnnotations(destructive_hint=True))
+def delete_bucket(bucket: str) -> str:
+    return f"deleted {bucket}"
+
+
+@server.tool(description="Render the architecture diagram.", structured_output=False)
+def diagram() -> list[Any]:
+    return ["The diagram:", Image(data=PIXEL_PNG, format="png")]
+
+
+@server.tool(description="Wait, then answer (for timeouts and cancellation).")
+async def slow(seconds: float) -> str:
+    _record("started slow")
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        _record("cancelled slow")
+        raise
+    return f"waited {seconds} s"
+
+
+@server.tool(description="Always fails.")
+def fail(reason: str = "quota exceeded") -> str:
+    raise ToolError(f"cannot do that: {reason}")
+
+
+class Inventory(BaseModel):
+    buckets: list[str]
+    count: int
+
+
+@server.tool(description="The inventory, as structured content.")
+def inventory() -> Inventory:
+    return Inventory(buckets=["logs", "state"], count=2)
+
+
+@server.tool(description="A state file as an embedded resource, and a link to the plan.", structured_output=False)
+def state_files() -> list[Any]:
+    state = TextResourceContents(
+        uri="file:///work/terraform.tfstate", text='{"version": 4}', mime_type="application/json"
+    )
+    return [
+        EmbeddedResource(type="resource", resource=state),
+        ResourceLink(
+            type="resource_link", uri="file:///work/plan.out", name="plan.out", mime_type="application/octet-stream"
+        ),
+        TextContent(type="text", text="2 files"),
+    ]
+
+
+@server.tool(description="Where the server runs: its cwd, pid, process group and whether it got the secret.")
+def whereami() -> str:
+    secret = os.environ.get(SECRET_VARIABLE)
+    return f"cwd={os.getcwd()} pid={os.getpid()} pgid={os.getpgid(0)} secret={'set' if secret else 'unset'}"
+
+
+@server.tool(description="Start a helper process that ignores stdin, like a server's worker; returns its pid.")
+def start_helper() -> str:
+    helper = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)
+    return str(helper.pid)
+
+
+@server.tool(description="Exit at once, like a server that crashes mid-session.")
+def crash() -> str:
+    os._exit(7)
+
+
+@server.prompt(description="Review one Terraform resource.")
+def review(resource: str) -> str:
+    return f"Review the Terraform resource {resource} for security issues."
+
+
+@server.prompt(description="Compare two regions.")
+def compare(left: str, right: str = "cn-hangzhou") -> str:
+    return f"Compare {left} with {right}."
+
+
+# -- serving over HTTP in the test process ---------------------------------------------------------
+
+
+@contextmanager
+def serve_http(transport: Literal["http", "sse"]) -> Iterator[str]:
+    """Serve the fixture on 127.0.0.1 (ephemeral port) in a thread; yields the endpoint URL."""
+    app = server.streamable_http_app() if transport == "http" else server.sse_app()
+    path = "/mcp" if transport == "http" else "/sse"
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    http = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=lambda: asyncio.run(http.serve(sockets=[sock])), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not http.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the fixture MCP server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}{path}"
+    finally:
+        http.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def main(argv: list[str]) -> None:
+    if "--crash" in argv:
+        print("fixture: cannot read /etc/fixture.conf: permission denied", file=sys.stderr, flush=True)
+        sys.exit(3)
+    if "--silent" in argv:
+        time.sleep(3600)
+    server.run("stdio")
+    if "--linger" in argv:  # a server that outlives its stdin: only a kill stops it
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,118 @@
+"""One presenter for live tool calls, permission requests and replay: the wire form, field by field."""
+
+import asyncio
+
+from acp.helpers import image_block, tool_terminal_ref
+
+from iac_code.acp.presenter import permission_request, tool_call_result, tool_call_running, tool_call_start
+from iac_code.acp.replay import replay_updates
+from iac_code.agent.events import PermissionRequest
+from iac_code.agent.policy import EVERY_OPTION, ONCE_OPTIONS
+from iac_code.messages import Message, ToolCall
+from iac_code.tools.base import Diff, Location, ToolContext, ToolResult
+from iac_code.tools.describe import CallView, describe_call
+from iac_code.tools.registry import default_tools
+
+DUMP = {"mode": "json", "by_alias": True, "exclude_none": True}
+CALL = ToolCall("c1", "write_file", {"path": "main.tf", "content": "x"})
+
+
+def wire(model) -> dict:
+    return model.model_dump(**DUMP)
+
+
+def test_tool_call_start():
+    update = tool_call_start(CALL, CallView("Write main.tf", "edit", ["/w/main.tf"]))
+    assert wire(update) == {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "c1",
+        "title": "Write main.tf",
+        "kind": "edit",
+        "status": "pending",
+        "rawInput": {"path": "main.tf", "content": "x"},
+        "locations": [{"path": "/w/main.tf"}],
+    }
+    assert "locations" not in wire(tool_call_start(CALL, CallView("t", "edit", [])))
+
+
+def test_running():
+    assert wire(tool_call_running("c1")) == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c1",
+        "status": "in_progress",
+    }
+
+
+def test_text_result():
+    assert wire(tool_call_result("c1", ToolResult("ok"))) == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c1",
+        "status": "completed",
+        "rawOutput": "ok",
+        "content": [{"type": "content", "content": {"type": "text", "text": "ok"}}],
+    }
+    assert wire(tool_call_result("c1", ToolResult("bad", is_error=True)))["status"] == "failed"
+
+
+def test_edit_result_is_a_diff_unless_it_failed():
+    result = ToolResult("Created", diff=Diff("/w/main.tf", None, "x"))
+    assert wire(tool_call_result("c1", result))["content"] == [{"type": "diff", "path": "/w/main.tf", "newText": "x"}]
+    result.is_error = True
+    assert wire(tool_call_result("c1", result))["content"][0]["type"] == "content"
+
+
+def test_raw_output_locations_and_extra_content():
+    findings = [{"rule": "R1", "file": "/w/main.tf", "line": 3}]
+    result = ToolResult(
+        "1 finding",
+        raw_output={"findings": findings},
+        locations=[Location("/w/main.tf", 3), Location("/w/vars.tf")],
+        content=[image_block("AAAA", "image/png"), tool_terminal_ref("term-1")],
+    )
+    update = wire(tool_call_result("c1", result))
+    assert update["rawOutput"] == {"findings": findings}
+    assert update["locations"] == [{"path": "/w/main.tf", "line": 3}, {"path": "/w/vars.tf"}]
+    assert update["content"][1:] == [
+        {"type": "content", "content": {"type": "image", "data": "AAAA", "mimeType": "image/png"}},
+        {"type": "terminal", "terminalId": "term-1"},
+    ]
+
+
+def _request(options, infrastructure_change):
+    answer = asyncio.get_running_loop().create_future()
+    call = ToolCall("c2", "bash", {"command": "terraform apply"})
+    return PermissionRequest(call, "Run terraform apply", "execute", [], options, infrastructure_change, answer)
+
+
+async def test_permission_request():
+    request = wire(permission_request("s1", _request(EVERY_OPTION, False)))
+    assert request["sessionId"] == "s1"
+    assert request["toolCall"] == {
+        "toolCallId": "c2",
+        "title": "Run terraform apply",
+        "kind": "execute",
+        "status": "pending",
+        "rawInput": {"command": "terraform apply"},
+    }
+    assert [o["optionId"] for o in request["options"]] == list(EVERY_OPTION)
+
+
+async def test_an_infrastructure_change_says_so_and_offers_no_always():
+    request = wire(permission_request("s1", _request(ONCE_OPTIONS, True)))
+    assert request["toolCall"]["title"] == "Infrastructure change: Run terraform apply"
+    assert request["toolCall"]["rawInput"] == {"command": "terraform apply", "infrastructureChange": True}
+    assert [o["kind"] for o in request["options"]] == ["allow_once", "reject_once"]
+
+
+def test_replay_shows_a_call_as_live(tmp_path):
+    call = ToolCall("c1", "write_file", {"path": "main.tf", "content": "x"})
+    history = [
+        Message(role="user", text="write"),
+        Message(role="assistant", text="", tool_calls=[call]),
+        Message(role="tool", text="Created main.tf", tool_call_id="c1", tool_name="write_file"),
+    ]
+    updates = [wire(u) for u in replay_updates(history, default_tools(), tmp_path)]
+    tools = default_tools()
+    live_start = wire(tool_call_start(call, describe_call(call, tools["write_file"], ToolContext(tmp_path))))
+    assert updates[1] == live_start
+    assert updates[2] == wire(tool_call_result("c1", ToolResult("Created main.tf")))

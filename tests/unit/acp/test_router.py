@@ -1,0 +1,88 @@
+"""The method router in-process: aliases, defaults and JSON-RPC error codes."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError
+
+from iac_code.acp.agent import IacAgent
+from iac_code.acp.router import build_handler
+from iac_code.config import Settings
+
+
+class RecordingPeer:
+    def __init__(self) -> None:
+        self.updates: list[Any] = []
+
+    async def update(self, session_id: str, update: Any) -> None:
+        self.updates.append(update)
+
+    async def request_permission(self, request: Any) -> Any:
+        raise AssertionError("no permission expected")
+
+
+class NoOutbox:
+    def hold(self, session_id: str) -> None:
+        pass
+
+
+def wire(result: Any) -> Any:
+    """A handler's result as it goes on the wire (some are models, some already dicts)."""
+    dump = getattr(result, "model_dump", None)
+    return dump(mode="json", by_alias=True, exclude_none=True) if dump else result
+
+
+def make_agent(tmp_path: Path) -> IacAgent:
+    agent = IacAgent(Settings(config_dir=tmp_path), NoOutbox())  # type: ignore[arg-type]
+    agent._peer = RecordingPeer()  # type: ignore[assignment]
+    return agent
+
+
+@pytest.fixture
+async def handle(tmp_path: Path):
+    agent = make_agent(tmp_path)
+    yield build_handler(agent)
+    await agent.shutdown()
+
+
+async def test_new_session_without_mcp_servers_gets_the_default(handle, tmp_path):
+    result = await handle("session/new", {"cwd": str(tmp_path)}, False)
+    assert result["sessionId"].startswith("sess_")
+    assert [m["id"] for m in result["modes"]["availableModes"]][:3] == ["default", "accept-edits", "read-only"]
+
+
+async def test_the_seed_aliases_reach_their_methods(handle, tmp_path):
+    session_id = (await handle("session/new", {"cwd": str(tmp_path)}, False))["sessionId"]
+    listed = await handle("sessions/list", {}, False)
+    assert [s["sessionId"] for s in wire(listed)["sessions"]] == [session_id]
+    params = {"sessionId": session_id, "configId": "mode", "value": "plan"}
+    options = await handle("config/set", params, False)
+    assert wire(options)["configOptions"][0]["currentValue"] == "plan"
+
+
+async def test_bad_params_name_the_field(handle):
+    with pytest.raises(RequestError) as error:
+        await handle("session/new", {}, False)
+    assert error.value.code == -32602 and "cwd" in error.value.data
+
+
+async def test_unknown_method_and_unknown_session(handle):
+    with pytest.raises(RequestError) as unknown:
+        await handle("session/fly", {}, False)
+    assert unknown.value.code == -32601
+    with pytest.raises(RequestError) as missing:
+        await handle("session/set_mode", {"sessionId": "sess_nope", "modeId": "plan"}, False)
+    assert missing.value.code == -32602 and missing.value.data == {"sessionId": "Session not found"}
+
+
+async def test_an_unexpected_error_is_an_internal_error(tmp_path):
+    async def broken(**_: Any) -> None:
+        raise RuntimeError("bug")
+
+    agent = make_agent(tmp_path)
+    agent.list_sessions = broken  # type: ignore[method-assign,assignment]
+    handle = build_handler(agent)
+    with pytest.raises(RequestError) as error:
+        await handle("session/list", {}, False)
+    assert error.value.code == -32603

@@ -1,0 +1,81 @@
+"""The permission policy is exactly the table in agent/policy.py (and COMMON.md)."""
+
+import pytest
+
+from iac_code.agent.policy import (
+    EVERY_OPTION,
+    MODE_IDS,
+    ONCE_OPTIONS,
+    PERMISSION_DENIED,
+    PLAN_MODE_REFUSAL,
+    Ask,
+    Refuse,
+    Run,
+    decide,
+    remembered_after,
+)
+
+MODES = ["default", "accept-edits", "read-only", "plan", "bypass-permissions"]
+TABLE = {
+    "read": ["run", "run", "run", "run", "run"],
+    "write": ["ask", "run", "refuse", "refuse", "run"],
+    "execute": ["ask", "ask", "refuse", "ask", "run"],
+    "external": ["ask", "ask", "refuse", "refuse", "run"],
+    "infra_change": ["ask*", "ask*", "refuse", "refuse", "ask*"],
+}
+CELLS = [(access, mode, cell) for access, row in TABLE.items() for mode, cell in zip(MODES, row, strict=True)]
+
+
+def _word(verdict) -> str:
+    if isinstance(verdict, Run):
+        return "run"
+    if isinstance(verdict, Refuse):
+        return "refuse"
+    assert isinstance(verdict, Ask)
+    if verdict.infrastructure_change:
+        assert verdict.options == ONCE_OPTIONS
+        return "ask*"
+    assert verdict.options == EVERY_OPTION
+    return "ask"
+
+
+def test_the_mode_list_is_the_tables():
+    assert list(MODE_IDS) == MODES
+
+
+@pytest.mark.parametrize(("access", "mode", "cell"), CELLS)
+def test_without_memory_the_table_decides(access, mode, cell):
+    assert _word(decide(access, mode, None)) == cell
+
+
+@pytest.mark.parametrize(("access", "mode", "cell"), CELLS)
+def test_a_remembered_allow_answers_only_where_the_table_asks(access, mode, cell):
+    allowed = decide(access, mode, "allow")
+    if cell == "ask":
+        assert isinstance(allowed, Run)
+    else:  # an "always allow" never covers an infrastructure change, nor lifts a refusal
+        assert _word(allowed) == cell
+
+
+@pytest.mark.parametrize(("access", "mode", "cell"), CELLS)
+def test_a_remembered_reject_refuses_wherever_the_tool_would_run_or_ask(access, mode, cell):
+    rejected = decide(access, mode, "reject")
+    if access == "read":  # read tools never ask, so nothing about them is remembered
+        assert isinstance(rejected, Run)
+    elif cell in ("run", "ask", "ask*"):  # even accept-edits and bypass-permissions keep the user's "never"
+        assert rejected == Refuse(PERMISSION_DENIED)
+    else:
+        assert _word(rejected) == cell
+
+
+def test_plan_mode_tells_the_model_why():
+    assert decide("write", "plan", None) == Refuse(PLAN_MODE_REFUSAL)
+    assert "plan mode" in PLAN_MODE_REFUSAL
+    assert decide("write", "read-only", None) == Refuse(PERMISSION_DENIED)
+
+
+def test_only_always_answers_are_remembered():
+    assert remembered_after("allow_always") == "allow"
+    assert remembered_after("reject_always") == "reject"
+    assert remembered_after("allow_once") is None
+    assert remembered_after("cancelled") is None
