@@ -226,7 +226,7 @@ class IacAgent:
             await session.set_model(value)
         else:
             raise RequestError.invalid_params({"configId": f"unknown config option {config_id!r} (mode, model)"})
-        return SetSessionConfigOptionResponse(config_options=self._options(session))
+        return SetSessionConfigOptionResponse.model_validate({"configOptions": self._options(session)})
 
     # -- sessions in memory ------------------------------------------------------------------
 
@@ -328,7 +328,10 @@ class IacAgent:
 
     async def _push_config(self, session: Session) -> None:
         await self._peer_update(
-            session, ConfigOptionUpdate(session_update="config_option_update", config_options=self._options(session))
+            session,
+            ConfigOptionUpdate.model_validate(
+                {"sessionUpdate": "config_option_update", "configOptions": self._options(session)}
+            ),
         )
 
     async def _peer_update(self, session: Session, update: BaseModel) -> None:
