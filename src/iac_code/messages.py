@@ -6,7 +6,7 @@ its own wire format; the store writes each message as one JSON line (`to_dict` /
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from iac_code.encodable import encodable
@@ -53,10 +53,14 @@ class Message:
     images: list[Image] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        # Drop defaults so a persisted line stays short and readable.
-        full = asdict(self)
-        defaults = asdict(Message(role=self.role))
-        return {k: v for k, v in full.items() if k == "role" or v != defaults[k]}
+        # Drop defaults so a persisted line stays short and readable. Field by field, not asdict(): it
+        # deep-copies every value, and this runs for every message the store appends.
+        data: dict[str, Any] = {"role": self.role}
+        for name, default in _DEFAULTS.items():
+            value = getattr(self, name)
+            if value != default:
+                data[name] = [asdict(item) for item in value] if isinstance(value, list) else value  # calls, images
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
@@ -65,6 +69,13 @@ class Message:
         nested = ("tool_calls", "images")
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k not in nested}
         return cls(**known, tool_calls=calls, images=images)
+
+
+_DEFAULTS = {
+    f.name: f.default_factory() if callable(f.default_factory) else f.default
+    for f in fields(Message)
+    if f.name != "role"
+}
 
 
 def user(text: str) -> Message:

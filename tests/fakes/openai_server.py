@@ -169,7 +169,9 @@ class ScriptedServer:
 
         `first_content` is the index of the first event that carries content: a hanging reply
         sends up to it, so the client has something to show before the stream stalls."""
-        handler.start_stream()
+        # A stream that ends abnormally (truncated, hanging) ends with its connection, as a failing server's
+        # does; a normal one is chunked on a connection kept alive, as the real APIs' are.
+        handler.start_stream(keep_alive=not (reply.get("truncate") or reply.get("hang")))
         if reply.get("truncate"):
             # Keep at least the first content chunk so the client has something half-finished.
             events, tail = events[: max(first_content + 1, (len(events) + 1) // 2)], []
@@ -178,11 +180,11 @@ class ScriptedServer:
             for index, event in enumerate([*events, *tail]):
                 if index and delay:
                     time.sleep(delay)
-                handler.wfile.write(event)
-                handler.wfile.flush()
+                handler.write_stream(event)
                 if reply.get("hang") and index >= first_content:
                     self._wait_for_disconnect(handler.connection)
                     return
+            handler.end_stream()
         except (BrokenPipeError, ConnectionResetError):
             return
 
@@ -208,6 +210,10 @@ class ScriptedServer:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     scripted: ScriptedServer
+    chunked = False  # the stream being written is chunked (its connection stays open)
+    # A kept-alive stream ends with a small write (the last chunk) right after the events: with Nagle's
+    # algorithm it would wait for the client's delayed ACK, 40 ms per model call.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         pass
@@ -235,14 +241,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def start_stream(self) -> None:
-        # No Content-Length: the body ends when the connection closes.
+    def start_stream(self, *, keep_alive: bool) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
+        self.chunked = keep_alive
+        if keep_alive:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:  # no Content-Length: the body ends when the connection closes
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
-        self.close_connection = True
+
+    def write_stream(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if self.chunked else data)
+        self.wfile.flush()
+
+    def end_stream(self) -> None:
+        if self.chunked:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
 
 
 def pieces(text: str, size: int) -> Iterator[str]:

@@ -1,14 +1,27 @@
-"""Message (de)serialisation: images travel with the user message; stored lines without them still load."""
+"""Message (de)serialisation: only what differs from the defaults is written, images travel with the user
+message, and stored lines without them still load."""
 
 import json
+from dataclasses import asdict
 
-from iac_code.messages import Image, Message
+import pytest
+
+from iac_code.messages import Image, Message, ToolCall, tool_result, user
 from iac_code.sessions.files import FileSessionStore
 from iac_code.sessions.store import SessionRecord
 
 PNG = Image(
     "image/png", "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 )
+CALL = ToolCall(id="call_1", name="read_file", arguments={"path": "main.tf", "nested": {"a": [1, 2]}})
+MESSAGES = [
+    user("hello"),
+    Message(role="user", text="see the diagram", images=[PNG]),
+    Message(role="assistant", text="Let me look.", thinking="hmm", thinking_signature="sig", tool_calls=[CALL]),
+    tool_result(CALL, "resource ...", is_error=True),
+    Message(role="user", text="[summary]", summary=True, kept=3),
+    Message(role="assistant"),
+]
 
 
 def test_images_round_trip_through_a_dict():
@@ -31,3 +44,19 @@ def test_images_survive_the_session_store(tmp_path):
     store.append("s1", message)
     _, history = FileSessionStore(tmp_path / "sessions").load("s1")
     assert history == [message]
+
+
+@pytest.mark.parametrize("message", MESSAGES)
+def test_only_fields_that_differ_from_the_defaults_are_written_and_read_back(message):
+    written = message.to_dict()
+    full, defaults = asdict(message), asdict(Message(role=message.role))
+    assert written == {k: v for k, v in full.items() if k == "role" or v != defaults[k]}
+    assert list(written) == [k for k in full if k in written]  # field order, so log lines read the same
+    assert Message.from_dict(json.loads(json.dumps(written))) == message
+
+
+def test_the_written_form_does_not_share_the_tool_calls():
+    message = MESSAGES[2]
+    written = message.to_dict()
+    written["tool_calls"][0]["name"] = "changed"
+    assert message.tool_calls[0].name == "read_file"

@@ -27,7 +27,7 @@ from acp.schema import (
 )
 from pydantic import BaseModel, ValidationError
 
-from iac_code.acp.config_options import MODE_IDS, config_options, mode_state, model_state
+from iac_code.acp.config_options import MODE_IDS, config_options, model_choices, session_state
 from iac_code.acp.handshake import initialize_result
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
@@ -247,7 +247,7 @@ class IacAgent:
             await session.set_model(value)
         else:
             raise RequestError.invalid_params({"configId": f"unknown config option {config_id!r} (mode, model)"})
-        return SetSessionConfigOptionResponse(config_options=self._options(session))
+        return SetSessionConfigOptionResponse.model_validate({"configOptions": self._options(session)})
 
     # -- sessions in memory ------------------------------------------------------------------
 
@@ -352,23 +352,20 @@ class IacAgent:
         )
 
     def _models(self, session: Session) -> list[str]:
-        models = available_models(self.settings)
-        return models if session.model in models else [session.model, *models]
+        return model_choices(session.model, available_models(self.settings))
 
-    def _options(self, session: Session) -> list[Any]:
+    def _options(self, session: Session) -> list[dict[str, Any]]:
         return config_options(session.mode, session.model, self._models(session))
 
     def _state(self, session: Session) -> dict[str, Any]:
-        """`modes`, `models` and `configOptions`, as new/load/resume/fork answer them."""
-        return {
-            "modes": mode_state(session.mode).model_dump(**_DUMP),
-            "models": model_state(session.model, self._models(session)),
-            "configOptions": [option.model_dump(**_DUMP) for option in self._options(session)],
-        }
+        return session_state(session.mode, session.model, self._models(session))
 
     async def _push_config(self, session: Session) -> None:
         await self._peer_update(
-            session, ConfigOptionUpdate(session_update="config_option_update", config_options=self._options(session))
+            session,
+            ConfigOptionUpdate.model_validate(
+                {"sessionUpdate": "config_option_update", "configOptions": self._options(session)}
+            ),
         )
 
     async def _peer_update(self, session: Session, update: BaseModel) -> None:

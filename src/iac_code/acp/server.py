@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -14,6 +13,7 @@ from iac_code.acp.outbox import Outbox
 from iac_code.acp.residency import SessionOwners
 from iac_code.acp.router import build_handler
 from iac_code.config import Settings
+from iac_code.logs import log_frame
 from iac_code.sessions.store import SessionStore
 
 logger = logging.getLogger(__name__)
@@ -45,11 +45,5 @@ async def serve(
     logger.debug("connection closed")
 
 
-_FRAME_LOG_CHARS = 2_000
-
-
 def _log_frame(event: StreamEvent) -> None:
-    text = json.dumps(event.message, ensure_ascii=False)
-    if len(text) > _FRAME_LOG_CHARS:
-        text = f"{text[:_FRAME_LOG_CHARS]}… ({len(text):,} chars)"
-    logger.debug("%s %s", "→" if event.direction.value == "outgoing" else "←", text)
+    log_frame(logger, event.direction.value == "outgoing", event.message)

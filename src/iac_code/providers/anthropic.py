@@ -7,6 +7,7 @@ echoed verbatim on the next call, as the API requires around tool use.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,7 @@ from iac_code.providers.base import (
     ToolSchema,
     Usage,
 )
-from iac_code.providers.clients import shared_client
+from iac_code.providers.clients import lent_client, tls_context
 from iac_code.providers.sdk import parse_arguments, provider_error, sdk_errors
 
 STOP_REASONS: dict[str, FinishReason] = {
@@ -59,15 +60,16 @@ class AnthropicProvider:
         self._key_env = key_env
         self._client_key = ("anthropic", self.base_url, api_key, max_retries, timeout)
 
-    def _client(self) -> anthropic.AsyncAnthropic:
+    def _client(self) -> AbstractContextManager[anthropic.AsyncAnthropic]:
         _, base_url, api_key, max_retries, timeout = self._client_key
-        return shared_client(
+        return lent_client(
             self._client_key,
             lambda: anthropic.AsyncAnthropic(
                 api_key=api_key,
                 base_url=base_url or None,
                 max_retries=max_retries,
                 timeout=anthropic.Timeout(timeout, connect=10.0),
+                http_client=anthropic.DefaultAsyncHttpxClient(verify=tls_context()),
             ),
         )
 
@@ -86,11 +88,12 @@ class AnthropicProvider:
             request["tools"] = [to_anthropic_tool(tool) for tool in tools]
         reply = _StreamedReply()
         try:
-            events = await self._client().messages.create(**request)
-            async with events:
-                async for event in events:
-                    for translated in reply.absorb(event):
-                        yield translated
+            with self._client() as client:
+                events = await client.messages.create(**request)
+                async with events:
+                    async for event in events:
+                        for translated in reply.absorb(event):
+                            yield translated
         except sdk_errors(anthropic) as exc:
             endpoint = self.base_url or "the Anthropic API"
             raise provider_error(

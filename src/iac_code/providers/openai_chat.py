@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import openai
 from openai.types.chat import ChatCompletion
@@ -27,7 +28,7 @@ from iac_code.providers.base import (
     ToolSchema,
     Usage,
 )
-from iac_code.providers.clients import shared_client
+from iac_code.providers.clients import lent_client, tls_context
 from iac_code.providers.sdk import parse_arguments, provider_error, sdk_errors
 
 FINISH_REASONS: dict[str, FinishReason] = {
@@ -65,15 +66,16 @@ class OpenAIChatProvider:
         self._max_tokens_field = max_tokens_field
         self._client_key = ("openai", base_url, api_key or NO_KEY, max_retries, timeout)
 
-    def _client(self) -> openai.AsyncOpenAI:
+    def _client(self) -> AbstractContextManager[openai.AsyncOpenAI]:
         _, base_url, api_key, max_retries, timeout = self._client_key
-        return shared_client(
+        return lent_client(
             self._client_key,
             lambda: openai.AsyncOpenAI(
                 api_key=api_key,
                 base_url=base_url,
                 max_retries=max_retries,
                 timeout=openai.Timeout(timeout, connect=10.0),
+                http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
             ),
         )
 
@@ -95,18 +97,21 @@ class OpenAIChatProvider:
             # TypedDicts on every call (~0.4 ms per message, 125 ms for a 300-message history, with
             # the event loop blocked), and builds a pydantic model per streamed chunk (~0.2 ms each).
             # Our body is already the API's plain JSON, and chunks are read as plain JSON; `post`
-            # keeps the SDK's retries, auth, error mapping and SSE parsing.
-            chunks = await self._client().post(
-                "/chat/completions",
-                body=request,
-                cast_to=ChatCompletion,
-                stream=True,
-                stream_cls=openai.AsyncStream[dict[str, Any]],
-            )
-            async with chunks:
-                async for chunk in chunks:
-                    for event in reply.absorb(chunk):
-                        yield event
+            # keeps the SDK's retries, auth, error mapping and SSE parsing. Chunks are typed `object`:
+            # for `dict[str, Any]` the SDK "constructs" every key of every chunk (10 µs each, 1.5 for
+            # `object`), handing back the same values.
+            with self._client() as client:
+                chunks = await client.post(
+                    "/chat/completions",
+                    body=request,
+                    cast_to=ChatCompletion,
+                    stream=True,
+                    stream_cls=openai.AsyncStream[object],
+                )
+                async with chunks:
+                    async for chunk in chunks:
+                        for event in reply.absorb(cast(dict[str, Any], chunk)):
+                            yield event
         except sdk_errors(openai) as exc:
             raise provider_error(
                 openai, exc, name=self.name, model=self.model, endpoint=self.base_url, key_env=self._key_env

@@ -7,14 +7,13 @@ well-known key is ever sent to a third-party endpoint by accident.
 
 from __future__ import annotations
 
-import importlib
 import json
-import threading
 from dataclasses import dataclass
 from importlib import resources
 from typing import Literal
 
 from iac_code.config import ConfigError, Settings
+from iac_code.preload import import_in_background
 from iac_code.providers.base import ModelProvider
 from iac_code.providers.demo import DemoProvider
 from iac_code.providers.encodable_output import EncodableOutput
@@ -201,7 +200,7 @@ def warm_up(settings: Settings) -> None:
     if preset is None or preset.kind == "scripted":
         return
     module = "iac_code.providers.anthropic" if preset.kind == "anthropic" else "iac_code.providers.openai_chat"
-    threading.Thread(target=importlib.import_module, args=(module,), name="sdk-warm-up", daemon=True).start()
+    import_in_background(module)
 
 
 def available_models(settings: Settings) -> list[str]:

@@ -15,10 +15,8 @@ import json
 import re
 import socket
 from html.parser import HTMLParser
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
-
-import httpx
 
 from iac_code.tools.base import (
     MAX_OUTPUT_CHARS,
@@ -32,6 +30,9 @@ from iac_code.tools.base import (
     required_text,
 )
 from iac_code.tools.workspace import shorten
+
+if TYPE_CHECKING:  # imported by the functions that fetch: ~50 ms that every session's start need not pay
+    import httpx
 
 MAX_REDIRECTS = 5
 MAX_BYTES = 2 * 1024 * 1024
@@ -117,6 +118,8 @@ class WebFetchTool:
         return []
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        import httpx
+
         url = required_text(args, "url")
         max_chars = integer_arg(args, "max_chars", MAX_OUTPUT_CHARS, low=1000, high=MAX_CHARS_LIMIT, clamp=True)
         try:
@@ -129,6 +132,8 @@ class WebFetchTool:
         return _result(final_url, response, body, cut, max_chars)
 
     async def _fetch(self, url: httpx.URL) -> tuple[httpx.URL, httpx.Response, bytes, bool]:
+        import httpx
+
         # trust_env=False: an HTTP(S)_PROXY would resolve and connect on its own, outside our checks.
         async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=10.0) as client:
             for _ in range(MAX_REDIRECTS + 1):
@@ -166,6 +171,8 @@ class WebFetchTool:
 
 
 def _parse_url(raw: str) -> httpx.URL:
+    import httpx
+
     try:
         url = httpx.URL(raw)
     except httpx.InvalidURL as exc:

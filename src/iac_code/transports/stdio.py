@@ -10,7 +10,7 @@ import sys
 import threading
 from typing import Any
 
-from iac_code.acp.handshake import initialize_result, is_plain_initialize
+from iac_code.acp.early import EarlyAnswers
 from iac_code.config import Settings
 from iac_code.safe_json import dumps_bytes
 
@@ -29,12 +29,15 @@ async def _serve_stdio(settings: Settings) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, transport.stop)
-    # The SDK takes most of a second to load; answer the handshake meanwhile (see handshake.py).
+    # The SDK takes most of a second to load; answer what can be answered meanwhile (see early.py).
     loading = asyncio.ensure_future(asyncio.to_thread(_load_server, settings))
-    early, client_capabilities = await _answer_handshake_until(loading, transport, settings)
-    serve, store = loading.result()
+    answers = EarlyAnswers(settings)
+    early = await _answer_early_until(loading, transport, answers)
+    serve, open_store, warm_up = loading.result()
+    store = answers.store or open_store(settings)  # the one the early sessions are in, if any
+    handover = answers.handover(transport, early, on_idle=lambda: warm_up(settings))
     try:
-        await serve(_Replay(early, transport), settings, store=store, client_capabilities=client_capabilities)
+        await serve(handover, settings, store=store, client_capabilities=answers.client_capabilities)
     finally:
         await store.close()
         _stop_checker_workers()
@@ -49,25 +52,25 @@ def _stop_checker_workers() -> None:
     shutdown_workers()
 
 
-def _load_server(settings: Settings) -> tuple[Any, Any]:
-    from iac_code.acp.server import serve
-    from iac_code.acp.unavailable_store import open_store
-    from iac_code.providers.presets import warm_up
+def _load_server(settings: Settings) -> tuple[Any, Any, Any]:
+    from iac_code.preload import loading_for_good
 
-    warm_up(settings)
-    return serve, open_store(settings)
+    with loading_for_good():
+        import iac_code.acp.early_session  # noqa: F401  (first: what a session/new answered early needs)
+        from iac_code.acp.server import serve
+        from iac_code.acp.unavailable_store import open_store
+        from iac_code.providers.presets import warm_up
+    return serve, open_store, warm_up
 
 
-async def _answer_handshake_until(
-    loading: asyncio.Future[Any], transport: StdioTransport, settings: Settings
-) -> tuple[list[asyncio.Future[dict[str, Any] | None]], Any]:
-    """Answer `initialize` requests until the SDK has loaded or another message comes; return the rest,
-    and the last answered request's `clientCapabilities` (the agent uses the client's fs and terminal).
+async def _answer_early_until(
+    loading: asyncio.Future[Any], transport: StdioTransport, answers: EarlyAnswers
+) -> list[asyncio.Future[dict[str, Any] | None]]:
+    """Answer what `answers` can until the SDK has loaded or another message comes; return the rest.
 
     A receive still pending when loading ends is handed over as is, so no line is ever split or lost.
     """
     early: list[asyncio.Future[dict[str, Any] | None]] = []
-    client_capabilities: Any = None
     while not loading.done():
         receiving = asyncio.ensure_future(transport.receive())
         await asyncio.wait({receiving, loading}, return_when=asyncio.FIRST_COMPLETED)
@@ -75,35 +78,14 @@ async def _answer_handshake_until(
             early.append(receiving)
             break
         message = receiving.result()
-        if message is not None and is_plain_initialize(message):
-            result = initialize_result(settings, message["params"]["protocolVersion"])
-            client_capabilities = message["params"].get("clientCapabilities")
-            await transport.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
-            logger.debug("answered initialize %r while the SDK loads", message["id"])
+        response = await answers.answer(message) if message is not None else None
+        if response is not None:
+            await transport.send(response)
             continue
         early.append(receiving)  # anything else waits for the SDK, and so does all that follows it
         break
     await asyncio.wait({loading})
-    return early, client_capabilities
-
-
-class _Replay:
-    """The transport, after first handing out what arrived while the SDK was loading."""
-
-    def __init__(self, early: list[asyncio.Future[dict[str, Any] | None]], transport: StdioTransport) -> None:
-        self._early = early
-        self._transport = transport
-
-    async def receive(self) -> dict[str, Any] | None:
-        if self._early:
-            return await self._early.pop(0)
-        return await self._transport.receive()
-
-    async def send(self, message: dict[str, Any]) -> None:
-        await self._transport.send(message)
-
-    async def close(self) -> None:
-        await self._transport.close()
+    return early
 
 
 class StdioTransport:

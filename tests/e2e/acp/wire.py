@@ -33,9 +33,9 @@ def model_env(url: str, config_dir: Path, **extra: str) -> dict[str, str]:
 class AgentProcess:
     """`iac-code acp` on real pipes. Every stdout line must be JSON (checked as it is read)."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], *args: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "iac_code.cli", "acp"],
+            [sys.executable, "-m", "iac_code.cli", "acp", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

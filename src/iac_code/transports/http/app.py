@@ -345,11 +345,14 @@ class _Server(uvicorn.Server):
 
 
 def run_http(args: argparse.Namespace, settings: Settings) -> int:
-    from iac_code.acp.residency import SessionOwners
-    from iac_code.acp.server import serve
-    from iac_code.providers.presets import available_models, check_settings, warm_up
-    from iac_code.sessions.threaded import open_file_store
-    from iac_code.startup import check_sessions_dir, listening_socket
+    from iac_code.preload import loading_for_good
+
+    with loading_for_good():
+        from iac_code.acp.residency import SessionOwners
+        from iac_code.acp.server import serve
+        from iac_code.providers.presets import available_models, check_settings, warm_up
+        from iac_code.sessions.threaded import open_file_store
+        from iac_code.startup import check_sessions_dir, listening_socket
 
     options = options_from_args(args, dict(settings.env))  # the token is no longer in os.environ
     refusal = bind_refusal(args.host, options.token, args.allow_insecure_bind)

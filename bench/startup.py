@@ -1,0 +1,201 @@
+"""Where `iac-code acp` spends its first second: process start, imports by package, and the first answer
+of each method in a fresh process (stdio, against instant scripted models on 127.0.0.1). Prints medians.
+
+Goals (issue 13): launch → first `session/new` answered ≤ 0.5 s; launch → `session/load` of a 1,000-message
+session answered ≤ 0.7 s; ≤ 0.3 s of SDK import on the first prompt's critical path (anthropic provider).
+Run: .venv/bin/python bench/startup.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+# Replace the script directory (whose http.py would shadow the stdlib) with the repo root.
+sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from bench.sessions import realistic_history  # noqa: E402
+from tests.e2e.acp.wire import AgentProcess, model_env  # noqa: E402
+from tests.fakes.anthropic_server import ScriptedAnthropic  # noqa: E402
+from tests.fakes.openai_server import ScriptedOpenAI  # noqa: E402
+
+from iac_code.sessions.files import FileSessionStore  # noqa: E402
+from iac_code.sessions.store import SessionRecord  # noqa: E402
+
+IAC_CODE = Path(sys.executable).with_name("iac-code")
+WARM_PROMPTS = 5
+
+
+class Bench:
+    """One workspace and config directory with a stored 1,000-message session; the fake models."""
+
+    def __init__(self, root: Path, openai_url: str, anthropic_url: str) -> None:
+        self.workspace = root / "work"
+        self.workspace.mkdir()
+        self.config = root / "config"
+        store = FileSessionStore(self.config / "sessions", durable=False)
+        store.create(SessionRecord(session_id="big", cwd=str(self.workspace)))
+        for message in realistic_history(1000, random.Random(1)):
+            store.append("big", message)
+        self.env = {
+            "openai": model_env(openai_url, self.config),
+            "anthropic": model_env(
+                anthropic_url, self.config, IAC_CODE_PROVIDER="anthropic_compatible", IAC_CODE_MODEL="claude-test"
+            ),
+        }
+
+    def launch(self, provider: str = "openai", **extra: str) -> tuple[AgentProcess, float]:
+        started = time.perf_counter()
+        return AgentProcess({**self.env[provider], **extra}), started
+
+    def first_answer(self, method: str, params: dict) -> float:
+        """Seconds from launch to the answer of `method`, sent right after `initialize` is answered."""
+        agent, started = self.launch()
+        agent.initialize()
+        response = agent.call(method, params)
+        elapsed = time.perf_counter() - started
+        assert "result" in response, response
+        agent.close()
+        return elapsed
+
+    def first_prompt(self, provider: str) -> tuple[float, float, float]:
+        """(launch → first prompt answered, that prompt alone, a warm prompt) for one provider."""
+        agent, started = self.launch(provider)
+        agent.initialize()
+        session_id = agent.new_session(self.workspace)
+        sent = time.perf_counter()
+        response, _ = agent.prompt(session_id, "hi")
+        first = time.perf_counter()
+        assert response["result"]["stopReason"] == "end_turn", response
+        warm = []
+        for _ in range(WARM_PROMPTS):
+            began = time.perf_counter()
+            agent.prompt(session_id, "hi")
+            warm.append(time.perf_counter() - began)
+        agent.close()
+        return first - started, first - sent, statistics.median(warm)
+
+    def imports_by_package(self, provider: str) -> dict[str, float]:
+        """What initialize, session/new and one prompt import, timed by -X importtime and summed by top-level
+        package. The real process imports in threads, which scrambles importtime's nesting, so its list of
+        modules is re-imported in the same order by one thread of a fresh interpreter for the figures."""
+        agent, _ = self.launch(provider, PYTHONPROFILEIMPORTTIME="1")
+        agent.initialize()
+        agent.prompt(agent.new_session(self.workspace), "hi")
+        agent.close()
+        names = [
+            line.rsplit("|", 1)[1].strip()
+            for line in agent.stderr_lines
+            if line.startswith("import time:") and "self [us]" not in line
+        ]
+        script = "import importlib, sys\nfor name in sys.argv[1:]:\n    try: importlib.import_module(name)\n    except Exception: pass"
+        serial = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", script, *names], capture_output=True, text=True, check=True
+        )
+        totals: dict[str, float] = defaultdict(float)
+        for line in serial.stderr.splitlines():
+            if not line.startswith("import time:") or "self [us]" in line:
+                continue
+            self_us, _, name = line.removeprefix("import time:").split("|")
+            top = name.strip().split(".")[0]
+            totals["(stdlib)" if top in sys.stdlib_module_names else top] += int(self_us) / 1e6
+        return totals
+
+
+def process_start(runs: int) -> list[tuple[str, float]]:
+    def timed(command: list[str]) -> float:
+        figures = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True)
+            figures.append(time.perf_counter() - started)
+        return statistics.median(figures)
+
+    return [
+        ("python -c pass", timed([sys.executable, "-c", "pass"])),
+        ("python -c 'import iac_code.cli'", timed([sys.executable, "-c", "import iac_code.cli"])),
+        ("iac-code --version", timed([str(IAC_CODE), "--version"])),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    runs = parser.parse_args().runs
+
+    def median(measure: Callable[[], float]) -> float:
+        return statistics.median(measure() for _ in range(runs))
+
+    with (
+        tempfile.TemporaryDirectory() as temp,
+        ScriptedOpenAI(default={"text": "ok"}) as openai_model,
+        ScriptedAnthropic(default={"text": "ok"}) as anthropic_model,
+    ):
+        bench = Bench(Path(temp), openai_model.url, anthropic_model.url)
+        workspace = str(bench.workspace)
+
+        print(f"process start (median of {runs})")
+        for label, seconds in process_start(runs):
+            print(f"  {label:<42} {seconds * 1000:6.0f} ms")
+
+        print("imports by package, self time summed (-X importtime; initialize, session/new, one prompt)")
+        by_provider = {provider: bench.imports_by_package(provider) for provider in ("openai", "anthropic")}
+        packages = sorted(
+            set().union(*by_provider.values()), key=lambda p: -max(t.get(p, 0) for t in by_provider.values())
+        )
+        shown = [*packages[:10], *(["iac_code"] if "iac_code" in packages[10:] else [])]
+        print(f"  {'package':<24} {'openai run':>12} {'anthropic run':>14}")
+        for package in [*shown, "(others)"]:
+            figures = [
+                sum(t for p, t in by_provider[run].items() if p not in shown)
+                if package == "(others)"
+                else by_provider[run].get(package, 0.0)
+                for run in ("openai", "anthropic")
+            ]
+            print(f"  {package:<24} {figures[0] * 1000:9.0f} ms {figures[1] * 1000:11.0f} ms")
+        totals = [sum(by_provider[p].values()) * 1000 for p in ("openai", "anthropic")]
+        print(f"  {'total':<24} {totals[0]:9.0f} ms {totals[1]:11.0f} ms")
+
+        print(f"launch → first answer, fresh process, sent right after initialize (median of {runs})")
+        cwd = {"cwd": workspace, "mcpServers": []}
+        big = {"sessionId": "big", **cwd}
+        methods: list[tuple[str, dict, str]] = [
+            ("session/new", cwd, "goal ≤ 500 ms"),
+            ("session/load (1,000 messages)", big, "goal ≤ 700 ms"),
+            ("session/resume (1,000 messages)", big, ""),
+            ("session/fork (1,000 messages)", big, ""),
+            ("session/list", {"cwd": workspace}, ""),
+        ]
+        print(f"  {'initialize':<42} {median(lambda: _initialize(bench)) * 1000:6.0f} ms")
+        for label, params, goal in methods:
+            method = label.split(" ")[0]
+            figure = median(lambda method=method, params=params: bench.first_answer(method, params))
+            print(f"  {label:<42} {figure * 1000:6.0f} ms   {goal}")
+        for provider in ("openai", "anthropic"):
+            samples = [bench.first_prompt(provider) for _ in range(runs)]
+            launch, first, warm = (statistics.median(s[i] for s in samples) for i in range(3))
+            print(
+                f"  {'session/prompt (' + provider + ')':<42} {launch * 1000:6.0f} ms   the prompt itself "
+                f"{first * 1000:.0f} ms, warm {warm * 1000:.1f} ms: {(first - warm) * 1000:.0f} ms of start-up work"
+                f" on its path{'   goal ≤ 300 ms' if provider == 'anthropic' else ''}"
+            )
+
+
+def _initialize(bench: Bench) -> float:
+    agent, started = bench.launch()
+    agent.initialize()
+    elapsed = time.perf_counter() - started
+    agent.close()
+    return elapsed
+
+
+if __name__ == "__main__":
+    main()
