@@ -16,12 +16,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from psycopg import AsyncConnection, sql
+from psycopg import sql
 from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool
 
-from iac_code.database.pool import open_pool
+from iac_code.database.pool import Connection, Pool, open_pool
 from iac_code.messages import Message
 from iac_code.sessions.disk import encode_line
 from iac_code.sessions.files import (
@@ -67,9 +66,9 @@ class PostgresSessionStore:
     sessions, listing and metadata may be written from any number of instances at once.
     """
 
-    def __init__(self, pool: AsyncConnectionPool[AsyncConnection[TupleRow]]) -> None:
+    def __init__(self, pool: Pool) -> None:
         self._pool = pool
-        self._owned_pool: AsyncConnectionPool[AsyncConnection[TupleRow]] | None = None
+        self._owned_pool: Pool | None = None
 
     @classmethod
     async def open(cls, url: str, *, max_size: int = 10, timeout: float = 10.0) -> PostgresSessionStore:
@@ -217,7 +216,7 @@ class PostgresSessionStore:
 
     # ---- helpers ----
 
-    async def _append(self, conn: AsyncConnection[TupleRow], session_id: str, message: Message) -> None:
+    async def _append(self, conn: Connection, session_id: str, message: Message) -> None:
         _check_id(session_id)
         query = sql.SQL("""
             WITH bumped AS (
@@ -229,7 +228,7 @@ class PostgresSessionStore:
         if (await conn.execute(query, [session_id, _line(message)])).rowcount == 0:
             raise SessionNotFound(session_id)
 
-    async def _read(self, conn: AsyncConnection[TupleRow], session_id: str) -> tuple[SessionRecord, int, bytes]:
+    async def _read(self, conn: Connection, session_id: str) -> tuple[SessionRecord, int, bytes]:
         """The record, its last seq and the log as the file store would hold it (JSON lines)."""
         query = sql.SQL("SELECT {}, last_seq FROM iac_sessions WHERE session_id = %s").format(_COLUMNS)
         row = await (await conn.execute(query, [session_id])).fetchone()
@@ -242,7 +241,7 @@ class PostgresSessionStore:
         return _record(row[:-1]), row[-1], data
 
     async def _rewrite(
-        self, conn: AsyncConnection[TupleRow], session_id: str, messages: Sequence[Message], seen_last_seq: int
+        self, conn: Connection, session_id: str, messages: Sequence[Message], seen_last_seq: int
     ) -> bool:
         """Replace the whole log, unless it changed since it was read (then False, nothing written)."""
         async with conn.transaction():
