@@ -71,9 +71,11 @@ def _free_port() -> int:
 
 
 class PostgresServer:
-    """One server; `url` reaches its `postgres` database as the superuser `postgres` (trust auth, loopback)."""
+    """One server; `url` reaches its `postgres` database as the superuser `postgres` (trust auth, loopback).
+    `durable` keeps PostgreSQL's fsync on, for benchmarks that compare with the file store's fdatasync."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        self.settings = {**_SETTINGS, "fsync": "on", "full_page_writes": "on"} if durable else _SETTINGS
         self.bin = find_binaries()
         self.user = _server_user()
         self.dir = Path(tempfile.mkdtemp(prefix="iac-code-pg-"))
@@ -99,7 +101,7 @@ class PostgresServer:
     def start(self, timeout: float = 30) -> None:
         """Start (or restart after `stop`/`kill`) on a new free port unless it had one already."""
         self.port = self.port or _free_port()
-        options = [f"-c{key}={value}" for key, value in _SETTINGS.items()]
+        options = [f"-c{key}={value}" for key, value in self.settings.items()]
         command = [str(self.bin / "postgres"), "-D", str(self.data), "-p", str(self.port), "-k", str(self.socket_dir)]
         with open(self.log, "ab") as log:
             self._process = subprocess.Popen(command + options, stdout=log, stderr=log, user=self.user)

@@ -115,7 +115,9 @@ class PostgresSessionStore:
         if unknown:
             raise ValueError(f"cannot update {', '.join(sorted(unknown))}")
         _check_id(session_id)
-        values = {name: Jsonb(dict(value)) if name == "permissions" else value for name, value in changes.items()}  # type: ignore[call-overload]
+        values = dict(changes)
+        if "permissions" in values:
+            values["permissions"] = Jsonb(dict(values["permissions"]))  # type: ignore[call-overload]
         assignments = [sql.SQL("{} = %s").format(sql.Identifier(name)) for name in values]
         query = sql.SQL("UPDATE iac_sessions SET {} WHERE session_id = %s RETURNING {}").format(
             sql.SQL(", ").join([*assignments, _BUMP]), _COLUMNS
