@@ -78,7 +78,8 @@ class PostgresServer:
         self.settings = {**_SETTINGS, "fsync": "on", "full_page_writes": "on"} if durable else _SETTINGS
         self.bin = find_binaries()
         self.user = _server_user()
-        self.dir = Path(tempfile.mkdtemp(prefix="iac-code-pg-"))
+        # Another user must reach the directory: under /tmp, whatever TMPDIR says (it may sit in a private home).
+        self.dir = Path(tempfile.mkdtemp(prefix="iac-code-pg-", dir="/tmp" if self.user else None))
         self.data = self.dir / "data"
         self.socket_dir = self.dir / "sock"
         self.log = self.dir / "server.log"
