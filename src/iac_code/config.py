@@ -23,6 +23,7 @@ ENV_KEYS = {
     "compact_threshold": "IAC_CODE_COMPACT_THRESHOLD",
     "script": "IAC_CODE_SCRIPT",
     "session_idle_seconds": "IAC_CODE_SESSION_IDLE_SECONDS",
+    "database_url": "IAC_CODE_DATABASE_URL",
 }
 
 
@@ -43,6 +44,7 @@ class Settings:
     context_window: int = 0  # 0: the provider's own figure
     compact_threshold: float = 0.8  # compact when the context passes this share of the window
     session_idle_seconds: float = 1800  # an idle session's runtime leaves memory after this; reloaded on use
+    database_url: str = field(default="", repr=False)  # postgresql://…: sessions in PostgreSQL (may hold a password)
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
 
     @property

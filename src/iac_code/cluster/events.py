@@ -1,0 +1,113 @@
+"""Each connection's event log in the database: the SSE ids and the replay window every instance shares.
+
+An event gets the connection's next id, is stored with its stream ('' = the connection stream, else a
+session id) and wakes the connection's owner. Retention keeps the newest `max_events` per connection
+(trimmed by the writing statement itself) and nothing older than `max_age` (`trim_expired`, run
+periodically by any instance). What retention removes is remembered per stream, so a reader
+reconnecting with an older Last-Event-ID is told which ids it lost instead of silently missing them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from iac_code.cluster.connections import UnknownConnection
+from iac_code.cluster.wakeups import notify_owner_sql
+from iac_code.database.pool import Pool
+
+CONNECTION_STREAM = ""
+
+# Remember what a DELETE … RETURNING connection_id, stream, event_id named `gone` removed.
+_RECORD_TRIMS = """
+    INSERT INTO iac_event_trims (connection_id, stream, lost_through)
+    SELECT connection_id, stream, max(event_id) FROM gone GROUP BY connection_id, stream
+    ON CONFLICT (connection_id, stream) DO UPDATE
+    SET lost_through = greatest(iac_event_trims.lost_through, excluded.lost_through)"""
+
+
+@dataclass(frozen=True)
+class Retention:
+    max_events: int = 1024  # per connection, all streams together
+    max_age: float = 300.0  # seconds
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    event_id: int
+    stream: str
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What a reader reconnecting after `last_event_id` gets: the events it missed, in order, and
+    `lost_through` > last_event_id when ids in (last_event_id, lost_through] were trimmed away."""
+
+    events: list[StoredEvent]
+    lost_through: int | None
+
+
+class EventLog:
+    def __init__(self, pool: Pool, instance_id: str, retention: Retention | None = None) -> None:
+        self.pool = pool
+        self.instance_id = instance_id
+        self.retention = retention or Retention()
+
+    async def append(self, connection_id: str, stream: str, message: dict[str, Any]) -> int:
+        """Store one outgoing message; returns its event id. Raises UnknownConnection."""
+        query = f"""
+            WITH counter AS (
+                UPDATE iac_connections SET last_event_id = last_event_id + 1, last_seen = now()
+                WHERE connection_id = %(connection)s RETURNING connection_id, last_event_id, owner),
+            stored AS (
+                INSERT INTO iac_events (connection_id, event_id, stream, message)
+                SELECT connection_id, last_event_id, %(stream)s, %(message)s FROM counter),
+            gone AS (
+                DELETE FROM iac_events e USING counter c
+                WHERE e.connection_id = c.connection_id AND e.event_id <= c.last_event_id - %(keep)s
+                RETURNING e.connection_id, e.stream, e.event_id),
+            trims AS ({_RECORD_TRIMS})
+            SELECT last_event_id, {notify_owner_sql("event")} FROM counter"""
+        params = {
+            "connection": connection_id,
+            "stream": stream,
+            "message": json.dumps(message, ensure_ascii=False, separators=(",", ":")),
+            "keep": self.retention.max_events,
+            "me": self.instance_id,
+        }
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(query, params)).fetchone()
+        if row is None:
+            raise UnknownConnection(connection_id)
+        return int(row[0])
+
+    async def events_after(self, connection_id: str, stream: str, last_event_id: int) -> Replay:
+        """The events of `stream` after `last_event_id` still kept, and what was lost (one snapshot)."""
+        query = """
+            SELECT t.lost_through, e.event_id, e.message::text
+            FROM (SELECT coalesce(max(lost_through), 0) AS lost_through FROM iac_event_trims
+                  WHERE connection_id = %(connection)s AND stream = %(stream)s) t
+            LEFT JOIN LATERAL (
+                SELECT event_id, message FROM iac_events
+                WHERE connection_id = %(connection)s AND stream = %(stream)s AND event_id > %(after)s) e ON true
+            ORDER BY e.event_id"""
+        params = {"connection": connection_id, "stream": stream, "after": last_event_id}
+        async with self.pool.connection() as conn:
+            rows = await (await conn.execute(query, params)).fetchall()
+        lost_through = rows[0][0]
+        events = [StoredEvent(event_id, stream, json.loads(text)) for _, event_id, text in rows if event_id is not None]
+        return Replay(events, lost_through if lost_through > last_event_id else None)
+
+    async def trim_expired(self) -> int:
+        """Drop events older than `max_age` in every connection; returns how many."""
+        query = f"""
+            WITH gone AS (
+                DELETE FROM iac_events WHERE created_at < now() - make_interval(secs => %(age)s)
+                RETURNING connection_id, stream, event_id),
+            trims AS ({_RECORD_TRIMS})
+            SELECT count(*) FROM gone"""
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(query, {"age": self.retention.max_age})).fetchone()
+        return int(row[0]) if row else 0
