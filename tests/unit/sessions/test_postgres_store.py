@@ -16,10 +16,10 @@ from iac_code.config import load_settings
 from iac_code.database.migrate import known_migrations, migrate
 from iac_code.database.pool import open_pool
 from iac_code.messages import Message, ToolCall, user
-from iac_code.sessions.threaded import ThreadedFileStore
 from iac_code.sessions.open import open_store
 from iac_code.sessions.postgres import PostgresSessionStore
 from iac_code.sessions.store import SessionRecord
+from iac_code.sessions.threaded import ThreadedFileStore
 
 
 async def test_instances_starting_together_apply_each_migration_once(postgres_server: PostgresServer) -> None:
