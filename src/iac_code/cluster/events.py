@@ -5,6 +5,8 @@ session id) and wakes the connection's owner. Retention keeps the newest `max_ev
 (trimmed by the writing statement itself) and nothing older than `max_age` (`trim_expired`, run
 periodically by any instance). What retention removes is remembered per stream, so a reader
 reconnecting with an older Last-Event-ID is told which ids it lost instead of silently missing them.
+The owner records how far it delivered the connection stream, where a reader without Last-Event-ID
+starts. Logging a response ends its request's time in flight (inbound.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
+
+from acp.http.protocol import message_id_key
 
 from iac_code.cluster.connections import UnknownConnection
 from iac_code.cluster.wakeups import notify_owner_sql
@@ -42,11 +46,12 @@ class StoredEvent:
 
 @dataclass(frozen=True)
 class Replay:
-    """What a reader reconnecting after `last_event_id` gets: the events it missed, in order, and
-    `lost_through` > last_event_id when ids in (last_event_id, lost_through] were trimmed away."""
+    """What a reader resuming after event `after` gets: the events it missed, in order, and
+    `lost_through` > after when ids in (after, lost_through] were trimmed away."""
 
     events: list[StoredEvent]
     lost_through: int | None
+    after: int = 0
 
 
 class EventLog:
@@ -68,7 +73,10 @@ class EventLog:
                 DELETE FROM iac_events e USING counter c
                 WHERE e.connection_id = c.connection_id AND e.event_id <= c.last_event_id - %(keep)s
                 RETURNING e.connection_id, e.stream, e.event_id),
-            trims AS ({_RECORD_TRIMS})
+            trims AS ({_RECORD_TRIMS}),
+            answered AS (
+                DELETE FROM iac_inflight f USING counter c
+                WHERE f.connection_id = c.connection_id AND f.request_key = %(answers)s)
             SELECT last_event_id, {notify_owner_sql("event")} FROM counter"""
         params = {
             "connection": connection_id,
@@ -76,6 +84,7 @@ class EventLog:
             "message": json.dumps(message, ensure_ascii=False, separators=(",", ":")),
             "keep": self.retention.max_events,
             "me": self.instance_id,
+            "answers": message_id_key(message.get("id")) if "method" not in message else None,
         }
         async with self.pool.connection() as conn:
             row = await (await conn.execute(query, params)).fetchone()
@@ -83,22 +92,35 @@ class EventLog:
             raise UnknownConnection(connection_id)
         return int(row[0])
 
-    async def events_after(self, connection_id: str, stream: str, last_event_id: int) -> Replay:
-        """The events of `stream` after `last_event_id` still kept, and what was lost (one snapshot)."""
+    async def events_after(self, connection_id: str, stream: str, last_event_id: int | None) -> Replay:
+        """The events of `stream` after `last_event_id` (None: after what was delivered on the connection
+        stream) still kept, and what was lost (one snapshot). Raises UnknownConnection."""
         query = """
-            SELECT t.lost_through, e.event_id, e.message::text
-            FROM (SELECT coalesce(max(lost_through), 0) AS lost_through FROM iac_event_trims
-                  WHERE connection_id = %(connection)s AND stream = %(stream)s) t
+            SELECT a.after, t.lost_through, e.event_id, e.message::text
+            FROM (SELECT coalesce(%(after)s, delivered_through) AS after FROM iac_connections
+                  WHERE connection_id = %(connection)s) a
+            CROSS JOIN (SELECT coalesce(max(lost_through), 0) AS lost_through FROM iac_event_trims
+                        WHERE connection_id = %(connection)s AND stream = %(stream)s) t
             LEFT JOIN LATERAL (
                 SELECT event_id, message FROM iac_events
-                WHERE connection_id = %(connection)s AND stream = %(stream)s AND event_id > %(after)s) e ON true
+                WHERE connection_id = %(connection)s AND stream = %(stream)s AND event_id > a.after) e ON true
             ORDER BY e.event_id"""
         params = {"connection": connection_id, "stream": stream, "after": last_event_id}
         async with self.pool.connection() as conn:
             rows = await (await conn.execute(query, params)).fetchall()
-        lost_through = rows[0][0]
-        events = [StoredEvent(event_id, stream, json.loads(text)) for _, event_id, text in rows if event_id is not None]
-        return Replay(events, lost_through if lost_through > last_event_id else None)
+        if not rows:
+            raise UnknownConnection(connection_id)
+        after, lost_through = rows[0][0], rows[0][1]
+        events = [StoredEvent(event_id, stream, json.loads(text)) for *_, event_id, text in rows if event_id is not None]
+        return Replay(events, lost_through if lost_through > after else None, after)
+
+    async def delivered(self, connection_id: str, through: int) -> None:
+        """The owner sent the connection stream's events up to `through` (never moves back)."""
+        query = """
+            UPDATE iac_connections SET delivered_through = greatest(delivered_through, %s), last_seen = now()
+            WHERE connection_id = %s"""
+        async with self.pool.connection() as conn:
+            await conn.execute(query, [through, connection_id])
 
     async def trim_expired(self) -> int:
         """Drop events older than `max_age` in every connection; returns how many."""

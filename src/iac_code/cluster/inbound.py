@@ -1,5 +1,8 @@
-"""POSTed messages for a connection whose stream another instance owns: queued in the database, and
-the owner woken to take them (in order, each exactly once)."""
+"""POSTed messages for a connection, whichever instance received them: queued in the database, and the
+connection's host (the instance running its agent) woken to take them (in order, each exactly once).
+
+Taking a request (a message with a method and an id) records it as in flight until the host's answer
+is logged (events.py), so an instance adopting the connection after its host died can answer it."""
 
 from __future__ import annotations
 
@@ -19,13 +22,15 @@ class InboundQueue:
         self.instance_id = instance_id
 
     async def push(self, connection_id: str, message: dict[str, Any]) -> int:
-        """Queue a message for the connection's owner and wake it; returns the queue id."""
+        """Queue a message for the connection's host and wake it (the connection counts as active);
+        returns the queue id."""
         query = f"""
             WITH queued AS (
                 INSERT INTO iac_inbound (connection_id, message, received_by)
-                VALUES (%(connection)s, %(message)s, %(me)s) RETURNING id)
-            SELECT queued.id, {notify_owner_sql("inbound", "c.owner")}
-            FROM queued, iac_connections c WHERE c.connection_id = %(connection)s"""
+                VALUES (%(connection)s, %(message)s, %(me)s) RETURNING id),
+            touched AS (
+                UPDATE iac_connections SET last_seen = now() WHERE connection_id = %(connection)s RETURNING host)
+            SELECT queued.id, {notify_owner_sql("inbound", "touched.host")} FROM queued, touched"""
         params = {
             "connection": connection_id,
             "message": json.dumps(message, ensure_ascii=False, separators=(",", ":")),
@@ -40,11 +45,20 @@ class InboundQueue:
         return int(row[0])
 
     async def take(self, connection_id: str, limit: int = 100) -> list[dict[str, Any]]:
-        """Remove and return the oldest queued messages (oldest first); concurrent takers never share one."""
+        """Remove and return the oldest queued messages (oldest first); concurrent takers never share one.
+        The requests among them are in flight from now until answered."""
         query = """
-            DELETE FROM iac_inbound WHERE id IN (
-                SELECT id FROM iac_inbound WHERE connection_id = %s ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED)
-            RETURNING id, message::text"""
+            WITH taken AS (
+                DELETE FROM iac_inbound WHERE id IN (
+                    SELECT id FROM iac_inbound WHERE connection_id = %(connection)s
+                    ORDER BY id LIMIT %(limit)s FOR UPDATE SKIP LOCKED)
+                RETURNING id, message),
+            tracked AS (
+                INSERT INTO iac_inflight (connection_id, request_key, request_id)
+                SELECT %(connection)s, message->>'id', message->'id' FROM taken
+                WHERE message->>'method' IS NOT NULL AND json_typeof(message->'id') IN ('number', 'string')
+                ON CONFLICT DO NOTHING)
+            SELECT id, message::text FROM taken"""
         async with self.pool.connection() as conn:
-            rows = await (await conn.execute(query, [connection_id, limit])).fetchall()
+            rows = await (await conn.execute(query, {"connection": connection_id, "limit": limit})).fetchall()
         return [json.loads(text) for _, text in sorted(rows)]

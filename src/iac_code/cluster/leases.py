@@ -70,6 +70,19 @@ class SessionLeases:
                 "DELETE FROM iac_leases WHERE session_id = %s AND holder = %s", [session_id, self.instance_id]
             )
 
+    async def ask_holder_to_release(self, session_id: str, max_age: float) -> tuple[str | None, bool]:
+        """Wake the instance holding a live lease on the session (`release`: give it up if idle);
+        returns (holder, whether it sent a heartbeat within `max_age` seconds), (None, False) if free."""
+        query = """
+            SELECT l.holder, i.instance_id IS NOT NULL,
+                   CASE WHEN i.instance_id IS NOT NULL THEN pg_notify('iac_' || l.holder, 'release ' || l.session_id) END
+            FROM iac_leases l
+            LEFT JOIN iac_instances i ON i.instance_id = l.holder AND i.last_seen > now() - make_interval(secs => %s)
+            WHERE l.session_id = %s AND l.expires_at > now() AND l.holder <> %s"""
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(query, [max_age, session_id, self.instance_id])).fetchone()
+        return (row[0], bool(row[1])) if row else (None, False)
+
     async def holder(self, session_id: str) -> str | None:
         """The instance holding a live lease on the session, if any."""
         query = "SELECT holder FROM iac_leases WHERE session_id = %s AND expires_at > now()"

@@ -1,6 +1,6 @@
 """LISTEN/NOTIFY: each instance listens on its own channel; writers wake the owner of a connection.
 
-A wake-up carries no data, only "look at connection X": the tables hold the truth, so a lost or
+A wake-up carries no data, only "look at connection X" (or session X): the tables hold the truth, so a lost or
 duplicated notification costs a query, never a message. Notifications are sent by the writing
 statement itself (`notify_owner_sql`) and delivered when it commits. When the listening connection
 drops, notifications sent meanwhile are gone: after reconnecting the listener reports a `resync`,
@@ -23,18 +23,21 @@ from iac_code.cluster.instances import check_instance_id
 
 logger = logging.getLogger(__name__)
 
-WakeupKind = Literal["event", "inbound", "claimed", "resync"]
+WakeupKind = Literal["event", "inbound", "claimed", "closed", "release", "resync"]
+_KINDS = frozenset({"event", "inbound", "claimed", "closed", "release"})
 CHANNEL_PREFIX = "iac_"
 RECONNECT_SECONDS = (0.1, 0.5, 1.0, 2.0, 5.0)
 
 
 @dataclass(frozen=True)
 class Wakeup:
-    """`event`: new events to deliver; `inbound`: POSTed messages to take; `claimed`: another instance
-    took this connection's stream (end yours); `resync`: notifications may have been missed (connection_id '')."""
+    """About connection `subject`: `event`: new events to deliver; `inbound`: POSTed messages to take;
+    `claimed`: another instance took its stream (end yours); `closed`: it was closed or expired.
+    About session `subject`: `release`: another instance wants it (give its lease up if it is idle).
+    `resync` (subject ''): notifications may have been missed."""
 
     kind: WakeupKind
-    connection_id: str
+    subject: str
 
 
 def channel(instance_id: str) -> str:
@@ -51,10 +54,10 @@ def notify_owner_sql(kind: WakeupKind, owner_column: str = "owner") -> str:
 
 
 def parse(payload: str) -> Wakeup | None:
-    kind, _, connection_id = payload.partition(" ")
-    if kind not in ("event", "inbound", "claimed") or not connection_id:
+    kind, _, subject = payload.partition(" ")
+    if kind not in _KINDS or not subject:
         return None
-    return Wakeup(kind, connection_id)  # type: ignore[arg-type]
+    return Wakeup(kind, subject)  # type: ignore[arg-type]
 
 
 class WakeupListener:

@@ -25,7 +25,7 @@ def numbers(replay) -> list[int]:
 @pytest.fixture
 async def log(pool: Pool) -> EventLog:
     for connection_id in ("c1", "c2"):
-        await ConnectionOwnership(pool, "a").claim(connection_id)
+        await ConnectionOwnership(pool, "a").open(connection_id)
     return EventLog(pool, "a", Retention(max_events=5, max_age=60))
 
 
@@ -52,7 +52,7 @@ async def test_past_max_events_the_oldest_go_and_a_late_reader_learns_what_it_lo
     replay = await log.events_after("c1", CONNECTION_STREAM, 0)
     assert numbers(replay) == [4, 5, 6, 7, 8] and replay.lost_through == 3
     assert (await log.events_after("c1", CONNECTION_STREAM, 3)).lost_through is None  # saw all it could
-    assert (await log.events_after("c1", "s1", 0)) == type(replay)([], 2)  # its only event was trimmed
+    assert (await log.events_after("c1", "s1", 0)) == type(replay)([], 2, 0)  # its only event was trimmed
     assert (await log.events_after("c2", CONNECTION_STREAM, 0)).lost_through is None  # other connections untouched
 
 
@@ -72,3 +72,15 @@ async def test_an_event_written_elsewhere_wakes_the_owner_and_only_it(pool: Pool
         assert await owner.next() == Wakeup("event", "c1")
         await log.append("c1", "s1", note(2))  # the owner's own event: no need to wake it
         assert await owner.nothing()
+
+
+async def test_without_last_event_id_a_reader_resumes_after_what_was_delivered(log: EventLog) -> None:
+    for n in range(1, 4):
+        await log.append("c1", CONNECTION_STREAM, note(n))
+    assert numbers(await log.events_after("c1", CONNECTION_STREAM, None)) == [1, 2, 3]
+    await log.delivered("c1", 2)
+    await log.delivered("c1", 1)  # a late report never moves it back
+    replay = await log.events_after("c1", CONNECTION_STREAM, None)
+    assert numbers(replay) == [3] and replay.after == 2
+    with pytest.raises(UnknownConnection):
+        await log.events_after("nope", CONNECTION_STREAM, None)

@@ -19,7 +19,7 @@ def request(n: int) -> dict:
 
 
 async def test_a_post_on_another_instance_reaches_the_owner_in_order(pool: Pool, pg_url: str) -> None:
-    await ConnectionOwnership(pool, "owner").claim("c1")
+    await ConnectionOwnership(pool, "owner").open("c1")
     async with listening(pg_url, "owner") as heard:
         for n in range(3):
             await InboundQueue(pool, "other").push("c1", request(n))
@@ -30,7 +30,7 @@ async def test_a_post_on_another_instance_reaches_the_owner_in_order(pool: Pool,
 
 
 async def test_concurrent_takers_never_get_the_same_message(pool: Pool) -> None:
-    await ConnectionOwnership(pool, "owner").claim("c1")
+    await ConnectionOwnership(pool, "owner").open("c1")
     queue = InboundQueue(pool, "owner")
     for n in range(40):
         await queue.push("c1", request(n))

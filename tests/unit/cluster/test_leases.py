@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
+from iac_code.cluster.instances import InstanceRegistry
 from iac_code.cluster.leases import SessionLeases
+from iac_code.cluster.wakeups import Wakeup
 from iac_code.database.pool import Pool
+
+from .wakeups import listening
 
 
 async def test_one_holder_at_a_time_and_reacquiring_renews(pool: Pool) -> None:
@@ -54,3 +58,15 @@ async def test_racing_instances_elect_exactly_one_holder(pool: Pool) -> None:
     won = await asyncio.gather(*(c.acquire("s1") for c in contenders))
     winners = [c.instance_id for c, lease in zip(contenders, won, strict=True) if lease is not None]
     assert len(winners) == 1 and await contenders[0].holder("s1") == winners[0]
+
+
+async def test_a_live_holder_is_asked_to_release_and_a_dead_one_is_not(pool: Pool, pg_url: str) -> None:
+    a, b = SessionLeases(pool, "a", ttl=30), SessionLeases(pool, "b", ttl=30)
+    await a.acquire("s1")
+    assert await b.ask_holder_to_release("s1", max_age=5) == ("a", False)  # no heartbeat yet: dead
+    await InstanceRegistry(pool, "a").heartbeat()
+    async with listening(pg_url, "a") as heard:
+        assert await b.ask_holder_to_release("s1", max_age=5) == ("a", True)
+        assert await heard.next() == Wakeup("release", "s1")
+        assert await a.ask_holder_to_release("s1", max_age=5) == (None, False)  # nobody else holds it
+    assert await b.ask_holder_to_release("s2", max_age=5) == (None, False)

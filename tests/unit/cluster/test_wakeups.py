@@ -15,7 +15,7 @@ from .wakeups import listening
 
 
 async def test_after_losing_its_connection_the_listener_resyncs_and_listens_again(pool: Pool, pg_url: str) -> None:
-    await ConnectionOwnership(pool, "owner").claim("c1")
+    await ConnectionOwnership(pool, "owner").open("c1")
     async with listening(pg_url, "owner") as heard:
         async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as admin:
             await admin.execute(
@@ -29,6 +29,7 @@ async def test_after_losing_its_connection_the_listener_resyncs_and_listens_agai
 
 def test_payloads_that_are_not_wakeups_are_ignored() -> None:
     assert parse("event c1") == Wakeup("event", "c1")
+    assert parse("closed c1") == Wakeup("closed", "c1") and parse("release s1") == Wakeup("release", "s1")
     assert parse("event") is None and parse("reboot c1") is None
     assert channel("abc") == "iac_abc"
 
