@@ -111,7 +111,7 @@ class EventLog:
         if not rows:
             raise UnknownConnection(connection_id)
         after, lost_through = rows[0][0], rows[0][1]
-        events = [StoredEvent(event_id, stream, json.loads(text)) for *_, event_id, text in rows if event_id is not None]
+        events = [StoredEvent(event_id, stream, json.loads(text)) for *_, event_id, text in rows if event_id]
         return Replay(events, lost_through if lost_through > after else None, after)
 
     async def delivered(self, connection_id: str, through: int) -> None:

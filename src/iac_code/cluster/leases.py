@@ -75,7 +75,8 @@ class SessionLeases:
         returns (holder, whether it sent a heartbeat within `max_age` seconds), (None, False) if free."""
         query = """
             SELECT l.holder, i.instance_id IS NOT NULL,
-                   CASE WHEN i.instance_id IS NOT NULL THEN pg_notify('iac_' || l.holder, 'release ' || l.session_id) END
+                   CASE WHEN i.instance_id IS NOT NULL
+                        THEN pg_notify('iac_' || l.holder, 'release ' || l.session_id) END
             FROM iac_leases l
             LEFT JOIN iac_instances i ON i.instance_id = l.holder AND i.last_seen > now() - make_interval(secs => %s)
             WHERE l.session_id = %s AND l.expires_at > now() AND l.holder <> %s"""
