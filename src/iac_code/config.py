@@ -24,6 +24,9 @@ ENV_KEYS = {
     "script": "IAC_CODE_SCRIPT",
     "session_idle_seconds": "IAC_CODE_SESSION_IDLE_SECONDS",
     "database_url": "IAC_CODE_DATABASE_URL",
+    "instance_id": "IAC_CODE_INSTANCE_ID",
+    "heartbeat_seconds": "IAC_CODE_HEARTBEAT_SECONDS",
+    "lease_seconds": "IAC_CODE_LEASE_SECONDS",
 }
 
 
@@ -45,6 +48,9 @@ class Settings:
     compact_threshold: float = 0.8  # compact when the context passes this share of the window
     session_idle_seconds: float = 1800  # an idle session's runtime leaves memory after this; reloaded on use
     database_url: str = field(default="", repr=False)  # postgresql://…: sessions in PostgreSQL (may hold a password)
+    instance_id: str = ""  # with a database: this server's name among its peers ([a-z0-9_]; default: generated)
+    heartbeat_seconds: float = 5.0  # with a database: how often an instance says it is alive and renews its leases
+    lease_seconds: float = 15.0  # with a database: how long a dead instance's sessions stay locked
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
 
     @property

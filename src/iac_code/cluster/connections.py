@@ -31,8 +31,9 @@ class Adopted:
 
 @dataclass(frozen=True)
 class Standing:
-    """What the database says about connections this instance believes it hosts or owns."""
+    """What the database says about connections this instance serves in some way."""
 
+    existing: set[str]
     hosted: set[str]
     owned: set[str]
 
@@ -161,11 +162,12 @@ class ConnectionOwnership:
         return [Adopted(connection_id, json.loads(ids)) for connection_id, ids in rows]
 
     async def standing(self, connection_ids: Sequence[str]) -> Standing:
-        """Which of these connections the database says this instance hosts, and owns: the others were
-        closed, expired, or taken over while this instance was cut off (stop serving them)."""
+        """Which of these connections still exist, and which of those the database says this instance
+        hosts and owns: the others were closed, expired, or taken over while it was cut off."""
         query = """
-            SELECT connection_id, host = %(me)s, owner = %(me)s FROM iac_connections
-            WHERE connection_id = ANY(%(ids)s) AND (host = %(me)s OR owner = %(me)s)"""
+            SELECT connection_id, host IS NOT DISTINCT FROM %(me)s, owner IS NOT DISTINCT FROM %(me)s
+            FROM iac_connections WHERE connection_id = ANY(%(ids)s)"""
         async with self.pool.connection() as conn:
             rows = await (await conn.execute(query, {"ids": list(connection_ids), "me": self.instance_id})).fetchall()
-        return Standing({row[0] for row in rows if row[1]}, {row[0] for row in rows if row[2]})
+        hosted = {row[0] for row in rows if row[1]}
+        return Standing({row[0] for row in rows}, hosted, {row[0] for row in rows if row[2]})

@@ -16,10 +16,29 @@ async def open_store(settings: Settings) -> SessionStore:
     if not settings.database_url:
         return open_file_store(settings.sessions_dir)
     try:
+        from psycopg import OperationalError
+
         from iac_code.sessions.postgres import PostgresSessionStore
     except ImportError as exc:
         raise ConfigError(
             f"IAC_CODE_DATABASE_URL is set but the PostgreSQL driver is missing ({exc}): "
             "pip install 'iac-code[postgres]'"
         ) from None
-    return await PostgresSessionStore.open(settings.database_url)
+    try:
+        return await PostgresSessionStore.open(settings.database_url)
+    except OperationalError as exc:
+        raise ConfigError(
+            f"cannot reach the database of IAC_CODE_DATABASE_URL ({_where(settings.database_url)}): {exc}"
+        ) from None
+
+
+def _where(url: str) -> str:
+    """The URL without its credentials, for messages."""
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(url)
+    except ProgrammingError:
+        return "unparsable URL"
+    return f"host {parts.get('host', 'localhost')}, port {parts.get('port', 5432)}, database {parts.get('dbname')}"

@@ -32,10 +32,19 @@ async def _serve_stdio(settings: Settings) -> int:
     loading = asyncio.ensure_future(asyncio.to_thread(_load_server, settings))
     early = await _answer_handshake_until(loading, transport, settings)
     serve, open_store = loading.result()
-    store = open_store(settings.sessions_dir)
+    store = await open_store(settings)
+    node = None
     try:
-        await serve(_Replay(early, transport), settings, store=store)
+        if settings.database_url:  # sessions shared with other instances: take their leases like them
+            from iac_code.cluster.node import ClusterNode
+
+            node = await ClusterNode.open(settings)
+            node.start()
+        owners = node.owners if node is not None else None
+        await serve(_Replay(early, transport), settings, store=store, owners=owners)
     finally:
+        if node is not None:
+            await node.close()
         await store.close()
     return 0
 
@@ -43,10 +52,10 @@ async def _serve_stdio(settings: Settings) -> int:
 def _load_server(settings: Settings) -> tuple[Any, Any]:
     from iac_code.acp.server import serve
     from iac_code.providers.presets import warm_up
-    from iac_code.sessions.threaded import open_file_store
+    from iac_code.sessions.open import open_store
 
     warm_up(settings)
-    return serve, open_file_store
+    return serve, open_store
 
 
 async def _answer_handshake_until(
