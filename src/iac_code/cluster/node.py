@@ -19,7 +19,7 @@ import re
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import astuple, dataclass
 
 import psycopg
@@ -36,6 +36,12 @@ logger = logging.getLogger(__name__)
 MISSED_BEATS = 3  # a peer silent for this many heartbeats is dead
 POOL_SIZE = 20
 POOL_TIMEOUT = 3.0  # how long a request waits for a database connection before it is refused (503)
+HEALTH_TIMEOUT = 1.0  # /health answers 503 this fast when the database is away
+FAIL_FAST_SECONDS = 1.0  # after a request found the database unreachable, the next ones fail at once for this long
+
+
+class DatabaseUnreachable(Exception):
+    pass
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,7 @@ class ClusterNode:
         self.listener = WakeupListener(url, instance_id, self._dispatch)
         self._beating: asyncio.Task[None] | None = None
         self._healthy_since: float | None = None
+        self._unreachable_at = float("-inf")
         self._background: set[asyncio.Task[None]] = set()
 
     @classmethod
@@ -108,12 +115,26 @@ class ClusterNode:
             await self.registry.deregister()
         await self.pool.close()
 
+    @contextlib.contextmanager
+    def database_required(self) -> Iterator[None]:
+        """Around a request's database work: raises DatabaseUnreachable (at once for a moment after a
+        failure, rather than every request waiting out the pool's timeout during an outage)."""
+        if time.monotonic() - self._unreachable_at < FAIL_FAST_SECONDS:
+            raise DatabaseUnreachable("the database was unreachable a moment ago")
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            self._unreachable_at = time.monotonic()
+            raise DatabaseUnreachable(str(exc)) from None
+
     async def database_ok(self) -> bool:
         try:
-            async with self.pool.connection(timeout=POOL_TIMEOUT) as conn:
+            async with self.pool.connection(timeout=HEALTH_TIMEOUT) as conn:
                 await conn.execute("SELECT 1")
         except psycopg.OperationalError:
+            self._unreachable_at = time.monotonic()
             return False
+        self._unreachable_at = float("-inf")
         return True
 
     def spawn(self, work: Awaitable[None]) -> None:

@@ -12,12 +12,19 @@ Connection = AsyncConnection[TupleRow]
 Pool = AsyncConnectionPool[Connection]
 
 
+# A lost connection is retried with a doubling delay for this long, then the slot is dropped and the next
+# caller's demand connects at once. The library's default (5 minutes) lets the delay grow so large that
+# a database back after half a minute would wait as long again before anyone reconnected.
+RECONNECT_SECONDS = 2.0
+
+
 async def open_pool(url: str, *, max_size: int = 10, timeout: float = 10.0) -> Pool:
     """A pool of autocommit connections to `url`, after applying any pending migration.
 
     Every connection is checked before it is handed out (one short round trip), so after a database
-    restart callers get a fresh connection instead of a dead one. Raises psycopg_pool.PoolTimeout
-    when the database cannot be reached within `timeout` seconds.
+    restart callers get a fresh connection instead of a dead one, and reconnection follows demand
+    (RECONNECT_SECONDS). Raises psycopg_pool.PoolTimeout when the database cannot be reached within
+    `timeout` seconds.
     """
     pool: Pool = AsyncConnectionPool(
         url,
@@ -27,6 +34,7 @@ async def open_pool(url: str, *, max_size: int = 10, timeout: float = 10.0) -> P
         timeout=timeout,
         kwargs={"autocommit": True},
         check=AsyncConnectionPool.check_connection,
+        reconnect_timeout=RECONNECT_SECONDS,
         name="iac-code",
     )
     await pool.open(wait=True, timeout=timeout)

@@ -31,12 +31,12 @@ from iac_code.acp.residency import SessionOwners
 from iac_code.cluster.connections import Adopted, ConnectionOwnership, UnknownConnection
 from iac_code.cluster.events import CONNECTION_STREAM, EventLog, Retention
 from iac_code.cluster.inbound import InboundQueue
-from iac_code.cluster.node import ClusterNode
+from iac_code.cluster.node import ClusterNode, DatabaseUnreachable
 from iac_code.cluster.wakeups import Wakeup
 from iac_code.config import Settings
 from iac_code.transports.http.backend import OpenStream, Refusal, unknown_connection
 from iac_code.transports.http.cluster_hosting import HostedConnection
-from iac_code.transports.http.cluster_streams import QuietReader, StreamFeed, replay_events
+from iac_code.transports.http.cluster_streams import QuietReader, StreamFeed
 from iac_code.transports.http.connections import HttpConnection, ServeFn
 from iac_code.transports.http.events import Event, EventLimits, StreamKey
 from iac_code.transports.http.local import LocalBackend, answer_initialize
@@ -48,15 +48,6 @@ logger = logging.getLogger(__name__)
 
 INSTANCE_HEADER = b"iac-instance-id"
 RETENTION = Retention(max_events=10_000, max_age=300.0)
-
-
-@contextlib.contextmanager
-def database_required() -> Iterator[None]:
-    try:
-        yield
-    except psycopg.OperationalError as exc:
-        logger.info("refused a request: the database is unreachable (%s)", exc)
-        raise Refusal(503, "the database is unreachable; retry later") from None
 
 
 class ClusterBackend(LocalBackend):
@@ -112,7 +103,7 @@ class ClusterBackend(LocalBackend):
     async def initialize(self, message: dict[str, Any], timeout: float) -> tuple[str, dict[str, Any]]:
         self.check_room()
         connection_id = str(uuid.uuid4())
-        with database_required():
+        with self._database():
             await self.ownership.open(connection_id)  # before the agent: the housekeeping trusts the row
         conn = self.new_connection(connection_id)
         try:
@@ -124,7 +115,7 @@ class ClusterBackend(LocalBackend):
     async def post(self, connection_id: str | None, message: dict[str, Any]) -> None:
         if not connection_id:
             raise unknown_connection(connection_id)
-        with database_required():
+        with self._database():
             try:
                 await self.inbound.push(connection_id, message)
             except UnknownConnection:
@@ -145,7 +136,7 @@ class ClusterBackend(LocalBackend):
         if feed is None:  # registered before the claim, so no wake-up after it is missed
             feed = self.feeds[connection_id] = StreamFeed(connection_id, self.log)
         try:
-            with database_required():
+            with self._database():
                 await self.ownership.claim(connection_id)
                 self._claimed_at[connection_id] = time.monotonic()
                 feed.claimed = True
@@ -155,14 +146,12 @@ class ClusterBackend(LocalBackend):
             if new and not feed.claimed:
                 self.feeds.pop(connection_id, None)
             raise exc if isinstance(exc, Refusal) else unknown_connection(connection_id) from None
-        events = replay_events(replay)
-        feed.position = events[-1].id if events else replay.after
-        return OpenStream(feed.open_reader(), [event.frame for event in events], lambda: None)
+        return OpenStream(feed.open_reader(replay), [], lambda: None)
 
     async def close(self, connection_id: str | None) -> None:
         if not connection_id:
             raise unknown_connection(connection_id)
-        with database_required():
+        with self._database():
             existed = await self.ownership.forget(connection_id)
         if not existed and self.registry.get(connection_id) is None:
             raise unknown_connection(connection_id)
@@ -181,6 +170,8 @@ class ClusterBackend(LocalBackend):
     # -- housekeeping (every heartbeat) ---------------------------------------------------------
 
     async def housekeep(self) -> None:
+        if not self.node.listener.listening.is_set():  # no wake-ups meanwhile: poll on every heartbeat
+            self._on_wakeup(Wakeup("resync", ""))
         started = time.monotonic()
         hosted = [conn.id for conn in self.registry]
         owned = {cid: feed for cid, feed in self.feeds.items() if self._claimed_at.get(cid, started) < started}
@@ -205,6 +196,16 @@ class ClusterBackend(LocalBackend):
 
     # -- helpers --------------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _database(self) -> Iterator[None]:
+        """Around a request's database work: 503 while the database is unreachable."""
+        try:
+            with self.node.database_required():
+                yield
+        except DatabaseUnreachable as exc:
+            logger.info("refused a request: the database is unreachable (%s)", exc)
+            raise Refusal(503, "the database is unreachable; retry later") from None
+
     async def _serve_hosted(self, transport: Transport) -> None:
         try:
             await self._serve_agent(transport)
@@ -213,7 +214,7 @@ class ClusterBackend(LocalBackend):
                 self.node.spawn(self._forget(transport.id))  # the agent ended by itself
 
     async def _open_session_stream(self, connection_id: str) -> OpenStream:
-        with database_required():
+        with self._database():
             if not await self.ownership.exists(connection_id):
                 raise unknown_connection(connection_id)
         reader = QuietReader(connection_id, self._forget_quiet_reader)

@@ -50,6 +50,7 @@ class StreamFeed:
         self._dirty = True  # the log may hold events after `position`
         self._changed = asyncio.Event()
         self._reader: FeedReader | None = None
+        self._first: list[Event] = []  # what a new reader sends before anything else
         self._reporting: asyncio.Task[None] | None = None
 
     @property
@@ -68,8 +69,11 @@ class StreamFeed:
         self._pushed.append(event)
         self._wake()
 
-    def open_reader(self) -> FeedReader:
-        """A reader for a new response; the previous one ends (it was a stale reconnect)."""
+    def open_reader(self, replay: Replay) -> FeedReader:
+        """A reader for a new response, starting with `replay` (read from the log after its claim); the
+        previous reader ends (it was a stale reconnect)."""
+        self.position = replay.after
+        self._first = replay_events(replay)
         self._reader = FeedReader(self)
         self._wake()
         return self._reader
@@ -79,6 +83,9 @@ class StreamFeed:
         self._wake()
 
     async def next_batch(self, reader: FeedReader, keepalive_seconds: float) -> list[Event] | None:
+        if self._first and reader is self._reader:
+            first, self._first = self._first, []
+            return first
         while reader is self._reader and not self.ended:
             while self._pushed and self._pushed[0].id <= self.position:
                 self._pushed.popleft()
