@@ -60,12 +60,15 @@ class EventLog:
         self.instance_id = instance_id
         self.retention = retention or Retention()
 
-    async def append(self, connection_id: str, stream: str, message: dict[str, Any]) -> int:
-        """Store one outgoing message; returns its event id. Raises UnknownConnection."""
+    async def append(self, connection_id: str, stream: str, message: dict[str, Any], *, as_host: bool = False) -> int:
+        """Store one outgoing message; returns its event id. Raises UnknownConnection, also when `as_host`
+        and the connection's host is another instance (it was adopted while this one was cut off: what
+        this one still has to say must not follow the adopter's answers)."""
         query = f"""
             WITH counter AS (
                 UPDATE iac_connections SET last_event_id = last_event_id + 1, last_seen = now()
-                WHERE connection_id = %(connection)s RETURNING connection_id, last_event_id, owner),
+                WHERE connection_id = %(connection)s AND (NOT %(as_host)s OR host = %(me)s)
+                RETURNING connection_id, last_event_id, owner),
             stored AS (
                 INSERT INTO iac_events (connection_id, event_id, stream, message)
                 SELECT connection_id, last_event_id, %(stream)s, %(message)s FROM counter),
@@ -85,6 +88,7 @@ class EventLog:
             "keep": self.retention.max_events,
             "me": self.instance_id,
             "answers": message_id_key(message.get("id")) if "method" not in message else None,
+            "as_host": as_host,
         }
         async with self.pool.connection() as conn:
             row = await (await conn.execute(query, params)).fetchone()

@@ -29,7 +29,7 @@ from iac_code.cluster.leases import SessionLeases
 from iac_code.cluster.owners import LeasedSessionOwners
 from iac_code.cluster.wakeups import Wakeup, WakeupListener
 from iac_code.config import ConfigError, Settings
-from iac_code.database.pool import Pool, open_pool
+from iac_code.database.pool import RECONNECT_SECONDS, Pool, open_pool
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +53,13 @@ class NodeTimings:
     def instance_max_age(self) -> float:
         return self.heartbeat * MISSED_BEATS
 
+    @property
+    def settling(self) -> float:
+        """How long after an outage an instance waits before it trusts a peer's silence: beyond a dead
+        peer's max age, the time a live peer may take to reach the database again (a pending pool wait,
+        then a reconnection)."""
+        return max(self.instance_max_age, POOL_TIMEOUT + RECONNECT_SECONDS + self.heartbeat)
+
 
 def default_instance_id() -> str:
     """The host name and a random suffix, in the characters a LISTEN channel allows."""
@@ -73,7 +80,7 @@ class ClusterNode:
         self.on_wakeup: Callable[[Wakeup], None] = lambda wakeup: None
         self.listener = WakeupListener(url, instance_id, self._dispatch)
         self._beating: asyncio.Task[None] | None = None
-        self._healthy_since: float | None = None
+        self._trust_silence_at: float | None = None  # None while the database is unreachable
         self._unreachable_at = float("-inf")
         self._background: set[asyncio.Task[None]] = set()
 
@@ -90,16 +97,16 @@ class ClusterNode:
         except BaseException:
             await pool.close()
             raise
-        node._healthy_since = time.monotonic()
+        node._trust_silence_at = time.monotonic() + timings.instance_max_age
         logger.info("cluster instance %s (heartbeat %gs, lease %gs)", node.instance_id, *astuple(timings))
         return node
 
     @property
     def settled(self) -> bool:
         """The database answered every heartbeat for long enough that peers' silence means their death,
-        not our own outage (after which everyone looks dead for a moment)."""
-        since = self._healthy_since
-        return since is not None and time.monotonic() - since >= self.timings.instance_max_age
+        not an outage they are still recovering from (after one, everyone looks dead for a moment)."""
+        trusted_at = self._trust_silence_at
+        return trusted_at is not None and time.monotonic() >= trusted_at
 
     def start(self) -> None:
         self._beating = asyncio.create_task(self._beat_forever(), name="cluster heartbeat")
@@ -157,13 +164,13 @@ class ClusterNode:
             for tick in self.on_tick:
                 await tick()
         except psycopg.OperationalError as exc:
-            if self._healthy_since is not None:
+            if self._trust_silence_at is not None:
                 logger.warning("cluster heartbeat: the database is unreachable (%s); retrying", exc)
-            self._healthy_since = None
+            self._trust_silence_at = None
             return
-        if self._healthy_since is None:
+        if self._trust_silence_at is None:
             logger.info("cluster heartbeat: the database is back")
-            self._healthy_since = time.monotonic()
+            self._trust_silence_at = time.monotonic() + self.timings.settling
 
     def _dispatch(self, wakeup: Wakeup) -> None:
         if wakeup.kind == "release":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -48,7 +49,11 @@ def cluster(model_url: str, database_url: str, count: int = 2) -> Iterator[Clust
             instances[f"i{n}"] = stack.enter_context(http_server(model_url, env=env))
         base = stack.enter_context(nginx([server.base.removeprefix("http://") for server in instances.values()]))
         workspace = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        yield Cluster(f"{base}/acp", instances, workspace)
+        try:
+            yield Cluster(f"{base}/acp", instances, workspace)
+        finally:  # pytest shows this with a failure, not otherwise
+            for name, server in instances.items():
+                print(f"---- log of instance {name} (end) ----\n{server.log_text()[-20_000:]}", file=sys.stderr)
 
 
 @pytest.fixture(scope="session")

@@ -49,7 +49,8 @@ pid {dir}/nginx.pid;
 error_log {dir}/error.log warn;
 events {{ worker_connections 1024; }}
 http {{
-    access_log {dir}/access.log;
+    log_format upstreams "$request_method $status upstream=$upstream_addr upstream_status=$upstream_status";
+    access_log {dir}/access.log upstreams;
     client_body_temp_path {dir}/tmp/body;
     proxy_temp_path {dir}/tmp/proxy;
     fastcgi_temp_path {dir}/tmp/fastcgi;

@@ -10,8 +10,10 @@ import subprocess
 from tests.e2e.http import test_sdk_client as sdk
 from tests.e2e.http.test_curl_walkthrough import WALKTHROUGH, _parse_sse
 
-# The seed's walkthrough, each curl also saving its response headers (…/h1 … h6) to tell who answered.
+# The seed's walkthrough, each curl also saving its response headers (…/h1 … h6) to tell who answered,
+# and session/new waiting for the stream's headers so that requests reach the balancer in script order.
 HEADERS = {
+    "SSE_PID=$!": 'SSE_PID=$!\nfor _ in $(seq 100); do [ -s "$HEADERS/h2" ] && break; sleep 0.05; done',
     "| grep -i 'acp-connection-id'": "| tee \"$HEADERS/h1\" | grep -i 'acp-connection-id'",
     "curl -s -N $U": 'curl -s -N -D "$HEADERS/h2" $U',
     'curl -s -o /dev/null -w "session/new': 'curl -s -D "$HEADERS/h3" -o /dev/null -w "session/new',

@@ -84,3 +84,12 @@ async def test_without_last_event_id_a_reader_resumes_after_what_was_delivered(l
     assert numbers(replay) == [3] and replay.after == 2
     with pytest.raises(UnknownConnection):
         await log.events_after("nope", CONNECTION_STREAM, None)
+
+
+async def test_a_host_appends_only_while_it_still_hosts_the_connection(pool: Pool, log: EventLog) -> None:
+    assert await log.append("c1", CONNECTION_STREAM, note(1), as_host=True) == 1
+    async with pool.connection() as conn:
+        await conn.execute("UPDATE iac_connections SET host = 'b' WHERE connection_id = 'c1'")  # adopted by b
+    with pytest.raises(UnknownConnection):
+        await log.append("c1", CONNECTION_STREAM, note(2), as_host=True)
+    assert await EventLog(pool, "b").append("c1", CONNECTION_STREAM, note(2), as_host=True) == 2

@@ -98,9 +98,9 @@ class HostedConnection(HttpConnection):
         failures = 0
         while not self.closed:
             try:
-                return await self._log.append(self.id, CONNECTION_STREAM, message)
+                return await self._log.append(self.id, CONNECTION_STREAM, message, as_host=True)
             except UnknownConnection:
-                self.shutdown("closed on another instance")
+                self.shutdown("closed, or adopted by another instance")
                 return None
             except psycopg.OperationalError as exc:
                 waited = asyncio.get_running_loop().time() - started
