@@ -12,6 +12,7 @@ starts. Logging a response ends its request's time in flight (inbound.py).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,11 @@ _RECORD_TRIMS = """
     SELECT connection_id, stream, max(event_id) FROM gone GROUP BY connection_id, stream
     ON CONFLICT (connection_id, stream) DO UPDATE
     SET lost_through = greatest(iac_event_trims.lost_through, excluded.lost_through)"""
+
+
+def compact_json(message: dict[str, Any]) -> str:
+    """How messages are stored: no spaces, non-ASCII text as is."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -61,33 +67,49 @@ class EventLog:
         self.retention = retention or Retention()
 
     async def append(self, connection_id: str, stream: str, message: dict[str, Any], *, as_host: bool = False) -> int:
-        """Store one outgoing message; returns its event id. Raises UnknownConnection, also when `as_host`
-        and the connection's host is another instance (it was adopted while this one was cut off: what
-        this one still has to say must not follow the adopter's answers)."""
+        """Store one outgoing message; returns its event id (see append_many)."""
+        return await self.append_many(connection_id, stream, [message], as_host=as_host)
+
+    async def append_many(
+        self, connection_id: str, stream: str, messages: Sequence[dict[str, Any]], *, as_host: bool = False
+    ) -> int:
+        """Store outgoing messages in one statement; returns the last one's event id (they got consecutive
+        ids). Raises UnknownConnection, also when `as_host` and the connection's host is another instance
+        (it was adopted while this one was cut off: what this one still has to say must not follow the
+        adopter's answers)."""
         query = f"""
             WITH counter AS (
-                UPDATE iac_connections SET last_event_id = last_event_id + 1, last_seen = now()
+                UPDATE iac_connections SET last_event_id = last_event_id + %(count)s, last_seen = now()
                 WHERE connection_id = %(connection)s AND (NOT %(as_host)s OR host = %(me)s)
                 RETURNING connection_id, last_event_id, owner),
-            stored AS (
+            numbered AS (
+                SELECT c.connection_id, c.last_event_id - %(count)s + m.n AS event_id, m.message
+                FROM counter c, json_array_elements(%(messages)s::json) WITH ORDINALITY AS m(message, n)),
+            stored AS (  -- a batch longer than the window keeps only its end
                 INSERT INTO iac_events (connection_id, event_id, stream, message)
-                SELECT connection_id, last_event_id, %(stream)s, %(message)s FROM counter),
-            gone AS (
+                SELECT n.connection_id, n.event_id, %(stream)s, n.message FROM numbered n, counter c
+                WHERE n.event_id > c.last_event_id - %(keep)s),
+            deleted AS (
                 DELETE FROM iac_events e USING counter c
                 WHERE e.connection_id = c.connection_id AND e.event_id <= c.last_event_id - %(keep)s
                 RETURNING e.connection_id, e.stream, e.event_id),
+            gone AS (
+                SELECT * FROM deleted
+                UNION ALL SELECT n.connection_id, %(stream)s, n.event_id FROM numbered n, counter c
+                WHERE n.event_id <= c.last_event_id - %(keep)s),
             trims AS ({_RECORD_TRIMS}),
             answered AS (
                 DELETE FROM iac_inflight f USING counter c
-                WHERE f.connection_id = c.connection_id AND f.request_key = %(answers)s)
+                WHERE f.connection_id = c.connection_id AND f.request_key = ANY(%(answers)s))
             SELECT last_event_id, {notify_owner_sql("event")} FROM counter"""
         params = {
             "connection": connection_id,
             "stream": stream,
-            "message": json.dumps(message, ensure_ascii=False, separators=(",", ":")),
+            "count": len(messages),
+            "messages": f"[{','.join(compact_json(message) for message in messages)}]",
             "keep": self.retention.max_events,
             "me": self.instance_id,
-            "answers": message_id_key(message.get("id")) if "method" not in message else None,
+            "answers": [message_id_key(m.get("id")) for m in messages if "method" not in m and "id" in m],
             "as_host": as_host,
         }
         async with self.pool.connection() as conn:

@@ -88,7 +88,9 @@ class ClusterNode:
     async def open(cls, settings: Settings) -> ClusterNode:
         if settings.lease_seconds <= 2 * settings.heartbeat_seconds:
             raise ConfigError("IAC_CODE_LEASE_SECONDS must be more than twice IAC_CODE_HEARTBEAT_SECONDS")
-        pool = await open_pool(settings.database_url, max_size=POOL_SIZE, timeout=POOL_TIMEOUT)
+        # Coordination state (connections, events, queued messages, leases) is transient: commits need not
+        # wait for the disk. Sessions are in the store's own, durable pool.
+        pool = await open_pool(settings.database_url, max_size=POOL_SIZE, timeout=POOL_TIMEOUT, durable=False)
         timings = NodeTimings(settings.heartbeat_seconds, settings.lease_seconds)
         node = cls(pool, settings.database_url, settings.instance_id or default_instance_id(), timings)
         try:

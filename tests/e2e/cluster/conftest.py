@@ -36,24 +36,31 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def cluster(model_url: str, database_url: str, count: int = 2) -> Iterator[Cluster]:
+def cluster(
+    model_url: str,
+    database_url: str,
+    count: int = 2,
+    heartbeat: float = HEARTBEAT_SECONDS,
+    lease: float = LEASE_SECONDS,
+) -> Iterator[Cluster]:
     with contextlib.ExitStack() as stack:
         instances = {}
         for n in range(1, count + 1):
             env = {
                 "IAC_CODE_DATABASE_URL": database_url,
                 "IAC_CODE_INSTANCE_ID": f"i{n}",
-                "IAC_CODE_HEARTBEAT_SECONDS": str(HEARTBEAT_SECONDS),
-                "IAC_CODE_LEASE_SECONDS": str(LEASE_SECONDS),
+                "IAC_CODE_HEARTBEAT_SECONDS": str(heartbeat),
+                "IAC_CODE_LEASE_SECONDS": str(lease),
             }
             instances[f"i{n}"] = stack.enter_context(http_server(model_url, env=env))
         base = stack.enter_context(nginx([server.base.removeprefix("http://") for server in instances.values()]))
         workspace = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         try:
             yield Cluster(f"{base}/acp", instances, workspace)
-        finally:  # pytest shows this with a failure, not otherwise
+        except BaseException:  # what the instances said, for the failure's report
             for name, server in instances.items():
                 print(f"---- log of instance {name} (end) ----\n{server.log_text()[-20_000:]}", file=sys.stderr)
+            raise
 
 
 @pytest.fixture(scope="session")

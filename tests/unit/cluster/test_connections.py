@@ -114,6 +114,7 @@ async def test_a_dead_hosts_used_connections_are_adopted_once_with_their_unanswe
     await InboundQueue(pool, "alive").push("posted", request(2))  # waiting for a host that will not take it
     await asyncio.sleep(0.3)
     await alive.heartbeat()
+    await InstanceRegistry(pool, "other").heartbeat()
 
     survivors = [ConnectionOwnership(pool, "alive"), ConnectionOwnership(pool, "other")]
     adopted = await asyncio.gather(*(s.adopt_orphans(max_age=0.2) for s in survivors))

@@ -93,3 +93,16 @@ async def test_a_host_appends_only_while_it_still_hosts_the_connection(pool: Poo
     with pytest.raises(UnknownConnection):
         await log.append("c1", CONNECTION_STREAM, note(2), as_host=True)
     assert await EventLog(pool, "b").append("c1", CONNECTION_STREAM, note(2), as_host=True) == 2
+
+
+async def test_many_messages_take_consecutive_ids_in_one_statement(log: EventLog) -> None:
+    await log.append("c1", CONNECTION_STREAM, note(0))
+    assert await log.append_many("c1", CONNECTION_STREAM, [note(n) for n in range(1, 4)]) == 4
+    replay = await log.events_after("c1", CONNECTION_STREAM, 0)
+    assert [(e.event_id, e.message["params"]["n"]) for e in replay.events] == [(1, 0), (2, 1), (3, 2), (4, 3)]
+
+
+async def test_a_batch_longer_than_the_window_keeps_its_end_and_reports_the_rest_lost(log: EventLog) -> None:
+    assert await log.append_many("c1", CONNECTION_STREAM, [note(n) for n in range(1, 9)]) == 8
+    replay = await log.events_after("c1", CONNECTION_STREAM, 0)
+    assert numbers(replay) == [4, 5, 6, 7, 8] and replay.lost_through == 3

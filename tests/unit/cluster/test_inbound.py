@@ -43,3 +43,17 @@ async def test_concurrent_takers_never_get_the_same_message(pool: Pool) -> None:
 async def test_a_push_for_an_unknown_connection_is_refused(pool: Pool) -> None:
     with pytest.raises(UnknownConnection):
         await InboundQueue(pool, "a").push("nope", request(1))
+
+
+async def test_a_message_posted_to_the_host_follows_what_was_queued_and_is_in_flight(pool: Pool) -> None:
+    await ConnectionOwnership(pool, "host").open("c1")
+    for n in (1, 2):
+        await InboundQueue(pool, "other").push("c1", request(n))
+    host = InboundQueue(pool, "host")
+    assert await host.take_before("c1", request(3)) == [request(1), request(2)]
+    assert await host.take_before("c1", {"jsonrpc": "2.0", "method": "session/cancel", "params": {}}) == []
+    async with pool.connection() as conn:
+        keys = await (await conn.execute("SELECT request_key FROM iac_inflight ORDER BY request_key")).fetchall()
+    assert [key for (key,) in keys] == ["1", "2", "3"]
+    with pytest.raises(UnknownConnection):
+        await host.take_before("nope", request(4))

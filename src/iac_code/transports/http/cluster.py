@@ -115,14 +115,15 @@ class ClusterBackend(LocalBackend):
     async def post(self, connection_id: str | None, message: dict[str, Any]) -> None:
         if not connection_id:
             raise unknown_connection(connection_id)
+        hosted = self.registry.get(connection_id)
         with self._database():
             try:
-                await self.inbound.push(connection_id, message)
+                if not isinstance(hosted, HostedConnection):
+                    await self.inbound.push(connection_id, message)  # wakes the host
+                elif not await hosted.accept_here(message):
+                    raise Refusal(429, "too many messages waiting for the agent; retry later")
             except UnknownConnection:
                 raise unknown_connection(connection_id) from None
-        hosted = self.registry.get(connection_id)
-        if isinstance(hosted, HostedConnection):
-            hosted.drain_soon()  # the database wakes other instances, not the writer
 
     async def open_stream(self, connection_id: str | None, stream: StreamKey, last_event_id: int | None) -> OpenStream:
         if not self.accepting:
@@ -233,10 +234,10 @@ class ClusterBackend(LocalBackend):
         await conn.answer_interrupted(interrupted)
         conn.drain_soon()
 
-    def _deliver_here(self, connection_id: str, event: Event) -> None:
+    def _deliver_here(self, connection_id: str, events: list[Event]) -> None:
         feed = self.feeds.get(connection_id)
         if feed is not None:
-            feed.push(event)
+            feed.push(events)
 
     def _on_wakeup(self, wakeup: Wakeup) -> None:
         subject = wakeup.subject

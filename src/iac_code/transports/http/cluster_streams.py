@@ -27,6 +27,7 @@ from iac_code.transports.http.events import MAX_BATCH_EVENTS, Event, lost_frame,
 logger = logging.getLogger(__name__)
 
 MAX_PUSHED = 4096  # events kept in memory for a slow local reader; past that it reads the log
+REPORT_EVERY_SECONDS = 0.25  # how often the delivery position is recorded while a stream is busy
 DATABASE_RETRY_SECONDS = 1.0
 
 
@@ -52,6 +53,7 @@ class StreamFeed:
         self._reader: FeedReader | None = None
         self._first: list[Event] = []  # what a new reader sends before anything else
         self._reporting: asyncio.Task[None] | None = None
+        self._final_report: asyncio.Task[None] | None = None
 
     @property
     def reading(self) -> bool:
@@ -61,12 +63,13 @@ class StreamFeed:
         self._dirty = True
         self._wake()
 
-    def push(self, event: Event) -> None:
-        """An event the agent running here just logged."""
-        if len(self._pushed) >= MAX_PUSHED:
+    def push(self, events: list[Event]) -> None:
+        """Events the agent running here just logged."""
+        if len(self._pushed) + len(events) > MAX_PUSHED:
             self._pushed.clear()  # the log has them all
             self._dirty = True
-        self._pushed.append(event)
+        else:
+            self._pushed.extend(events)
         self._wake()
 
     def open_reader(self, replay: Replay) -> FeedReader:
@@ -103,11 +106,12 @@ class StreamFeed:
     def delivered(self, batch: list[Event]) -> None:
         self.position = max(self.position, batch[-1].id)
         if self._reporting is None or self._reporting.done():
-            self._reporting = asyncio.create_task(self._report_position())
+            self._reporting = asyncio.create_task(self._report_position(REPORT_EVERY_SECONDS))
 
     def detach(self, reader: FeedReader) -> None:
         if self._reader is reader:
             self._reader = None
+            self._final_report = asyncio.create_task(self._report_position(0))  # a reconnect may come at once
 
     async def _read_log(self) -> list[Event] | None:
         self._dirty = False
@@ -132,10 +136,11 @@ class StreamFeed:
             batch.append(self._pushed.popleft())
         return batch
 
-    async def _report_position(self) -> None:
-        """Record the position in the database, one write at a time, the latest each time."""
+    async def _report_position(self, delay: float) -> None:
+        """Record the position in the database: the latest each time, a few times per second at most."""
         reported = -1
         while reported != self.position:
+            await asyncio.sleep(delay)
             reported = self.position
             try:
                 await self._log.delivered(self.connection_id, reported)
