@@ -22,7 +22,7 @@ import psycopg
 
 from iac_code.cluster.connections import UnknownConnection
 from iac_code.cluster.events import CONNECTION_STREAM, EventLog, Replay
-from iac_code.transports.http.events import MAX_BATCH_EVENTS, Event, lost_frame, sse_frame
+from iac_code.transports.http.events import MAX_BATCH_EVENTS, Event, changed_within, lost_frame, sse_frame
 
 logger = logging.getLogger(__name__)
 
@@ -96,10 +96,7 @@ class StreamFeed:
                 return self._take_pushed()
             if self._dirty or self._pushed:  # a wake-up, or a gap only the log can fill
                 return await self._read_log()  # [] (a keepalive) when there was nothing new after all
-            changed = self._changed
-            try:
-                await asyncio.wait_for(changed.wait(), keepalive_seconds)
-            except TimeoutError:
+            if not await changed_within(self._changed, keepalive_seconds):
                 return []
         return None
 

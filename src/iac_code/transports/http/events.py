@@ -195,6 +195,15 @@ class EventBuffer:
         self._changed = asyncio.Event()
 
 
+async def changed_within(changed: asyncio.Event, seconds: float) -> bool:
+    """Wait for `changed` to be set; False if `seconds` passed first (time for a keepalive)."""
+    try:
+        await asyncio.wait_for(changed.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
 class StreamReader:
     """One live SSE response reading one stream of an EventBuffer."""
 
@@ -212,10 +221,7 @@ class StreamReader:
             batch = self._buffer._take(self.stream)
             if batch:
                 return batch
-            changed = self._buffer._changed
-            try:
-                await asyncio.wait_for(changed.wait(), keepalive_seconds)
-            except TimeoutError:
+            if not await changed_within(self._buffer._changed, keepalive_seconds):
                 return []
         return None
 

@@ -35,6 +35,18 @@ from .fake_agent import serve_fake
 HEARTBEAT = 0.1
 
 
+async def created_session(events, request_id: int = 2) -> str:
+    return (await events.until(is_response(request_id)))[-1]["data"]["result"]["sessionId"]
+
+
+def allow(asked: dict) -> dict:
+    return {
+        "jsonrpc": "2.0",
+        "id": asked["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": "allow-once"}},
+    }
+
+
 @contextlib.asynccontextmanager
 async def instance(pg_url: str, name: str, options: HttpOptions | None = None) -> AsyncIterator[LiveServer]:
     options = options or HttpOptions()
@@ -64,7 +76,7 @@ async def test_requests_for_one_connection_are_served_by_either_instance(pair, c
     conn_id = response.headers["acp-connection-id"]
     async with open_stream(client, b.url, conn_id) as events:  # the stream is held by b, the agent runs on a
         assert (await post(client, b.url, conn_id, new_session())).headers["iac-instance-id"] == "b"
-        session_id = (await events.until(is_response(2)))[-1]["data"]["result"]["sessionId"]
+        session_id = await created_session(events)
         await post(client, a.url, conn_id, prompt(session_id, "count 3"))
         seen = await events.until(is_response(3))
     assert [e["data"]["params"]["update"]["content"]["text"] for e in seen[:-1]] == ["chunk 0", "chunk 1", "chunk 2"]
@@ -77,15 +89,10 @@ async def test_a_permission_asked_through_one_instance_is_answered_through_the_o
     conn_id = await initialize(client, b.url)
     async with open_stream(client, a.url, conn_id) as events:
         await post(client, a.url, conn_id, new_session())
-        session_id = (await events.until(is_response(2)))[-1]["data"]["result"]["sessionId"]
+        session_id = await created_session(events)
         await post(client, a.url, conn_id, prompt(session_id, "ask"))
         asked = (await events.until(lambda d: d.get("method") == "session/request_permission"))[-1]["data"]
-        answer = {
-            "jsonrpc": "2.0",
-            "id": asked["id"],
-            "result": {"outcome": {"outcome": "selected", "optionId": "allow-once"}},
-        }
-        assert (await post(client, a.url, conn_id, answer)).status_code == 202
+        assert (await post(client, a.url, conn_id, allow(asked))).status_code == 202
         rest = await events.until(is_response(3))
     assert rest[0]["data"]["params"]["update"]["content"]["text"] == "outcome allow-once"
 
@@ -95,7 +102,7 @@ async def test_a_stream_reconnecting_elsewhere_gets_exactly_what_it_missed_and_t
     conn_id = await initialize(client, a.url)
     async with open_stream(client, a.url, conn_id) as first:
         await post(client, a.url, conn_id, new_session())
-        session_id = (await first.until(is_response(2)))[-1]["data"]["result"]["sessionId"]
+        session_id = await created_session(first)
         await post(client, b.url, conn_id, prompt(session_id, "count 20"))
         before = [await first.next_event() for _ in range(5)]
         async with open_stream(client, b.url, conn_id, **{"Last-Event-ID": before[-1]["id"]}) as second:
@@ -128,7 +135,7 @@ async def test_old_events_lost_from_the_window_are_announced(pg_url, client):
         conn_id = await initialize(client, a.url)
         await post(client, a.url, conn_id, new_session())
         async with open_stream(client, a.url, conn_id) as events:
-            session_id = (await events.until(is_response(2)))[-1]["data"]["result"]["sessionId"]
+            session_id = await created_session(events)
             await post(client, a.url, conn_id, prompt(session_id, "count 5"))
             await events.until(is_response(3))
         async with open_stream(client, a.url, conn_id, **{"Last-Event-ID": "1"}) as events:
@@ -143,7 +150,7 @@ async def test_a_session_stream_only_keeps_alive_and_everything_comes_on_the_con
         conn_id = await initialize(client, a.url)
         async with open_stream(client, a.url, conn_id) as events:
             await post(client, a.url, conn_id, new_session())
-            session_id = (await events.until(is_response(2)))[-1]["data"]["result"]["sessionId"]
+            session_id = await created_session(events)
             async with open_stream(client, b.url, conn_id, **{"Acp-Session-Id": session_id}) as quiet:
                 await post(client, b.url, conn_id, prompt(session_id, "count 2"))
                 assert len(await events.until(is_response(3))) == 3
@@ -161,7 +168,7 @@ async def test_delete_on_another_instance_stops_the_agent_and_forgets_the_connec
     conn_id = await initialize(client, a.url)
     async with open_stream(client, a.url, conn_id) as events:
         await post(client, a.url, conn_id, new_session())
-        session_id = (await events.until(is_response(2)))[-1]["data"]["result"]["sessionId"]
+        session_id = await created_session(events)
         await post(client, b.url, conn_id, prompt(session_id, "wait"))
         await asyncio.sleep(0.1)
         assert (await client.delete(f"{b.url}/acp", headers={"Acp-Connection-Id": conn_id})).status_code == 200
@@ -216,7 +223,7 @@ async def test_a_client_not_reading_never_blocks_the_agent(pg_url, client):
         await post(client, a.url, conn_id, new_session())
         await asyncio.sleep(0.2)
         async with open_stream(client, a.url, conn_id) as events:
-            session_id = (await events.until(is_response(2)))[-1]["data"]["result"]["sessionId"]
+            session_id = await created_session(events)
         await post(client, a.url, conn_id, prompt(session_id, "count 50"))
         await asyncio.sleep(0.5)
         async with open_stream(client, a.url, conn_id) as events:
@@ -244,6 +251,6 @@ async def test_requests_get_503_while_the_database_is_unreachable(pg_url, client
                     break
             await asyncio.sleep(0.1)
         async with open_stream(client, a.url, conn_id) as events:
-            assert (await events.until(is_response(2)))[-1]["data"]["result"]["sessionId"]
+            assert await created_session(events)
     with psycopg.connect(pg_url) as conn:  # the instance deregistered on the way out
         assert conn.execute("SELECT count(*) FROM iac_instances").fetchone() == (0,)
