@@ -2,8 +2,8 @@
 
 `await ClusterNode.open(settings)` connects (schema migrated) and starts listening; `start()` begins the
 heartbeat loop, which every `heartbeat_seconds` says "alive" (instances.py), renews the session leases
-(owners.py) and runs the `on_tick` callbacks (the HTTP transport's housekeeping). A peer that misses
-three beats counts as dead. `close()` stops it all and deregisters, so peers take over at once.
+(owners.py) and starts the `on_tick` callbacks (the HTTP transport's housekeeping) in the background.
+A peer that misses three beats counts as dead. `close()` stops it all and deregisters, so peers take over at once.
 
 The HTTP transport builds on it (transports/http/cluster.py); so could any other server process sharing
 sessions with a cluster.
@@ -80,6 +80,7 @@ class ClusterNode:
         self.on_wakeup: Callable[[Wakeup], None] = lambda wakeup: None
         self.listener = WakeupListener(url, instance_id, self._dispatch)
         self._beating: asyncio.Task[None] | None = None
+        self._ticking: asyncio.Task[None] | None = None
         self._trust_silence_at: float | None = None  # None while the database is unreachable
         self._unreachable_at = float("-inf")
         self._background: set[asyncio.Task[None]] = set()
@@ -114,9 +115,10 @@ class ClusterNode:
         self._beating = asyncio.create_task(self._beat_forever(), name="cluster heartbeat")
 
     async def close(self) -> None:
-        if self._beating is not None:
-            self._beating.cancel()
-            await asyncio.gather(self._beating, return_exceptions=True)
+        for task in (self._beating, self._ticking):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         await self.listener.close()
         await self.owners.close()
         await asyncio.gather(*self._background, return_exceptions=True)
@@ -152,19 +154,23 @@ class ClusterNode:
         task.add_done_callback(self._background.discard)
 
     async def _beat_forever(self) -> None:
+        """A beat every `heartbeat` seconds from the last one's start, whatever the housekeeping costs:
+        peers judge this instance by them."""
+        loop = asyncio.get_running_loop()
+        due = loop.time()
         while True:
-            await asyncio.sleep(self.timings.heartbeat)
+            due = max(due + self.timings.heartbeat, loop.time())  # late: beat now, never in a burst
+            await asyncio.sleep(due - loop.time())
             try:
                 await self.beat()
             except Exception:  # a bug in one beat must not stop the next ones
                 logger.exception("cluster heartbeat failed")
 
     async def beat(self) -> None:
+        """Say alive, renew the leases, and start the housekeeping unless the previous one still runs."""
         try:
             await self.registry.heartbeat()
             await self.owners.renew()
-            for tick in self.on_tick:
-                await tick()
         except psycopg.OperationalError as exc:
             if self._trust_silence_at is not None:
                 logger.warning("cluster heartbeat: the database is unreachable (%s); retrying", exc)
@@ -173,6 +179,18 @@ class ClusterNode:
         if self._trust_silence_at is None:
             logger.info("cluster heartbeat: the database is back")
             self._trust_silence_at = time.monotonic() + self.timings.settling
+        if self._ticking is None or self._ticking.done():
+            self._ticking = asyncio.create_task(self._tick(), name="cluster housekeeping")
+
+    async def _tick(self) -> None:
+        for tick in self.on_tick:
+            try:
+                await tick()
+            except psycopg.OperationalError as exc:
+                logger.info("cluster housekeeping: the database is unreachable (%s)", exc)
+                return
+            except Exception:
+                logger.exception("cluster housekeeping failed")
 
     def _dispatch(self, wakeup: Wakeup) -> None:
         if wakeup.kind == "release":

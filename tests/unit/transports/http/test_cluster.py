@@ -32,7 +32,7 @@ from iac_code.transports.http.events import EventLimits
 
 from .fake_agent import serve_fake
 
-HEARTBEAT = 0.1
+HEARTBEAT = 0.2
 
 
 async def created_session(events, request_id: int = 2) -> str:
