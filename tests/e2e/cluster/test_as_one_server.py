@@ -8,6 +8,7 @@ import json
 import subprocess
 
 from tests.e2e.http import test_sdk_client as sdk
+from tests.e2e.http.client import AcpHttp, agent_text, is_response
 from tests.e2e.http.test_curl_walkthrough import WALKTHROUGH, _parse_sse
 
 # The seed's walkthrough, each curl also saving its response headers (…/h1 … h6) to tell who answered,
@@ -68,3 +69,31 @@ def _instance(headers_file) -> str:
         if name.strip().lower() == "iac-instance-id":
             return value.strip()
     raise AssertionError(f"no Iac-Instance-Id in {headers_file.read_text()!r}")
+
+
+def test_list_fork_and_delete_from_other_connections_whatever_instance_serves_them(two, model):
+    first, second = AcpHttp(two.url), AcpHttp(two.url)
+    first_stream, second_stream = first.stream(), second.stream()
+    session_id = first.new_session(first_stream, str(two.workspace))
+    model.add({"text": "kept in the database"})
+    assert first.prompt(session_id, "remember this").status_code == 202
+    first_stream.until(is_response(3))
+
+    def call(request_id: int, method: str, params: dict) -> dict:
+        assert second.post({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).status_code == 202
+        return second_stream.until(is_response(request_id))[-1]["data"]
+
+    listed = call(10, "session/list", {"cwd": str(two.workspace)})["result"]["sessions"]
+    assert session_id in [s["sessionId"] for s in listed]
+    fork = call(11, "session/fork", {"sessionId": session_id, "cwd": str(two.workspace), "mcpServers": []})
+    fork_id = fork["result"]["sessionId"]
+    assert "result" in call(12, "session/delete", {"sessionId": session_id})  # its idle holder lets it go
+    listed = call(13, "session/list", {"cwd": str(two.workspace)})["result"]["sessions"]
+    assert fork_id in [s["sessionId"] for s in listed] and session_id not in [s["sessionId"] for s in listed]
+    model.add({"text": "the fork remembers"})
+    assert second.prompt(fork_id, "do you?", request_id=14).status_code == 202
+    assert agent_text(second_stream.until(is_response(14))) == "the fork remembers"
+    assert "kept in the database" in json.dumps(model.requests[-1]["messages"])
+    for stream, client in ((first_stream, first), (second_stream, second)):
+        stream.close()
+        client.close()
