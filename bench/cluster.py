@@ -1,8 +1,8 @@
 """Several instances on PostgreSQL: one instance on the file store vs the same on PostgreSQL vs two behind nginx.
 
-Prints, for each: prompt round trip p50/p99 with 1, 10 and 100 connections prompting at once (each its own
-session, a one-line answer from an instant scripted model, POST to the response on the SSE stream), how many
-prompts went unanswered (the 100-connection run must lose none), and session/load of a 1,000-message session
+The three run side by side and take turns, so they share the machine's (noisy) load alike. Prints, for each:
+prompt round trip p50/p99 with 1, 10 and 100 connections prompting at once (each its own session, a one-line
+answer from an instant scripted model, POST to the response on the SSE stream), how many prompts went unanswered (the 100-connection run must lose none), and session/load of a 1,000-message session
 over HTTP (POST to the response, after the whole replay). PostgreSQL is a throwaway server with fsync on, so
 both stores pay for durability. Issue 14's goals: PostgreSQL adds at most 5 ms to a prompt round trip; two
 instances behind a round-robin nginx lose nothing. Run: .venv/bin/python bench/cluster.py (needs PostgreSQL's
@@ -25,6 +25,7 @@ import statistics  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
 
 from bench.http import Connection, client, percentile  # noqa: E402
 from bench.sessions import realistic_history  # noqa: E402
@@ -37,7 +38,8 @@ from iac_code.sessions.files import FileSessionStore  # noqa: E402
 from iac_code.sessions.postgres import PostgresSessionStore  # noqa: E402
 from iac_code.sessions.store import SessionRecord  # noqa: E402
 
-RUNS = ((1, 50), (10, 10), (100, 3))  # (connections prompting at once, rounds)
+RUNS = ((1, 20), (10, 4), (100, 1))  # (connections prompting at once, rounds), run INTERLEAVED times
+INTERLEAVED = 3
 ANSWER_TIMEOUT = 30.0
 LOADS = 5
 
@@ -108,18 +110,40 @@ async def seed_postgres(url: str, cwd: Path) -> str:
     return record.session_id
 
 
-async def report(name: str, url: str, session_id: str, cwd: Path) -> dict[int, float]:
-    print(name)
-    medians = {}
+@dataclass
+class Setup:
+    name: str
+    url: str
+    session_id: str  # the 1,000-message session
+    cwd: Path
+    samples: dict[int, list[float]] = field(default_factory=dict)
+    unanswered: dict[int, int] = field(default_factory=dict)
+    loads: list[float] = field(default_factory=list)
+
+
+async def measure(setups: list[Setup]) -> None:
+    """Each run in turn on every setup, so that they share the machine's load alike (it is noisy)."""
     for concurrency, rounds in RUNS:
-        samples, unanswered = await round_trips(url, concurrency, rounds)
-        medians[concurrency] = percentile(samples, 0.5) * 1000
+        for _ in range(INTERLEAVED):
+            for setup in setups:
+                samples, unanswered = await round_trips(setup.url, concurrency, rounds)
+                setup.samples.setdefault(concurrency, []).extend(samples)
+                setup.unanswered[concurrency] = setup.unanswered.get(concurrency, 0) + unanswered
+    for _ in range(INTERLEAVED):
+        for setup in setups:
+            setup.loads.append(await load_ms(setup.url, setup.session_id, setup.cwd))
+
+
+def report(setup: Setup) -> None:
+    print(setup.name)
+    for concurrency, _ in RUNS:
+        samples = setup.samples[concurrency]
         print(
-            f"  prompt round trip, {concurrency:>3} connection(s) at once: p50 {medians[concurrency]:7.1f} ms"
-            f"   p99 {percentile(samples, 0.99) * 1000:7.1f} ms   ({len(samples)} answered, {unanswered} unanswered)"
+            f"  prompt round trip, {concurrency:>3} connection(s) at once: p50 {percentile(samples, 0.5) * 1000:7.1f} ms"
+            f"   p99 {percentile(samples, 0.99) * 1000:7.1f} ms"
+            f"   ({len(samples)} answered, {setup.unanswered[concurrency]} unanswered)"
         )
-    print(f"  session/load of 1,000 messages: {await load_ms(url, session_id, cwd):7.1f} ms (median of {LOADS})")
-    return medians
+    print(f"  session/load of 1,000 messages: {statistics.median(setup.loads):7.1f} ms (median)")
 
 
 @contextlib.contextmanager
@@ -136,17 +160,39 @@ async def main() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(max(soft, 8192), hard), hard))
     print("iac-code instances on the file store and on PostgreSQL (real processes, instant scripted model, 127.0.0.1)")
-    with ScriptedOpenAI(default={"text": "ok"}) as model, durable_postgres() as database_url:
-        with http_server(model.url) as alone:
-            session_id = seed_files(alone.log.parent / "config" / "sessions", alone.workspace)
-            files = await report("one instance, file store", alone.url, session_id, alone.workspace)
-        with http_server(model.url, env={"IAC_CODE_DATABASE_URL": database_url}) as alone:
-            session_id = await seed_postgres(database_url, alone.workspace)
-            postgres = await report("one instance, PostgreSQL", alone.url, session_id, alone.workspace)
-        with cluster(model.url, database_url, heartbeat=5.0, lease=15.0) as two:
-            session_id = await seed_postgres(database_url, two.workspace)
-            await report("two instances behind nginx (round-robin), PostgreSQL", two.url, session_id, two.workspace)
-    added = ", ".join(f"{postgres[n] - files[n]:+.1f} ms at {n}" for n, _ in RUNS)
+    with contextlib.ExitStack() as stack:
+        model = stack.enter_context(ScriptedOpenAI(default={"text": "ok"}))
+        database_url = stack.enter_context(durable_postgres())
+        on_files = stack.enter_context(http_server(model.url))
+        on_postgres = stack.enter_context(http_server(model.url, env={"IAC_CODE_DATABASE_URL": database_url}))
+        two = stack.enter_context(cluster(model.url, database_url, heartbeat=5.0, lease=15.0))
+        setups = [
+            Setup(
+                "one instance, file store",
+                on_files.url,
+                seed_files(on_files.log.parent / "config" / "sessions", on_files.workspace),
+                on_files.workspace,
+            ),
+            Setup(
+                "one instance, PostgreSQL",
+                on_postgres.url,
+                await seed_postgres(database_url, on_postgres.workspace),
+                on_postgres.workspace,
+            ),
+            Setup(
+                "two instances behind nginx (round-robin), PostgreSQL",
+                two.url,
+                await seed_postgres(database_url, two.workspace),
+                two.workspace,
+            ),
+        ]
+        await measure(setups)
+    for setup in setups:
+        report(setup)
+    files, postgres = (setup.samples for setup in setups[:2])
+    added = ", ".join(
+        f"{(percentile(postgres[n], 0.5) - percentile(files[n], 0.5)) * 1000:+.1f} ms at {n}" for n, _ in RUNS
+    )
     print(f"PostgreSQL vs files, prompt round trip p50: {added} (goal: at most +5 ms)")
 
 

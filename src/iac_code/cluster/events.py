@@ -47,7 +47,11 @@ class Retention:
 class StoredEvent:
     event_id: int
     stream: str
-    message: dict[str, Any]
+    text: str  # the message as stored: compact JSON on one line, ready for an SSE `data:` field
+
+    @property
+    def message(self) -> dict[str, Any]:
+        return json.loads(self.text)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,7 @@ class EventLog:
         if not rows:
             raise UnknownConnection(connection_id)
         after, lost_through = rows[0][0], rows[0][1]
-        events = [StoredEvent(event_id, stream, json.loads(text)) for *_, event_id, text in rows if event_id]
+        events = [StoredEvent(event_id, stream, text) for *_, event_id, text in rows if event_id]
         return Replay(events, lost_through if lost_through > after else None, after)
 
     async def delivered(self, connection_id: str, through: int) -> None:

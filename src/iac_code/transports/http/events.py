@@ -43,7 +43,11 @@ class Event:
 def sse_frame(event_id: int, message: dict[str, Any]) -> bytes:
     # ensure_ascii=False keeps non-ASCII text at its UTF-8 size; json.dumps escapes newlines, so
     # the payload is always a single `data:` line.
-    data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return sse_frame_of_json(event_id, json.dumps(message, ensure_ascii=False, separators=(",", ":")))
+
+
+def sse_frame_of_json(event_id: int, data: str) -> bytes:
+    """The frame of a message already serialised on one line (as the cluster's event log stores it)."""
     return f"id: {event_id}\nevent: message\nretry: {RETRY_MILLISECONDS}\ndata: {data}\n\n".encode()
 
 
