@@ -105,8 +105,8 @@ class ClusterBackend(LocalBackend):
         connection_id = str(uuid.uuid4())
         with self._database():
             await self.ownership.open(connection_id)  # before the agent: the housekeeping trusts the row
-        conn = self.new_connection(connection_id)
         try:
+            conn = self.new_connection(connection_id)
             return conn.id, await answer_initialize(self.registry, conn, message, timeout)
         except Refusal:
             self.node.spawn(self._forget(connection_id))
