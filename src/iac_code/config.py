@@ -27,6 +27,10 @@ ENV_KEYS = {
     "session_idle_seconds": "IAC_CODE_SESSION_IDLE_SECONDS",
     "images": "IAC_CODE_IMAGES",
     "mcp_timeout_seconds": "IAC_CODE_MCP_TIMEOUT",
+    "database_url": "IAC_CODE_DATABASE_URL",
+    "instance_id": "IAC_CODE_INSTANCE_ID",
+    "heartbeat_seconds": "IAC_CODE_HEARTBEAT_SECONDS",
+    "lease_seconds": "IAC_CODE_LEASE_SECONDS",
 }
 # Settings that only config.json holds, in the shape editors use for them.
 FILE_ONLY_KEYS = ("mcpServers",)
@@ -56,6 +60,10 @@ class Settings:
     mcp_timeout_seconds: float = 120  # one MCP tool call's limit
     # config.json's `mcpServers` as written (the editors' shape); iac_code.mcp.config validates it.
     mcp_servers: Any = field(default_factory=dict, repr=False)  # env and headers may hold secrets
+    database_url: str = field(default="", repr=False)  # postgresql://…: sessions in PostgreSQL (may hold a password)
+    instance_id: str = ""  # with a database: this server's name among its peers ([a-z0-9_]; default: generated)
+    heartbeat_seconds: float = 5.0  # with a database: how often an instance says it is alive and renews its leases
+    lease_seconds: float = 15.0  # with a database: how long a dead instance's sessions stay locked
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
 
     @property

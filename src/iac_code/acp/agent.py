@@ -125,7 +125,7 @@ class IacAgent:
         session = self._open(session_id, workspace, mcp_servers or [])
         if self._store is not None:
             await self._store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=session.model))
-        self._residency.claim(session_id)
+        await self._residency.claim(session_id)
         self._residency.add(session)
         self._outbox.hold(session_id)  # its updates wait for this response
         session.mcp.start()
@@ -163,7 +163,7 @@ class IacAgent:
         await self._store.fork(session_id, fork_id)  # the log as written so far: complete messages only
         record, history = await self._store.load(fork_id)
         session = self._open(fork_id, workspace, mcp_servers or [], record, history)
-        self._residency.claim(fork_id)
+        await self._residency.claim(fork_id)
         self._residency.add(session)
         self._outbox.hold(fork_id)
         session.mcp.start()
@@ -193,7 +193,7 @@ class IacAgent:
             await session.close()
 
     async def delete_session(self, session_id: str, **_: Any) -> None:
-        self._residency.claim(session_id)  # another connection must not go on writing to it
+        await self._residency.claim(session_id)  # another connection must not go on writing to it
         session = self.sessions.get(session_id)
         self._residency.forget(session_id)
         self._client_servers.pop(session_id, None)
@@ -282,7 +282,7 @@ class IacAgent:
             self._residency.touch(session_id)
             return session
         await self._stored_record(session_id, workspace)
-        self._residency.claim(session_id)
+        await self._residency.claim(session_id)
         record, history = await self._store.load(session_id)  # type: ignore[union-attr]
         session = self.sessions.get(session_id)  # a concurrent call may have opened it meanwhile
         if session is None:

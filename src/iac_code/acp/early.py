@@ -48,7 +48,7 @@ class EarlyAnswers:
             result = initialize_result(self._settings, message["params"]["protocolVersion"])
             response = {"jsonrpc": "2.0", "id": message["id"], "result": result}
             self.client_capabilities = message["params"].get("clientCapabilities")
-        elif message.get("method") == "session/new":
+        elif message.get("method") == "session/new" and not self._settings.database_url:  # files only
             response = await self._early_sessions().answer(message)
         if response is not None and logger.isEnabledFor(logging.DEBUG):  # as the SDK-served connection logs
             log_frame(logger, False, message)

@@ -7,7 +7,8 @@ the store on the next call for it. Closing forgets it for good (only load or res
 Within one process (HTTP serves many connections) a session has one runtime, so its log has one
 writer: a connection that opens a session held by another takes it over, unless a prompt is running
 there. Two processes sharing a config directory are not coordinated: opening the same session in
-both at once is not supported (see sessions/README.md, "Limits").
+both at once is not supported (see sessions/README.md, "Limits"); processes sharing a database are, through
+session leases (cluster/owners.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ class SessionOwners:
     def get(self, session_id: str) -> Residency | None:
         return self._by_session.get(session_id)
 
+    async def reserve(self, session_id: str) -> None:
+        """Called before a connection of this process takes the session. Alone, there is nothing to do;
+        instances sharing a database first take the session's lease (cluster/owners.py)."""
+
     def set(self, session_id: str, owner: Residency) -> None:
         self._by_session[session_id] = owner
 
@@ -49,8 +54,9 @@ class Residency:
         self._can_reload = can_reload  # without a store, an evicted session could not come back
         self._timers: dict[str, asyncio.TimerHandle] = {}
 
-    def claim(self, session_id: str) -> None:
+    async def claim(self, session_id: str) -> None:
         """Hold this session's runtime here, taking it from another connection where it is idle."""
+        await self._owners.reserve(session_id)
         owner = self._owners.get(session_id)
         if owner is not None and owner is not self:
             held = owner.live.get(session_id)

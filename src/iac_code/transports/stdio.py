@@ -34,11 +34,22 @@ async def _serve_stdio(settings: Settings) -> int:
     answers = EarlyAnswers(settings)
     early = await _answer_early_until(loading, transport, answers)
     serve, open_store, warm_up = loading.result()
-    store = answers.store or open_store(settings)  # the one the early sessions are in, if any
+    store = answers.store or await open_store(settings)  # the one the early sessions are in, if any
     handover = answers.handover(transport, early, on_idle=lambda: warm_up(settings))
+    node = None
     try:
-        await serve(handover, settings, store=store, client_capabilities=answers.client_capabilities)
+        if settings.database_url:  # sessions shared with other instances: take their leases like them
+            from iac_code.cluster.node import ClusterNode
+
+            node = await ClusterNode.open(settings)
+            node.start()
+        owners = node.owners if node is not None else None
+        await serve(
+            handover, settings, store=store, owners=owners, client_capabilities=answers.client_capabilities
+        )
     finally:
+        if node is not None:
+            await node.close()
         await store.close()
         _stop_checker_workers()
     return 0
@@ -58,9 +69,20 @@ def _load_server(settings: Settings) -> tuple[Any, Any, Any]:
     with loading_for_good():
         import iac_code.acp.early_session  # noqa: F401  (first: what a session/new answered early needs)
         from iac_code.acp.server import serve
-        from iac_code.acp.unavailable_store import open_store
         from iac_code.providers.presets import warm_up
-    return serve, open_store, warm_up
+    return serve, _open_store, warm_up
+
+
+async def _open_store(settings: Settings) -> Any:
+    """PostgreSQL when a database is configured; else the files, or a store that answers every call
+    with what to fix when the sessions directory cannot be used (an editor shows errors, not stderr)."""
+    if settings.database_url:
+        from iac_code.sessions.open import open_store
+
+        return await open_store(settings)
+    from iac_code.acp.unavailable_store import open_store as open_checked_file_store
+
+    return open_checked_file_store(settings)
 
 
 async def _answer_early_until(

@@ -25,6 +25,7 @@ class SseListener:
     def __init__(self, url: str, headers: dict[str, str]) -> None:
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
         self.status: int | None = None
+        self.headers: httpx.Headers = httpx.Headers()
         self._client = httpx.Client(timeout=httpx.Timeout(10, read=None))
         self._url = url
         self._headers = headers
@@ -38,6 +39,7 @@ class SseListener:
         try:
             with self._client.stream("GET", self._url, headers=self._headers) as response:
                 self.status = response.status_code
+                self.headers = response.headers
                 self._socket = response.extensions["network_stream"].get_extra_info("socket")
                 self._started.set()
                 fields: dict[str, Any] = {}
@@ -85,6 +87,7 @@ class AcpHttp:
         response = self.http.post(url, json=INIT)
         assert response.status_code == 200, response.text
         self.initialize_result = response.json()
+        self.initialize_headers = response.headers
         self.connection_id = response.headers["Acp-Connection-Id"]
 
     def post(self, message: dict[str, Any], **headers: str) -> httpx.Response:

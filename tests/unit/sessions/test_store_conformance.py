@@ -1,154 +1,331 @@
-"""The SessionStore contract (sessions/store.py), run against every implementation.
+"""One behaviour, every backend: the SessionStore contract (sessions/store.py), run against each store.
 
-To add one (PostgreSQL…), add a param to the `store` fixture that yields a fresh, empty store.
+A backend is an async callable that opens a store on one shared backing (a directory, a database); every
+call is like another process opening it, which is how durability is checked. To add or swap a backend,
+change OPENERS.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import base64
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from iac_code.messages import Message, ToolCall, tool_result, user
-from iac_code.sessions.store import SessionNotFound, SessionRecord, SessionStore
+from iac_code.sessions.postgres import PostgresSessionStore
+from iac_code.sessions.repair import INTERRUPTED
+from iac_code.sessions.store import SessionNotFound, SessionRecord
 from iac_code.sessions.threaded import open_file_store
 
-
-@pytest.fixture(params=["files"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
-    if request.param == "files":
-        implementation: SessionStore = open_file_store(tmp_path / "sessions", durable=False)
-    else:  # pragma: no cover - a new param without its implementation
-        raise AssertionError(request.param)
-    yield implementation
-    await implementation.close()
+Opener = Callable[[], Awaitable[Any]]
 
 
-async def new(store: SessionStore, session_id: str, cwd: str = "/work/a", **fields: object) -> SessionRecord:
-    await store.create(SessionRecord(session_id=session_id, cwd=cwd, **fields))  # type: ignore[arg-type]
+async def _files(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    async def opener() -> Any:
+        return open_file_store(tmp_path / "sessions", durable=False)
+
+    return opener
+
+
+async def _postgres(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    url = request.getfixturevalue("pg_url")  # skips (or fails under CI=true) without PostgreSQL
+
+    async def opener() -> Any:
+        return await PostgresSessionStore.open(url, max_size=4)
+
+    return opener
+
+
+OPENERS = {"files": _files, "postgres": _postgres}
+
+
+@pytest.fixture(params=sorted(OPENERS))
+async def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Opener]:
+    opened: list[Any] = []
+    opener = await OPENERS[request.param](request, tmp_path)
+
+    async def open_and_track() -> Any:
+        opened.append(await opener())
+        return opened[-1]
+
+    yield open_and_track
+    for store in opened:
+        await store.close()
+
+
+@pytest.fixture
+async def store(open_store: Opener) -> Any:
+    return await open_store()
+
+
+def stamp(minute: int) -> str:
+    return f"2001-01-01T00:{minute:02d}:00.000Z"
+
+
+def ids(records: list[SessionRecord]) -> list[str]:
+    return [record.session_id for record in records]
+
+
+def assistant_calling(*call_ids: str) -> Message:
+    calls = [ToolCall(id=call_id, name="read_file", arguments={"path": f"{call_id}.tf"}) for call_id in call_ids]
+    return Message(role="assistant", text="Let me look.", tool_calls=calls)
+
+
+async def new_session(store: Any, session_id: str, cwd: str = "/work/project", **fields: Any) -> SessionRecord:
+    await store.create(SessionRecord(session_id=session_id, cwd=cwd, **fields))
     return await store.get(session_id)
 
 
-def conversation() -> list[Message]:
-    call = ToolCall("c1", "read_file", {"path": "main.tf"})
-    return [
-        user("read main.tf"),
-        Message(role="assistant", text="Reading.", tool_calls=[call]),
-        tool_result(call, "resource ..."),
-        Message(role="assistant", text="Done."),
-    ]
+# ---- create, get, update ----
 
 
-async def test_create_then_get_round_trips_the_record(store: SessionStore) -> None:
-    record = await new(store, "s1", title="VPC", model="m", mode="plan", permissions={"bash": "allow"})
+async def test_create_fills_the_times_and_get_returns_the_record(store: Any) -> None:
+    record = await new_session(
+        store, "s1", title="Fix VPC", model="qwen-plus", mode="plan", permissions={"bash": "allow"}
+    )
     assert (record.session_id, record.cwd, record.title, record.model, record.mode) == (
         "s1",
-        "/work/a",
-        "VPC",
-        "m",
+        "/work/project",
+        "Fix VPC",
+        "qwen-plus",
         "plan",
     )
     assert record.permissions == {"bash": "allow"}
-    assert record.created_at and record.updated_at >= record.created_at
+    assert len(record.created_at) == 24 and record.created_at.endswith("Z") and record.updated_at >= record.created_at
+    record.permissions["write_file"] = "reject"  # a returned record is the caller's own
+    assert (await store.get("s1")).permissions == {"bash": "allow"}
 
 
-async def test_create_twice_is_refused(store: SessionStore) -> None:
-    await new(store, "s1")
+async def test_given_times_are_kept(store: Any) -> None:
+    record = await new_session(store, "s1", created_at=stamp(1), updated_at=stamp(2))
+    assert (record.created_at, record.updated_at) == (stamp(1), stamp(2))
+
+
+async def test_create_twice_is_refused(store: Any) -> None:
+    await new_session(store, "s1")
+    with pytest.raises(ValueError, match="already exists"):
+        await store.create(SessionRecord(session_id="s1", cwd="/elsewhere"))
+    assert (await store.get("s1")).cwd == "/work/project"
+
+
+async def test_an_unknown_session_is_reported_by_every_method(store: Any) -> None:
+    for call in (
+        store.get("nope"),
+        store.load("nope"),
+        store.append("nope", user("hi")),
+        store.update("nope", title="x"),
+        store.fork("nope", "copy"),
+        store.clear("nope"),
+    ):
+        with pytest.raises(SessionNotFound):
+            await call
+    await store.delete("nope")  # no error
+
+
+@pytest.mark.parametrize("bad", ["", "../etc", "a/b", "a.b", "x" * 129])
+async def test_ids_no_session_can_have_are_refused(store: Any, bad: str) -> None:
     with pytest.raises(ValueError):
-        await new(store, "s1")
+        await store.create(SessionRecord(session_id=bad, cwd="/w"))
+    with pytest.raises(SessionNotFound):
+        await store.get(bad)
+    await store.delete(bad)
 
 
-async def test_appends_load_back_in_order(store: SessionStore) -> None:
-    await new(store, "s1")
-    for message in conversation():
-        await store.append("s1", message)
-    record, history = await store.load("s1")
-    assert history == conversation() and record.session_id == "s1"
-
-
-async def test_appends_of_different_sessions_may_run_at_once(store: SessionStore) -> None:
-    await asyncio.gather(*(new(store, f"s{i}") for i in range(5)))
-    await asyncio.gather(*(store.append(f"s{i}", user(f"hello {i}")) for i in range(5)))
-    for i in range(5):
-        assert (await store.load(f"s{i}"))[1] == [user(f"hello {i}")]
-
-
-async def test_load_answers_an_interrupted_tool_call(store: SessionStore) -> None:
-    await new(store, "s1")
-    call = ToolCall("c1", "bash", {"command": "sleep 100"})
-    await store.append("s1", user("run"))
-    await store.append("s1", Message(role="assistant", text="", tool_calls=[call]))
-    _, history = await store.load("s1")
-    assert history[-1].role == "tool" and history[-1].tool_call_id == "c1" and history[-1].is_error
-    assert (await store.load("s1"))[1] == history, "the repair is written back"
-
-
-async def test_update_changes_metadata(store: SessionStore) -> None:
-    await new(store, "s1")
-    updated = await store.update("s1", title="T", mode="read-only", model="m2", permissions={"bash": "reject"})
-    assert (updated.title, updated.mode, updated.model, updated.permissions) == (
-        "T",
-        "read-only",
+async def test_update_changes_the_given_fields_and_bumps_updated_at(store: Any) -> None:
+    before = await new_session(store, "s1", title="old", updated_at=stamp(0))
+    after = await store.update("s1", title="new", mode="accept-edits", model="m2", permissions={"bash": "reject"})
+    assert (after.title, after.mode, after.model, after.permissions) == (
+        "new",
+        "accept-edits",
         "m2",
         {"bash": "reject"},
     )
-    assert await store.get("s1") == updated
+    assert after.created_at == before.created_at and after.updated_at > before.updated_at
+    assert await store.get("s1") == after
 
 
-async def test_unknown_sessions_raise_session_not_found(store: SessionStore) -> None:
-    with pytest.raises(SessionNotFound):
-        await store.get("nope")
-    with pytest.raises(SessionNotFound):
-        await store.load("nope")
+async def test_update_refuses_other_fields(store: Any) -> None:
+    await new_session(store, "s1")
+    for field in ("cwd", "created_at", "last_seq", "secret"):
+        with pytest.raises(ValueError, match="cannot update"):
+            await store.update("s1", **{field: "x"})
 
 
-async def test_list_filters_by_cwd_newest_first_with_pages(store: SessionStore) -> None:
-    for i in range(5):
-        await new(store, f"s{i}", cwd="/work/a")
-        await store.append(f"s{i}", user("bump"))  # bumps updated_at: later sessions are newer
-    await new(store, "other", cwd="/work/b")
-    first, cursor = await store.list("/work/a", limit=3)
-    assert cursor is not None and len(first) == 3
-    rest, end = await store.list("/work/a", cursor, limit=3)
-    assert end is None
-    ids = [r.session_id for r in first + rest]
-    assert sorted(ids) == [f"s{i}" for i in range(5)]
-    times = [r.updated_at for r in first + rest]
-    assert times == sorted(times, reverse=True)
-    assert {r.session_id for r in (await store.list(None))[0]} == {*ids, "other"}
+# ---- append and load ----
 
 
-async def test_list_refuses_a_cursor_it_did_not_issue(store: SessionStore) -> None:
+async def test_appends_keep_their_order_and_survive_another_instance(open_store: Opener) -> None:
+    first = await open_store()
+    await new_session(first, "s1")
+    history = [user("plan a VPC"), assistant_calling("c1"), tool_result(ToolCall("c1", "read_file", {}), "ok")]
+    history += [Message(role="assistant", text=f"step {n} — ünïcode", thinking="hmm") for n in range(40)]
+    for message in history:
+        await first.append("s1", message)
+    record, loaded = await (await open_store()).load("s1")
+    assert loaded == history and record.session_id == "s1"
+
+
+async def test_append_bumps_updated_at(store: Any) -> None:
+    before = await new_session(store, "s1", updated_at=stamp(0))
+    await store.append("s1", user("hi"))
+    assert (await store.get("s1")).updated_at > before.updated_at
+
+
+async def test_a_dangling_tool_call_is_answered_interrupted_and_the_repair_written_back(open_store: Opener) -> None:
+    store = await open_store()
+    await new_session(store, "s1")
+    asked = assistant_calling("c1", "c2")
+    for message in (user("look"), asked, tool_result(asked.tool_calls[0], "found")):
+        await store.append("s1", message)
+    _, history = await store.load("s1")
+    assert [m.role for m in history] == ["user", "assistant", "tool", "tool"]
+    assert (history[-1].tool_call_id, history[-1].text, history[-1].is_error) == ("c2", INTERRUPTED, True)
+    _, again = await (await open_store()).load("s1")
+    assert again == history  # written back once, not repaired twice
+
+
+async def test_a_dangling_call_before_a_later_prompt_is_answered_in_place(open_store: Opener) -> None:
+    store = await open_store()
+    await new_session(store, "s1")
+    for message in (user("look"), assistant_calling("c1"), user("are you there?")):
+        await store.append("s1", message)
+    _, history = await store.load("s1")
+    assert [(m.role, m.tool_call_id) for m in history] == [
+        ("user", ""),
+        ("assistant", ""),
+        ("tool", "c1"),
+        ("user", ""),
+    ]
+    await store.append("s1", Message(role="assistant", text="yes"))
+    _, again = await (await open_store()).load("s1")
+    assert again == [*history, Message(role="assistant", text="yes")]
+
+
+async def test_concurrent_appends_to_two_sessions_stay_whole_and_ordered(open_store: Opener) -> None:
+    one, other = await open_store(), await open_store()
+    await new_session(one, "a")
+    await new_session(one, "b")
+
+    async def write(store: Any, session_id: str) -> None:
+        for n in range(30):
+            await store.append(session_id, user(f"{session_id}{n}"))
+
+    await asyncio.gather(write(one, "a"), write(other, "b"))
+    for session_id in ("a", "b"):
+        _, history = await one.load(session_id)
+        assert [m.text for m in history] == [f"{session_id}{n}" for n in range(30)]
+
+
+# ---- list ----
+
+
+@pytest.fixture
+async def seven(store: Any) -> Any:
+    """s0..s6, s6 newest; even ones in /a, odd ones in /b."""
+    for n in range(7):
+        await new_session(store, f"s{n}", cwd="/a" if n % 2 == 0 else "/b", created_at=stamp(n), updated_at=stamp(n))
+    return store
+
+
+async def test_list_is_newest_first_and_filtered_by_cwd(seven: Any) -> None:
+    assert ids((await seven.list(None))[0]) == ["s6", "s5", "s4", "s3", "s2", "s1", "s0"]
+    assert ids((await seven.list("/a"))[0]) == ["s6", "s4", "s2", "s0"]
+    assert ids((await seven.list("/b/"))[0]) == ["s5", "s3", "s1"]  # the same directory
+    assert await seven.list("/nowhere") == ([], None)
+
+
+async def test_an_append_moves_a_session_to_the_top(seven: Any) -> None:
+    await seven.append("s1", user("hi"))
+    assert ids((await seven.list("/b"))[0]) == ["s1", "s5", "s3"]
+
+
+async def test_paging_covers_everything_once(seven: Any) -> None:
+    pages, cursor = [], None
+    while True:
+        page, cursor = await seven.list(None, cursor, limit=3)
+        pages.append(ids(page))
+        if cursor is None:
+            break
+    assert pages == [["s6", "s5", "s4"], ["s3", "s2", "s1"], ["s0"]]
+    assert await seven.list("/a", limit=4) == ((await seven.list("/a"))[0], None)
+
+
+async def test_ties_are_ordered_by_id_bytewise(store: Any) -> None:
+    for name in ("b", "C", "a", "B"):
+        await new_session(store, name, updated_at=stamp(1))
+    assert ids((await store.list(None))[0]) == ["b", "a", "C", "B"]
+    first, cursor = await store.list(None, limit=3)
+    assert ids(first) == ["b", "a", "C"] and ids((await store.list(None, cursor))[0]) == ["B"]
+
+
+@pytest.mark.parametrize("cursor", ["garbage!", base64.urlsafe_b64encode(b"x|y").decode(), "YQ=="])
+async def test_a_bad_cursor_is_a_value_error(seven: Any, cursor: str) -> None:
     with pytest.raises(ValueError):
-        await store.list(None, "not-a-cursor")
+        await seven.list(None, cursor)
 
 
-async def test_fork_copies_log_and_metadata_independently(store: SessionStore) -> None:
-    await new(store, "a", title="orig", mode="accept-edits")
-    for message in conversation():
-        await store.append("a", message)
-    forked = await store.fork("a", "b")
-    assert (forked.session_id, forked.title, forked.mode) == ("b", "orig", "accept-edits")
-    await store.append("b", user("only in the fork"))
-    assert (await store.load("a"))[1] == conversation()
-    assert (await store.load("b"))[1] == [*conversation(), user("only in the fork")]
+async def test_a_limit_below_one_is_a_value_error(store: Any) -> None:
+    with pytest.raises(ValueError):
+        await store.list(None, limit=0)
 
 
-async def test_clear_empties_the_log_and_keeps_metadata(store: SessionStore) -> None:
-    await new(store, "s1", title="kept")
+# ---- fork, clear, delete ----
+
+
+async def test_fork_copies_log_and_metadata_and_the_two_then_live_apart(store: Any) -> None:
+    await new_session(store, "src", title="T", mode="plan", permissions={"bash": "allow"}, created_at=stamp(0))
+    for text in ("one", "two"):
+        await store.append("src", user(text))
+    copy = await store.fork("src", "copy")
+    assert (copy.session_id, copy.cwd, copy.title, copy.mode, copy.permissions) == (
+        "copy",
+        "/work/project",
+        "T",
+        "plan",
+        {"bash": "allow"},
+    )
+    assert copy.created_at > stamp(0)
+    await store.append("copy", user("only in the copy"))
+    await store.append("src", user("only in the source"))
+    await store.update("copy", permissions={})
+    assert [m.text for m in (await store.load("src"))[1]] == ["one", "two", "only in the source"]
+    assert [m.text for m in (await store.load("copy"))[1]] == ["one", "two", "only in the copy"]
+    assert (await store.get("src")).permissions == {"bash": "allow"}
+
+
+async def test_fork_onto_an_existing_id_is_refused(store: Any) -> None:
+    await new_session(store, "src")
+    await new_session(store, "taken", title="keep me")
+    with pytest.raises(ValueError):
+        await store.fork("src", "taken")
+    assert (await store.get("taken")).title == "keep me"
+
+
+async def test_clear_empties_the_log_and_keeps_the_metadata(open_store: Opener) -> None:
+    store = await open_store()
+    await new_session(store, "s1", title="kept", updated_at=stamp(0))
     await store.append("s1", user("forget me"))
     await store.clear("s1")
-    record, history = await store.load("s1")
-    assert history == [] and record.title == "kept"
+    record, history = await (await open_store()).load("s1")
+    assert history == [] and record.title == "kept" and record.updated_at > stamp(0)
+    await store.append("s1", user("fresh"))
+    assert [m.text for m in (await store.load("s1"))[1]] == ["fresh"]
 
 
-async def test_delete_is_complete_and_idempotent(store: SessionStore) -> None:
-    await new(store, "s1")
-    await store.delete("s1")
-    await store.delete("s1")
-    await store.delete("never-existed")
+async def test_delete_is_complete_and_idempotent(open_store: Opener) -> None:
+    store = await open_store()
+    await new_session(store, "gone")
+    await new_session(store, "kept")
+    await store.append("gone", user("bye"))
+    await store.delete("gone")
+    await store.delete("gone")
+    other = await open_store()
     with pytest.raises(SessionNotFound):
-        await store.get("s1")
-    assert await store.list(None) == ([], None)
+        await other.load("gone")
+    assert ids((await other.list(None))[0]) == ["kept"]
+    await new_session(other, "gone")  # the id is free again, with an empty log
+    assert (await other.load("gone"))[1] == []

@@ -31,15 +31,11 @@ from starlette.types import Receive, Scope, Send
 from iac_code import __version__
 from iac_code.config import Settings
 from iac_code.safe_json import JsonError, NonFiniteNumber, loads
-from iac_code.transports.http.connections import (
-    MAX_REQUESTS_IN_FLIGHT,
-    AgentGone,
-    ConnectionRegistry,
-    HttpConnection,
-    ServeFn,
-)
-from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits, StreamReader
+from iac_code.transports.http.backend import Backend, OpenStream, Refusal, ResponseHeaders
+from iac_code.transports.http.connections import MAX_REQUESTS_IN_FLIGHT, ServeFn
+from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits
 from iac_code.transports.http.guard import TOKEN_ENV, GuardMiddleware, is_loopback_host
+from iac_code.transports.http.local import LocalBackend
 from iac_code.transports.jsonrpc import envelope_problem
 
 logger = logging.getLogger(__name__)
@@ -64,44 +60,44 @@ class HttpOptions:
     limits: EventLimits = field(default_factory=EventLimits)
 
 
-def create_app(serve: ServeFn, options: HttpOptions) -> Starlette:
-    """The ASGI app; `serve(transport)` runs one ACP connection until its transport says EOF."""
-    registry = ConnectionRegistry(
-        serve, idle_timeout=options.idle_timeout, limits=options.limits, max_in_flight=options.max_requests_in_flight
-    )
+def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = None) -> Starlette:
+    """The ASGI app; `serve(transport)` runs one ACP connection until its transport says EOF. Connections
+    live in this process unless another `backend` is given (cluster.py, which brings its own `serve`)."""
+    if backend is None:
+        backend = LocalBackend(
+            serve,
+            idle_timeout=options.idle_timeout,
+            max_connections=options.max_connections,
+            limits=options.limits,
+            max_in_flight=options.max_requests_in_flight,
+        )
     started = time.monotonic()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        reaper = asyncio.create_task(registry.reap_idle_forever())
+        await backend.start()
         try:
             yield
         finally:
-            reaper.cancel()
-            await registry.close_all("the server is shutting down")
+            await backend.stop("the server is shutting down")
 
     async def health(request: Request) -> Response:
-        return JSONResponse(
-            {
-                "status": "ok",
-                "version": __version__,
-                "uptimeSeconds": round(time.monotonic() - started, 3),
-                "connections": len(registry),
-                "sessions": registry.session_count,
-            }
-        )
+        status, fields = await backend.health()
+        body: dict[str, Any] = {"status": "ok" if status == 200 else "unavailable", "version": __version__}
+        body["uptimeSeconds"] = round(time.monotonic() - started, 3)
+        return JSONResponse({**body, **fields}, status_code=status)
 
     async def post(request: Request) -> Response:
-        return await _post(request, registry, options)
+        return await _post(request, backend, options)
 
     async def get(request: Request) -> Response | EventStream:
-        return _get(request, registry, options)
+        return await _get(request, backend, options)
 
     async def delete(request: Request) -> Response:
-        conn = registry.get(request.headers.get(CONNECTION_ID_HEADER))
-        if conn is None:
-            return _connection_error(request)
-        await registry.close(conn, "DELETE by the client")
+        try:
+            await backend.close(request.headers.get(CONNECTION_ID_HEADER))
+        except Refusal as refusal:
+            return _error(refusal.status, refusal.message)
         return JSONResponse({"status": "closed"})
 
     routes = [
@@ -118,7 +114,10 @@ def create_app(serve: ServeFn, options: HttpOptions) -> Starlette:
         loopback_only=options.loopback_only,
         allowed_hosts=options.allowed_hosts,
     )
-    app.state.registry = registry
+    if backend.response_headers:
+        app.add_middleware(ResponseHeaders, headers=backend.response_headers)
+    app.state.backend = backend
+    app.state.registry = backend.registry
     return app
 
 
@@ -126,13 +125,7 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def _connection_error(request: Request) -> JSONResponse:
-    if not request.headers.get(CONNECTION_ID_HEADER):
-        return _error(400, f"missing {CONNECTION_ID_HEADER} header: POST initialize first")
-    return _error(400, f"unknown {CONNECTION_ID_HEADER}: the connection was closed or never existed")
-
-
-async def _post(request: Request, registry: ConnectionRegistry, options: HttpOptions) -> Response:
+async def _post(request: Request, backend: Backend, options: HttpOptions) -> Response:
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != "application/json":
         return _error(415, "Content-Type must be application/json")
@@ -145,34 +138,16 @@ async def _post(request: Request, registry: ConnectionRegistry, options: HttpOpt
     message, problem = _parse_message(body)
     if message is None:
         return JSONResponse({"error": problem[1], "code": problem[0]}, status_code=400)
-    if message.get("method") == "initialize":
-        return await _initialize(message, registry, options)
-    conn = registry.get(request.headers.get(CONNECTION_ID_HEADER))
-    if conn is None:
-        return _connection_error(request)
-    if not conn.accept(message):
-        return _error(429, "too many requests in flight on this connection; wait for answers, then retry")
-    return Response(status_code=202)
-
-
-async def _initialize(message: dict[str, Any], registry: ConnectionRegistry, options: HttpOptions) -> Response:
-    if not is_initialize_request(message):
-        return _error(400, "initialize must be a request with an id")
-    if not registry.accepting:
-        return _error(503, "the server is shutting down")
-    if len(registry) >= options.max_connections:
-        logger.warning("refused a connection: %d open, the limit (--max-connections)", len(registry))
-        return _error(503, f"too many connections ({options.max_connections}); close one or retry later")
-    conn = registry.create()
     try:
-        response = await conn.initialize(message, options.initialize_timeout)
-    except TimeoutError:
-        registry.close_soon(conn, "initialize timed out")
-        return _error(504, f"the agent did not answer initialize within {options.initialize_timeout:g}s")
-    except AgentGone:
-        registry.close_soon(conn, "the agent ended during initialize")
-        return _error(502, "the agent ended before answering initialize")
-    return JSONResponse(response, headers={CONNECTION_ID_HEADER: conn.id})
+        if message.get("method") == "initialize":
+            if not is_initialize_request(message):
+                return _error(400, "initialize must be a request with an id")
+            connection_id, response = await backend.initialize(message, options.initialize_timeout)
+            return JSONResponse(response, headers={CONNECTION_ID_HEADER: connection_id})
+        await backend.post(request.headers.get(CONNECTION_ID_HEADER), message)
+    except Refusal as refusal:
+        return _error(refusal.status, refusal.message)
+    return Response(status_code=202)
 
 
 class _BodyTooLarge(Exception):
@@ -209,23 +184,20 @@ def _parse_message(body: bytes) -> tuple[dict[str, Any] | None, tuple[int, str]]
     return message, (0, "")
 
 
-def _get(request: Request, registry: ConnectionRegistry, options: HttpOptions) -> Response | EventStream:
+async def _get(request: Request, backend: Backend, options: HttpOptions) -> Response | EventStream:
     accept = request.headers.get("accept", "*/*")
     if not any(kind in accept for kind in ("text/event-stream", "*/*", "text/*")):
         return _error(406, "GET /acp serves text/event-stream")
-    if not registry.accepting:
-        return _error(503, "the server is shutting down")
-    conn = registry.get(request.headers.get(CONNECTION_ID_HEADER))
-    if conn is None:
-        return _connection_error(request)
     last_event_id = request.headers.get("last-event-id")
     if last_event_id is not None and not _EVENT_ID.fullmatch(last_event_id.strip()):
         return _error(400, "Last-Event-ID must be an event id (a non-negative integer)")
     stream = request.headers.get(SESSION_ID_HEADER) or None
-    replay = conn.events.replay_after(stream, int(last_event_id)) if last_event_id is not None else []
-    reader = conn.events.open_reader(stream)
-    conn.touch()
-    return EventStream(conn, reader, replay, options.keepalive_seconds)
+    after = int(last_event_id) if last_event_id is not None else None
+    try:
+        opened = await backend.open_stream(request.headers.get(CONNECTION_ID_HEADER), stream, after)
+    except Refusal as refusal:
+        return _error(refusal.status, refusal.message)
+    return EventStream(opened, options.keepalive_seconds)
 
 
 class EventStream:
@@ -237,10 +209,10 @@ class EventStream:
         (b"x-accel-buffering", b"no"),
     ]
 
-    def __init__(self, conn: HttpConnection, reader: StreamReader, replay: list[bytes], keepalive: float) -> None:
-        self._conn = conn
-        self._reader = reader
-        self._replay = replay
+    def __init__(self, opened: OpenStream, keepalive: float) -> None:
+        self._opened = opened
+        self._reader = opened.reader
+        self._replay = opened.replay
         self._keepalive = keepalive
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -259,7 +231,7 @@ class EventStream:
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             self._reader.detach()
-            self._conn.touch()
+            self._opened.on_end()
 
     async def _pump(self, send: Send) -> None:
         for frame in self._replay:
@@ -309,9 +281,9 @@ def bind_refusal(host: str, token: str, allow_insecure_bind: bool) -> str | None
 class _Server(uvicorn.Server):
     """Uvicorn that ends SSE streams on SIGTERM/SIGINT (else they block its graceful shutdown)."""
 
-    def __init__(self, config: uvicorn.Config, registry: ConnectionRegistry, token_set: bool) -> None:
+    def __init__(self, config: uvicorn.Config, backend: Backend, token_set: bool) -> None:
         super().__init__(config)
-        self._registry = registry
+        self._backend = backend
         self._token_set = token_set
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -328,7 +300,7 @@ class _Server(uvicorn.Server):
     def handle_exit(self, sig: int, frame: Any) -> None:
         super().handle_exit(sig, frame)
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._registry.begin_shutdown)
+            self._loop.call_soon_threadsafe(self._backend.begin_shutdown)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Any:
@@ -347,11 +319,9 @@ class _Server(uvicorn.Server):
 def run_http(args: argparse.Namespace, settings: Settings) -> int:
     from iac_code.preload import loading_for_good
 
-    with loading_for_good():
-        from iac_code.acp.residency import SessionOwners
-        from iac_code.acp.server import serve
+    with loading_for_good():  # what serving needs, loaded now with the collector paused (see preload.py)
+        import iac_code.acp.server  # noqa: F401
         from iac_code.providers.presets import available_models, check_settings, warm_up
-        from iac_code.sessions.threaded import open_file_store
         from iac_code.startup import check_sessions_dir, listening_socket
 
     options = options_from_args(args, dict(settings.env))  # the token is no longer in os.environ
@@ -363,32 +333,44 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
     check_settings(settings)
     check_sessions_dir(settings)
     listener = listening_socket(args.host, args.port)
-    store = open_file_store(settings.sessions_dir)
     warm_up(settings)
     if settings.model_configured:
         logger.info("model: %s / %s", settings.provider, (available_models(settings) or ["?"])[0])
     else:
         logger.info("no model configured: answering with the offline demo (set IAC_CODE_PROVIDER and IAC_CODE_API_KEY)")
-    app = create_app(functools.partial(serve, settings=settings, store=store, owners=SessionOwners()), options)
-    config = uvicorn.Config(
-        app,
-        host=args.host,
-        port=args.port,
-        log_config=None,
-        lifespan="on",
-        access_log=logger.isEnabledFor(logging.DEBUG),
-        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
-    )
-    server = _Server(config, app.state.registry, token_set=bool(options.token))
-    asyncio.run(_serve_then_close(server, store, listener))
+    asyncio.run(_serve(args, settings, options, listener))
     return 0
 
 
-async def _serve_then_close(server: uvicorn.Server, store: Any, listener: socket.socket) -> None:
+async def _serve(args: argparse.Namespace, settings: Settings, options: HttpOptions, listener: socket.socket) -> None:
+    """Open the session store (and, with a database, join the other instances), then serve until stopped."""
+    from iac_code.acp.residency import SessionOwners
+    from iac_code.acp.server import serve
     from iac_code.iac.workers import shutdown_workers
+    from iac_code.sessions.open import open_store
 
+    store = await open_store(settings)
     try:
-        await server.serve(sockets=[listener])
+
+        def serving(owners: SessionOwners) -> ServeFn:
+            return functools.partial(serve, settings=settings, store=store, owners=owners)
+
+        backend: Backend | None = None  # this process alone
+        if settings.database_url:
+            from iac_code.transports.http.cluster import open_cluster
+
+            backend = await open_cluster(settings, options, serving)
+        app = create_app(serving(SessionOwners()), options, backend)
+        config = uvicorn.Config(
+            app,
+            host=args.host,
+            port=args.port,
+            log_config=None,
+            lifespan="on",
+            access_log=logger.isEnabledFor(logging.DEBUG),
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+        )
+        await _Server(config, app.state.backend, token_set=bool(options.token)).serve(sockets=[listener])
     finally:
         await store.close()
         shutdown_workers()  # iac_check's warm workers (checkov, cfn-lint) go with the agent

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from acp._transport import Transport
@@ -157,17 +157,22 @@ class ConnectionRegistry:
         idle_timeout: float,
         limits: EventLimits | None = None,
         max_in_flight: int = MAX_REQUESTS_IN_FLIGHT,
+        make_connection: Callable[[str], HttpConnection] | None = None,
     ) -> None:
         self._serve = serve
         self._idle_timeout = idle_timeout
-        self._limits = limits
-        self._max_in_flight = max_in_flight
+        self._make_connection = make_connection or (
+            lambda connection_id: HttpConnection(connection_id, limits, max_in_flight)
+        )
         self._connections: dict[str, HttpConnection] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self.accepting = True
 
     def __len__(self) -> int:
         return len(self._connections)
+
+    def __iter__(self) -> Iterator[HttpConnection]:
+        return iter(list(self._connections.values()))
 
     @property
     def session_count(self) -> int:
@@ -176,8 +181,9 @@ class ConnectionRegistry:
     def get(self, connection_id: str | None) -> HttpConnection | None:
         return self._connections.get(connection_id) if connection_id else None
 
-    def create(self) -> HttpConnection:
-        conn = HttpConnection(str(uuid.uuid4()), self._limits, self._max_in_flight)
+    def create(self, connection_id: str | None = None) -> HttpConnection:
+        """A new connection (a fresh id unless given) with its agent task started."""
+        conn = self._make_connection(connection_id or str(uuid.uuid4()))
         self._connections[conn.id] = conn
         conn.task = asyncio.create_task(self._run_agent(conn), name=f"acp-http-{conn.id}")
         logger.info("connection %s opened", conn.id)

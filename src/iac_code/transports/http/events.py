@@ -43,9 +43,14 @@ class Event:
 
 
 def sse_frame(event_id: int, message: dict[str, Any]) -> bytes:
-    # Non-ASCII text stays at its UTF-8 size; json.dumps escapes newlines, so the payload is always
-    # a single `data:` line.
-    return b"id: %d\nevent: message\nretry: %d\ndata: %s\n\n" % (event_id, RETRY_MILLISECONDS, dumps_bytes(message))
+    # Non-ASCII text stays at its UTF-8 size; the JSON escapes newlines, so the payload is always a
+    # single `data:` line.
+    return sse_frame_of_json(event_id, dumps_bytes(message).decode())
+
+
+def sse_frame_of_json(event_id: int, data: str) -> bytes:
+    """The frame of a message already serialised on one line (as the cluster's event log stores it)."""
+    return f"id: {event_id}\nevent: message\nretry: {RETRY_MILLISECONDS}\ndata: {data}\n\n".encode()
 
 
 def lost_frame(last_event_id: int, lost_through: int) -> bytes:
@@ -196,6 +201,15 @@ class EventBuffer:
         self._changed = asyncio.Event()
 
 
+async def changed_within(changed: asyncio.Event, seconds: float) -> bool:
+    """Wait for `changed` to be set; False if `seconds` passed first (time for a keepalive)."""
+    try:
+        await asyncio.wait_for(changed.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
 class StreamReader:
     """One live SSE response reading one stream of an EventBuffer."""
 
@@ -213,10 +227,7 @@ class StreamReader:
             batch = self._buffer._take(self.stream)
             if batch:
                 return batch
-            changed = self._buffer._changed
-            try:
-                await asyncio.wait_for(changed.wait(), keepalive_seconds)
-            except TimeoutError:
+            if not await changed_within(self._buffer._changed, keepalive_seconds):
                 return []
         return None
 

@@ -16,6 +16,7 @@ from starlette.applications import Starlette
 from tests.unit.transports.http.fake_agent import serve_fake
 
 from iac_code.transports.http.app import HttpOptions, create_app
+from iac_code.transports.http.backend import Backend
 from iac_code.transports.http.connections import ServeFn
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
@@ -38,8 +39,10 @@ class _QuietServer(uvicorn.Server):
 
 
 @contextlib.asynccontextmanager
-async def live_server(options: HttpOptions | None = None, serve: ServeFn = serve_fake) -> AsyncIterator[LiveServer]:
-    app = create_app(serve, options or HttpOptions())
+async def live_server(
+    options: HttpOptions | None = None, serve: ServeFn = serve_fake, backend: Backend | None = None
+) -> AsyncIterator[LiveServer]:
+    app = create_app(serve, options or HttpOptions(), backend)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on", timeout_graceful_shutdown=1)
     server = _QuietServer(config)
     task = asyncio.create_task(server.serve())
@@ -51,7 +54,7 @@ async def live_server(options: HttpOptions | None = None, serve: ServeFn = serve
     try:
         yield LiveServer(f"http://127.0.0.1:{port}", app)
     finally:
-        app.state.registry.begin_shutdown()
+        app.state.backend.begin_shutdown()
         server.should_exit = True
         await task
 

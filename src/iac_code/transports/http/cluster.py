@@ -1,0 +1,316 @@
+"""The HTTP server's connections when instances share PostgreSQL and serve as one (see backend.py).
+
+Any request may land on any instance (a plain round-robin balancer, no stickiness):
+
+- `initialize` opens the connection where it lands: that instance hosts its agent (cluster_hosting.py).
+- a POST is queued in the database and wakes the host, which takes it (so order holds across instances).
+- GET of the connection stream claims the connection's stream for this instance (its owner); the previous
+  owner ends its stale stream. The agent stays where it runs, so a stream moving never stops a turn.
+  Events come from the shared log, after Last-Event-ID (cluster_streams.py).
+- DELETE removes the connection and wakes its host and owner.
+- A database that cannot be reached answers 503; `/health` says so, so the balancer stops routing here.
+
+On every heartbeat (cluster/node.py) the housekeeping marks streamed connections active, stops serving
+what the database no longer grants this instance, adopts the connections of dead hosts (answering
+the requests they never answered), expires idle connections and trims old events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from acp._transport import Transport
+
+from iac_code.acp.residency import SessionOwners
+from iac_code.cluster.connections import Adopted, ConnectionOwnership, UnknownConnection
+from iac_code.cluster.events import CONNECTION_STREAM, EventLog, Retention
+from iac_code.cluster.inbound import InboundQueue
+from iac_code.cluster.node import ClusterNode, DatabaseUnreachable
+from iac_code.cluster.wakeups import Wakeup
+from iac_code.config import Settings
+from iac_code.transports.http.backend import OpenStream, Refusal, unknown_connection
+from iac_code.transports.http.cluster_hosting import HostedConnection
+from iac_code.transports.http.cluster_streams import QuietReader, StreamFeed
+from iac_code.transports.http.connections import HttpConnection, ServeFn
+from iac_code.transports.http.events import Event, EventLimits, StreamKey
+from iac_code.transports.http.local import LocalBackend, answer_initialize
+
+if TYPE_CHECKING:
+    from iac_code.transports.http.app import HttpOptions
+
+logger = logging.getLogger(__name__)
+
+INSTANCE_HEADER = b"iac-instance-id"
+RETENTION = Retention(max_events=10_000, max_age=300.0)
+
+
+class ClusterBackend(LocalBackend):
+    def __init__(
+        self,
+        node: ClusterNode,
+        serve: ServeFn,
+        *,
+        idle_timeout: float,
+        max_connections: int,
+        limits: EventLimits,
+        retention: Retention = RETENTION,
+    ) -> None:
+        me = node.instance_id
+        self.node = node
+        self.ownership = ConnectionOwnership(node.pool, me)
+        self.log = EventLog(node.pool, me, retention)
+        self.inbound = InboundQueue(node.pool, me)
+        self._serve_agent = serve
+        self._idle_timeout = idle_timeout
+        super().__init__(
+            self._serve_hosted,
+            idle_timeout=idle_timeout,
+            max_connections=max_connections,
+            limits=limits,
+            make_connection=lambda connection_id: HostedConnection(
+                connection_id, self.log, self.inbound, self._deliver_here, limits.stall_seconds
+            ),
+        )
+        self.response_headers = [(INSTANCE_HEADER, me.encode())]
+        self.feeds: dict[str, StreamFeed] = {}
+        self.quiet: dict[str, set[QuietReader]] = {}
+        self._claimed_at: dict[str, float] = {}
+        node.on_tick.append(self.housekeep)
+        node.on_wakeup = self._on_wakeup
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self.node.start()
+
+    async def stop(self, reason: str) -> None:
+        await self.registry.close_all(reason)
+        self._end_streams()
+        await self.node.close()
+
+    def begin_shutdown(self) -> None:
+        super().begin_shutdown()
+        self._end_streams()
+
+    # -- requests -------------------------------------------------------------------------------
+
+    async def initialize(self, message: dict[str, Any], timeout: float) -> tuple[str, dict[str, Any]]:
+        self.check_room()
+        connection_id = str(uuid.uuid4())
+        with self._database():
+            await self.ownership.open(connection_id)  # before the agent: the housekeeping trusts the row
+        try:
+            conn = self.new_connection(connection_id)
+            return conn.id, await answer_initialize(self.registry, conn, message, timeout)
+        except Refusal:
+            self.node.spawn(self._forget(connection_id))
+            raise
+
+    async def post(self, connection_id: str | None, message: dict[str, Any]) -> None:
+        if not connection_id:
+            raise unknown_connection(connection_id)
+        hosted = self.registry.get(connection_id)
+        with self._database():
+            try:
+                if not isinstance(hosted, HostedConnection):
+                    await self.inbound.push(connection_id, message)  # wakes the host
+                elif not await hosted.accept_here(message):
+                    raise Refusal(429, "too many messages waiting for the agent; retry later")
+            except UnknownConnection:
+                raise unknown_connection(connection_id) from None
+
+    async def open_stream(self, connection_id: str | None, stream: StreamKey, last_event_id: int | None) -> OpenStream:
+        if not self.accepting:
+            raise Refusal(503, "the server is shutting down")
+        if not connection_id:
+            raise unknown_connection(connection_id)
+        if stream is not None:
+            return await self._open_session_stream(connection_id)
+        feed = self.feeds.get(connection_id)
+        new = feed is None
+        if feed is None:  # registered before the claim, so no wake-up after it is missed
+            feed = self.feeds[connection_id] = StreamFeed(connection_id, self.log)
+        try:
+            with self._database():
+                await self.ownership.claim(connection_id)
+                self._claimed_at[connection_id] = time.monotonic()
+                feed.claimed = True
+                after = last_event_id if last_event_id is not None else (None if new else feed.position)
+                replay = await self.log.events_after(connection_id, CONNECTION_STREAM, after)
+        except (Refusal, UnknownConnection) as exc:
+            if new and not feed.claimed:
+                self.feeds.pop(connection_id, None)
+            raise exc if isinstance(exc, Refusal) else unknown_connection(connection_id) from None
+        return OpenStream(feed.open_reader(replay), [], lambda: None)
+
+    async def close(self, connection_id: str | None) -> None:
+        if not connection_id:
+            raise unknown_connection(connection_id)
+        with self._database():
+            existed = await self.ownership.forget(connection_id)
+        if not existed and self.registry.get(connection_id) is None:
+            raise unknown_connection(connection_id)
+        await self._closed_here(connection_id, "DELETE by the client")
+
+    async def health(self) -> tuple[int, dict[str, Any]]:
+        reachable = await self.node.database_ok()
+        fields = {
+            "connections": len(self.registry),
+            "sessions": self.registry.session_count,
+            "instance": self.node.instance_id,
+            "database": "ok" if reachable else "unreachable",
+        }
+        return (200 if reachable else 503), fields
+
+    # -- housekeeping (every heartbeat) ---------------------------------------------------------
+
+    async def housekeep(self) -> None:
+        if not self.node.listener.listening.is_set():  # no wake-ups meanwhile: poll on every heartbeat
+            self._on_wakeup(Wakeup("resync", ""))
+        started = time.monotonic()
+        hosted = [conn.id for conn in self.registry]
+        owned = {cid: feed for cid, feed in self.feeds.items() if self._claimed_at.get(cid, started) < started}
+        streaming = [cid for cid, feed in owned.items() if feed.reading] + list(self.quiet)
+        if streaming:
+            await self.ownership.touch(streaming)
+        if ids := {*hosted, *owned, *self.quiet}:
+            standing = await self.ownership.standing(sorted(ids))
+            for connection_id in set(hosted) - standing.hosted:
+                await self._closed_here(connection_id, "closed, expired or taken over while the database was away")
+            for connection_id, feed in owned.items():
+                if connection_id not in standing.owned and self.feeds.get(connection_id) is feed:
+                    self._end_feed(connection_id)
+            for connection_id in set(self.quiet) - standing.existing:
+                self._end_quiet(connection_id)
+        if self.node.settled and self.accepting:
+            for adopted in await self.ownership.adopt_orphans(self.node.timings.instance_max_age):
+                self._adopt(adopted)
+        for connection_id in await self.ownership.expire_idle(self._idle_timeout):
+            await self._closed_here(connection_id, f"idle for more than {self._idle_timeout:g}s")
+        await self.log.trim_expired()
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _database(self) -> Iterator[None]:
+        """Around a request's database work: 503 while the database is unreachable."""
+        try:
+            with self.node.database_required():
+                yield
+        except DatabaseUnreachable as exc:
+            logger.info("refused a request: the database is unreachable (%s)", exc)
+            raise Refusal(503, "the database is unreachable; retry later") from None
+
+    async def _serve_hosted(self, transport: Transport) -> None:
+        try:
+            await self._serve_agent(transport)
+        finally:
+            if isinstance(transport, HttpConnection) and not transport.closed and self.accepting:
+                self.node.spawn(self._forget(transport.id))  # the agent ended by itself
+
+    async def _open_session_stream(self, connection_id: str) -> OpenStream:
+        with self._database():
+            if not await self.ownership.exists(connection_id):
+                raise unknown_connection(connection_id)
+        reader = QuietReader(connection_id, self._forget_quiet_reader)
+        self.quiet.setdefault(connection_id, set()).add(reader)
+        return OpenStream(reader, [], lambda: None)
+
+    def _adopt(self, adopted: Adopted) -> None:
+        if self.registry.get(adopted.connection_id) is not None:
+            return
+        logger.info("connection %s adopted: its host stopped", adopted.connection_id)
+        conn = self.registry.create(adopted.connection_id)
+        assert isinstance(conn, HostedConnection)
+        self.node.spawn(self._resume(conn, adopted.interrupted))
+
+    async def _resume(self, conn: HostedConnection, interrupted: list[Any]) -> None:
+        await conn.answer_interrupted(interrupted)
+        conn.drain_soon()
+
+    def _deliver_here(self, connection_id: str, events: list[Event]) -> None:
+        feed = self.feeds.get(connection_id)
+        if feed is not None:
+            feed.push(events)
+
+    def _on_wakeup(self, wakeup: Wakeup) -> None:
+        subject = wakeup.subject
+        if wakeup.kind == "event" and (feed := self.feeds.get(subject)) is not None:
+            feed.mark_dirty()
+        elif wakeup.kind == "inbound" and isinstance(hosted := self.registry.get(subject), HostedConnection):
+            hosted.drain_soon()
+        elif wakeup.kind == "claimed" and subject in self.feeds:
+            self.node.spawn(self._check_still_owned(subject))
+        elif wakeup.kind == "closed":
+            self.node.spawn(self._closed_here(subject, "closed on another instance"))
+        elif wakeup.kind == "resync":  # wake-ups were missed: look at everything again
+            for feed in self.feeds.values():
+                feed.mark_dirty()
+            for conn in self.registry:
+                if isinstance(conn, HostedConnection):
+                    conn.drain_soon()
+
+    async def _check_still_owned(self, connection_id: str) -> None:
+        """A claim by another instance: end the stale stream here, unless this instance claimed it back since."""
+        try:
+            owner = await self.ownership.owner(connection_id)
+        except UnknownConnection:
+            owner = None
+        except psycopg.OperationalError:
+            return  # the housekeeping will tell
+        if owner != self.node.instance_id:
+            self._end_feed(connection_id)
+
+    async def _closed_here(self, connection_id: str, reason: str) -> None:
+        self._end_feed(connection_id)
+        self._end_quiet(connection_id)
+        conn = self.registry.get(connection_id)
+        if conn is not None:
+            await self.registry.close(conn, reason)
+
+    async def _forget(self, connection_id: str) -> None:
+        with contextlib.suppress(psycopg.OperationalError):
+            await self.ownership.forget(connection_id)
+
+    def _end_feed(self, connection_id: str) -> None:
+        self._claimed_at.pop(connection_id, None)
+        feed = self.feeds.pop(connection_id, None)
+        if feed is not None:
+            feed.end()
+
+    def _end_quiet(self, connection_id: str) -> None:
+        for reader in self.quiet.pop(connection_id, set()):
+            reader.end()
+
+    def _forget_quiet_reader(self, reader: QuietReader) -> None:
+        readers = self.quiet.get(reader.connection_id)
+        if readers is not None:
+            readers.discard(reader)
+            if not readers:
+                del self.quiet[reader.connection_id]
+
+    def _end_streams(self) -> None:
+        for connection_id in list(self.feeds):
+            self._end_feed(connection_id)
+        for connection_id in list(self.quiet):
+            self._end_quiet(connection_id)
+
+
+async def open_cluster(
+    settings: Settings, options: HttpOptions, make_serve: Callable[[SessionOwners], ServeFn]
+) -> ClusterBackend:
+    """Join the cluster of `settings.database_url`; the agents it serves take session leases."""
+    node = await ClusterNode.open(settings)
+    return ClusterBackend(
+        node,
+        make_serve(node.owners),
+        idle_timeout=options.idle_timeout,
+        max_connections=options.max_connections,
+        limits=options.limits,
+    )
