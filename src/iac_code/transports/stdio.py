@@ -44,9 +44,7 @@ async def _serve_stdio(settings: Settings) -> int:
             node = await ClusterNode.open(settings)
             node.start()
         owners = node.owners if node is not None else None
-        await serve(
-            handover, settings, store=store, owners=owners, client_capabilities=answers.client_capabilities
-        )
+        await serve(handover, settings, store=store, owners=owners, client_capabilities=answers.client_capabilities)
     finally:
         if node is not None:
             await node.close()

@@ -31,6 +31,9 @@ class FakeSession:
     async def close(self) -> None:
         self.closed = True
 
+    def release(self) -> None:  # a dropped session stops its MCP servers; this one has none
+        pass
+
 
 @asynccontextmanager
 async def node(pg_url: str, name: str, lease: float = 1.0) -> AsyncIterator[ClusterNode]:

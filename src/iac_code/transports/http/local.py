@@ -34,7 +34,11 @@ class LocalBackend:
         make_connection: Callable[[str], HttpConnection] | None = None,
     ) -> None:
         self.registry = ConnectionRegistry(
-            serve, idle_timeout=idle_timeout, limits=limits, max_in_flight=max_in_flight, make_connection=make_connection
+            serve,
+            idle_timeout=idle_timeout,
+            limits=limits,
+            max_in_flight=max_in_flight,
+            make_connection=make_connection,
         )
         self.max_connections = max_connections
         self._reaper: asyncio.Task[None] | None = None
