@@ -29,6 +29,10 @@ environment variables (also read from $IAC_CODE_CONFIG_DIR/config.json, lower-ca
   IAC_CODE_SESSION_IDLE_SECONDS  seconds before an idle session leaves memory (default 1800)
   IAC_CODE_IMAGES             1 or 0: whether prompts may carry images (default: known per model)
   IAC_CODE_MCP_TIMEOUT        seconds one MCP tool call may take (default 120)
+  IAC_CODE_DATABASE_URL       postgresql://…: sessions in PostgreSQL, HTTP instances serving as one
+  IAC_CODE_INSTANCE_ID        with a database: this instance's name (default: host name + random suffix)
+  IAC_CODE_HEARTBEAT_SECONDS  with a database: heartbeat interval (default 5)
+  IAC_CODE_LEASE_SECONDS      with a database: how long a dead instance's sessions stay locked (default 15)
   IACCODE_ACP_HTTP_TOKEN      bearer token the HTTP server requires
 
 exit codes:
