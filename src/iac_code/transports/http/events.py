@@ -45,12 +45,16 @@ class Event:
 def sse_frame(event_id: int, message: dict[str, Any]) -> bytes:
     # Non-ASCII text stays at its UTF-8 size; the JSON escapes newlines, so the payload is always a
     # single `data:` line.
-    return sse_frame_of_json(event_id, dumps_bytes(message).decode())
+    return _frame(event_id, dumps_bytes(message))
 
 
 def sse_frame_of_json(event_id: int, data: str) -> bytes:
     """The frame of a message already serialised on one line (as the cluster's event log stores it)."""
-    return f"id: {event_id}\nevent: message\nretry: {RETRY_MILLISECONDS}\ndata: {data}\n\n".encode()
+    return _frame(event_id, data.encode())
+
+
+def _frame(event_id: int, data: bytes) -> bytes:
+    return b"id: %d\nevent: message\nretry: %d\ndata: %s\n\n" % (event_id, RETRY_MILLISECONDS, data)
 
 
 def lost_frame(last_event_id: int, lost_through: int) -> bytes:
