@@ -21,7 +21,13 @@ from iac_code.startup import check_sessions_dir
 logger = logging.getLogger(__name__)
 
 
-def open_store(settings: Settings) -> SessionStore:
+async def open_store(settings: Settings) -> SessionStore:
+    """The stdio server's store: PostgreSQL when a database is configured (sessions/open.py), else the
+    files, or an UnavailableStore when the sessions directory cannot be used."""
+    if settings.database_url:
+        from iac_code.sessions.open import open_store as open_configured_store
+
+        return await open_configured_store(settings)
     from iac_code.sessions.threaded import open_file_store
 
     try:

@@ -67,20 +67,9 @@ def _load_server(settings: Settings) -> tuple[Any, Any, Any]:
     with loading_for_good():
         import iac_code.acp.early_session  # noqa: F401  (first: what a session/new answered early needs)
         from iac_code.acp.server import serve
+        from iac_code.acp.unavailable_store import open_store
         from iac_code.providers.presets import warm_up
-    return serve, _open_store, warm_up
-
-
-async def _open_store(settings: Settings) -> Any:
-    """PostgreSQL when a database is configured; else the files, or a store that answers every call
-    with what to fix when the sessions directory cannot be used (an editor shows errors, not stderr)."""
-    if settings.database_url:
-        from iac_code.sessions.open import open_store
-
-        return await open_store(settings)
-    from iac_code.acp.unavailable_store import open_store as open_checked_file_store
-
-    return open_checked_file_store(settings)
+    return serve, open_store, warm_up
 
 
 async def _answer_early_until(
