@@ -23,7 +23,8 @@ class ToolCall:
 
 @dataclass
 class Image:
-    """An image the user attached to a prompt: base64 `data` as the client sent it."""
+    """An image the model reads: one the user attached to a prompt, or one a tool returned; base64 `data`
+    checked by image_data.checked_image."""
 
     mime_type: str  # image/png, image/jpeg, image/gif or image/webp
     data: str
@@ -37,7 +38,9 @@ class Message:
       replaces every earlier message in the model's context except the `kept` ones just before it.
       The log stays append-only, so a replay still shows the whole conversation.
     - assistant: `text`, `thinking` (+ `thinking_signature` for Anthropic), `tool_calls`.
-    - tool: the result of the call `tool_call_id`; `is_error` for failures and denials.
+    - tool: the result of the call `tool_call_id`; `is_error` for failures and denials; `images` the tool
+      returned for the model; `tool_title` the call's title as the client saw it (a replay shows it when the
+      tool is gone, e.g. an MCP server not connected yet).
     """
 
     role: Role
@@ -47,6 +50,7 @@ class Message:
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str = ""
     tool_name: str = ""
+    tool_title: str = ""
     is_error: bool = False
     summary: bool = False
     kept: int = 0  # on a summary: how many messages just before it stay in the model's context
@@ -82,9 +86,19 @@ def user(text: str) -> Message:
     return Message(role="user", text=encodable(text))
 
 
-def tool_result(call: ToolCall, text: str, *, is_error: bool = False) -> Message:
+def tool_result(
+    call: ToolCall, text: str, *, is_error: bool = False, images: list[Image] | None = None, title: str = ""
+) -> Message:
     # A file name that is not UTF-8 reaches a tool's output as lone surrogates (see encodable.py).
-    return Message(role="tool", text=encodable(text), tool_call_id=call.id, tool_name=call.name, is_error=is_error)
+    return Message(
+        role="tool",
+        text=encodable(text),
+        tool_call_id=call.id,
+        tool_name=call.name,
+        tool_title=title,
+        is_error=is_error,
+        images=list(images or []),
+    )
 
 
 def context_messages(history: list[Message]) -> list[Message]:

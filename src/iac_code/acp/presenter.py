@@ -4,7 +4,8 @@ A call is announced as a `tool_call` (pending, with title, kind, rawInput and th
 go `in_progress` and show progress while it runs (a client terminal, a sub-agent's steps: `content`
 only), and ends with one `tool_call_update`: completed or failed, `rawOutput` (the tool's structured
 output, else its text), `content` (an edit's diff, else the text — left out when the call ran in a
-client terminal, which shows the output itself — then any extra blocks the tool added) and
+client terminal, which shows the output itself, or when it is empty beside other blocks — then any extra
+blocks the tool added) and
 `locations` (with lines) when the result points somewhere.
 """
 
@@ -92,6 +93,8 @@ def _result_content(result: ToolResult) -> list[ToolCallContent]:
         diff = result.diff
         return [tool_diff_content(diff.path, diff.new_text, diff.old_text)]
     if any(_is_terminal(block) for block in result.content):
+        return []
+    if not result.text and result.content:  # e.g. an MCP tool that returned only an image
         return []
     return [tool_content(text_block(result.text))]
 

@@ -9,8 +9,6 @@ workspace is read and included (bounded); any other link is mentioned as a link.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -25,6 +23,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from iac_code.image_data import UnusableImage, checked_image
 from iac_code.messages import Image, Message
 from iac_code.tools.base import ToolError
 from iac_code.tools.workspace import resolve_in_workspace
@@ -33,18 +32,8 @@ PromptBlock = (
     TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
 )
 
-# Base64 characters per image: Anthropic's per-image limit (OpenAI allows 20 MB), so one limit fits both.
-MAX_IMAGE_DATA_CHARS = 5 * 1024 * 1024
 MAX_LINKED_FILE_BYTES = 256 * 1024  # what one read_file call returns; the model pages on with read_file
 _SNIFF_BYTES = 8192
-
-# What the model APIs accept, recognised by the data itself: clients are not always right about mimeType.
-_SIGNATURES = {
-    b"\x89PNG\r\n\x1a\n": "image/png",
-    b"\xff\xd8\xff": "image/jpeg",
-    b"GIF87a": "image/gif",
-    b"GIF89a": "image/gif",
-}
 
 
 async def user_message(blocks: Sequence[PromptBlock], workspace: Path, *, images: bool) -> Message:
@@ -99,29 +88,11 @@ def _link(block: ResourceContentBlock) -> str:
 
 
 def _image(index: int, block: ImageContentBlock) -> Image:
-    def refuse(reason: str) -> RequestError:
-        return RequestError.invalid_params({f"prompt[{index}]": reason})
-
-    data = "".join(block.data.split())  # some clients wrap base64 lines
-    if len(data) > MAX_IMAGE_DATA_CHARS:
-        raise refuse(
-            f"image is {len(data) / 2**20:.1f} MiB as base64; the limit is {MAX_IMAGE_DATA_CHARS // 2**20} MiB: "
-            "send a smaller or more compressed image"
-        )
     try:
-        decoded = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        raise refuse("image data is not valid base64") from None
-    mime_type = _sniff(decoded[:16])
-    if mime_type is None:
-        raise refuse(f"image data ({block.mime_type}) is not a PNG, JPEG, GIF or WebP image")
-    return Image(mime_type=mime_type, data=data)
-
-
-def _sniff(head: bytes) -> str | None:
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return next((mime for magic, mime in _SIGNATURES.items() if head.startswith(magic)), None)
+        return checked_image(block.data, block.mime_type)
+    except UnusableImage as exc:
+        advice = ": send a smaller or more compressed image" if exc.too_large else ""
+        raise RequestError.invalid_params({f"prompt[{index}]": f"{exc}{advice}"}) from None
 
 
 def _linked_resource(block: ResourceContentBlock, workspace: Path) -> str:

@@ -3,7 +3,10 @@
 Each message becomes what the client saw live, in order: the user's prompt as `user_message_chunk`s
 (its text, then each image), the model's thinking and text as `agent_thought_chunk` /
 `agent_message_chunk`, each tool call as a `tool_call` (title, kind, rawInput, locations, as live) and,
-when its result comes, one final `tool_call_update` (completed or failed, with the result text). A
+when its result comes, one final `tool_call_update` (completed or failed, with the result text and the
+images the tool returned). A call's title is the one stored with its result (what the client saw live);
+a result stored without one (older sessions) takes its tool's, or for an MCP tool whose server is not
+connected (replays run as the session opens) one made from its `mcp__<server>__<tool>` name. A
 compaction summary is not the user's words: it is shown as a short "[context compacted]" agent message,
 not as its text. Last comes the plan as it stood at the end, when the model kept one.
 """
@@ -11,6 +14,7 @@ not as its text. Last comes the plan as it stood at the end, when the model kept
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from acp.helpers import update_agent_thought_text, update_user_message
@@ -18,6 +22,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    ImageContentBlock,
     ToolCallProgress,
     ToolCallStart,
     UserMessageChunk,
@@ -27,6 +32,7 @@ from iac_code.acp.plan import last_plan_update
 from iac_code.acp.presenter import tool_call_result, tool_call_start
 from iac_code.acp.prompt import user_blocks
 from iac_code.acp.updates import message_chunk
+from iac_code.mcp.naming import title_from_name
 from iac_code.messages import Message, ToolCall
 from iac_code.tools.base import Tool, ToolContext, ToolResult
 from iac_code.tools.describe import CallView, describe_call
@@ -41,6 +47,7 @@ ReplayUpdate = (
 def replay_updates(history: list[Message], tools: Mapping[str, Tool], workspace: Path) -> Iterator[ReplayUpdate]:
     ctx = ToolContext(workspace)
     described: dict[tuple[object, ...], CallView] = {}  # a long session reads the same files often
+    titles = {m.tool_call_id: m.tool_title for m in history if m.role == "tool" and m.tool_title}
     for message in history:
         if message.role == "user":
             if message.summary:
@@ -55,15 +62,26 @@ def replay_updates(history: list[Message], tools: Mapping[str, Tool], workspace:
             for call in message.tool_calls:
                 key = _call_key(call)
                 if key is None:
-                    yield tool_call_start(call, describe_call(call, tools.get(call.name), ctx))
-                    continue
-                if key not in described:
-                    described[key] = describe_call(call, tools.get(call.name), ctx)
-                yield tool_call_start(call, described[key])
+                    view = _view(call, tools.get(call.name), ctx)
+                else:
+                    if key not in described:
+                        described[key] = _view(call, tools.get(call.name), ctx)
+                    view = described[key]
+                title = titles.get(call.id)
+                yield tool_call_start(call, replace(view, title=title) if title else view)
         else:
-            yield tool_call_result(message.tool_call_id, ToolResult(message.text, is_error=message.is_error))
+            images = [ImageContentBlock(type="image", mime_type=i.mime_type, data=i.data) for i in message.images]
+            result = ToolResult(message.text, is_error=message.is_error, content=list(images))
+            yield tool_call_result(message.tool_call_id, result)
     if (plan := last_plan_update(history)) is not None:
         yield plan
+
+
+def _view(call: ToolCall, tool: Tool | None, ctx: ToolContext) -> CallView:
+    view = describe_call(call, tool, ctx)
+    if tool is None and (title := title_from_name(call.name)) is not None:
+        return replace(view, title=title)
+    return view
 
 
 def _call_key(call: ToolCall) -> tuple[object, ...] | None:

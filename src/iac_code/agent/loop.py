@@ -13,7 +13,6 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,20 +31,12 @@ from iac_code.agent.events import (
     TurnEnd,
     UsageReport,
 )
+from iac_code.agent.model_call import ModelReply, read_reply
 from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, Refuse
 from iac_code.agent.subagent import follow_subagent
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.messages import Message, ToolCall, context_messages, tool_result, unanswered_tool_calls, user
-from iac_code.providers.base import (
-    Finish,
-    ModelProvider,
-    ProviderError,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallReady,
-    ToolSchema,
-    Usage,
-)
+from iac_code.providers.base import ModelProvider, ProviderError, ToolSchema, Usage
 from iac_code.tools.backends import LocalIO, WorkspaceIO
 from iac_code.tools.base import Category, Tool, ToolContext, ToolError, ToolResult
 from iac_code.tools.describe import describe_call
@@ -65,13 +56,6 @@ MAX_PARALLEL_READS = 8
 
 class _TurnCancelled(Exception):
     """The user answered a permission request with `cancelled`: the whole turn stops."""
-
-
-@dataclass
-class _ModelReply:
-    message: Message
-    finish: str
-    usage: Usage = field(default_factory=lambda: Usage(0, 0))
 
 
 async def _drain(channel: EventChannel) -> None:
@@ -122,7 +106,7 @@ class AgentLoop:
         self.io: WorkspaceIO = LocalIO(workspace)  # the session puts the editor's here when it has one
         self._turn: asyncio.Task[None] | None = None
         self._partial: list[str] = []  # text streamed so far in the current model call
-        self._announced: set[str] = set()  # ids of this turn's calls the consumer was shown (ToolUseStart)
+        self._announced: dict[str, str] = {}  # this turn's calls the consumer was shown (ToolUseStart): id → title
 
     @property
     def running(self) -> bool:
@@ -195,7 +179,7 @@ class AgentLoop:
     async def _turn_body(self, prompt: str | Message, emit: Emit, tool_call: ToolCall | None = None) -> None:
         totals = Usage(0, 0)
         self.refresh_tools()
-        self._announced = set()
+        self._announced = {}
         try:
             self._append(prompt if isinstance(prompt, Message) else user(prompt))
             if tool_call is not None:
@@ -246,38 +230,17 @@ class AgentLoop:
 
     # ----------------------------------------------------------------- model
 
-    async def _call_model(self, emit: Emit) -> _ModelReply:
+    async def _call_model(self, emit: Emit) -> ModelReply:
+        self.refresh_tools()  # a server may have changed its tools since the last call (MCP list_changed)
         self._partial = []
-        thinking: list[str] = []
-        signature = ""
-        calls: list[ToolCall] = []
-        finish = "end_turn"
-        usage = Usage(0, 0)
         context = context_messages(self.history)
         system_prompt = self._system_prompt()
         stream = self.provider.stream(system_prompt, context, self._tool_schemas(), max_tokens=self.max_tokens)
-        async for event in stream:
-            if isinstance(event, TextDelta):
-                self._partial.append(event.text)
-                await emit(event)
-            elif isinstance(event, ThinkingDelta):
-                thinking.append(event.text)
-                signature = event.signature or signature
-                if event.text:
-                    await emit(event)
-            elif isinstance(event, ToolCallReady):
-                calls.append(event.call)
-            elif isinstance(event, Usage):
-                usage = event
-            elif isinstance(event, Finish):
-                finish = event.reason
-        if usage.input_tokens:
-            self.meter.record(usage.input_tokens, context, len(system_prompt))
-        text, self._partial = "".join(self._partial), []
-        message = Message(
-            role="assistant", text=text, thinking="".join(thinking), thinking_signature=signature, tool_calls=calls
-        )
-        return _ModelReply(message, finish, usage)
+        reply = await read_reply(stream, emit, self._partial)
+        self._partial = []
+        if reply.usage.input_tokens:
+            self.meter.record(reply.usage.input_tokens, context, len(system_prompt))
+        return reply
 
     def _system_prompt(self) -> str:
         return f"{self.system_prompt}\n\n{self.mode_instructions}" if self.mode_instructions else self.system_prompt
@@ -303,7 +266,7 @@ class AgentLoop:
         starts = {call.id: self._describe(call, ctx) for call in calls}
         for start in starts.values():
             await emit(start)
-            self._announced.add(start.call.id)
+            self._announced[start.call.id] = start.title
         # Consecutive read calls run together; any other call runs alone, in order, once allowed.
         batch: list[ToolCall] = []
         for call in calls:
@@ -383,7 +346,8 @@ class AgentLoop:
             return ToolResult(f"Tool '{call.name}' failed: {type(exc).__name__}: {exc}", is_error=True)
 
     async def _finish(self, call: ToolCall, result: ToolResult, emit: Emit) -> None:
-        self._append(tool_result(call, result.text, is_error=result.is_error))
+        title = self._announced.get(call.id, "")
+        self._append(tool_result(call, result.text, is_error=result.is_error, images=result.images, title=title))
         await emit(ToolFinished(call, result))
 
     def _describe(self, call: ToolCall, ctx: ToolContext) -> ToolUseStart:

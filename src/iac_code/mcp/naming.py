@@ -42,6 +42,20 @@ def qualified_names(server_part: str, names: Iterable[str]) -> dict[str, str]:
     return {name: full if clashes[full] == 1 else _with_hash(full, name, MAX_NAME) for name, full in cleaned.items()}
 
 
+def tool_title(display_name: str, server: str) -> str:
+    """How a call of an MCP tool is titled for the client."""
+    return f"{display_name} (MCP server {server})"
+
+
+def title_from_name(name: str) -> str | None:
+    """The title of a call of `mcp__<server>__<tool>` known only by that name (its server is not
+    connected): the parts of the name; None for a name that is not an MCP tool's."""
+    server, separator, tool = name.removeprefix(PREFIX).partition(SEPARATOR)
+    if not name.startswith(PREFIX) or not separator or not server or not tool:
+        return None
+    return tool_title(tool, server)
+
+
 def _clean_server(name: str) -> str:
     part = _UNDERSCORES.sub("_", _UNSAFE.sub("_", name)).strip("_") or "server"
     return part if len(part) <= MAX_SERVER_PART else _with_hash(part, name, MAX_SERVER_PART, server=True)

@@ -1,8 +1,12 @@
 """An MCP `CallToolResult` as the project's ToolResult: text for the model, ACP content for the client.
 
 - text blocks become the model's text;
-- images and audio reach the client as ACP image/audio blocks; the model gets a marker line
-  ("[image: image/png, 1.2 KB]") until providers take images;
+- images and audio reach the client as ACP image/audio blocks. An image the model APIs accept (PNG,
+  JPEG, GIF or WebP, checked by its bytes, within `image_data.MAX_IMAGE_DATA_CHARS` of base64 for the
+  whole result) also goes to the model, in `ToolResult.images`, and leaves no mark in the text (a model
+  that does not read images gets a marker in its place from providers/images.py). Any other image, and
+  audio, leaves a marker line saying why it was not sent ("[image: image/svg+xml, 1.2 KB: not sent to
+  the model: …]");
 - an embedded resource reaches the client as an ACP resource block; the model gets its text (or a
   marker for a binary one);
 - a resource link reaches the client as an ACP resource_link block; the model gets a line naming it;
@@ -29,6 +33,8 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from iac_code.image_data import MAX_IMAGE_DATA_CHARS, MODEL_IMAGE_TYPES, UnusableImage, checked_image
+from iac_code.messages import Image
 from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolResult
 
 AcpBlock = ImageContentBlock | AudioContentBlock | EmbeddedResourceContentBlock | ResourceContentBlock
@@ -37,7 +43,18 @@ AcpBlock = ImageContentBlock | AudioContentBlock | EmbeddedResourceContentBlock 
 def tool_result(result: mcp_types.CallToolResult) -> ToolResult:
     texts: list[str] = []
     blocks: list[AcpBlock] = []
+    images: list[Image] = []
+    budget = MAX_IMAGE_DATA_CHARS  # base64 characters of images the model may still get from this result
     for block in result.content:
+        if isinstance(block, mcp_types.ImageContent):
+            blocks.append(ImageContentBlock(type="image", data=block.data, mime_type=block.mime_type))
+            image = _model_image(block, budget)
+            if isinstance(image, Image):
+                images.append(image)
+                budget -= len(image.data)
+            else:
+                texts.append(image)
+            continue
         text, acp_block = _convert(block)
         if text:
             texts.append(text)
@@ -46,13 +63,31 @@ def tool_result(result: mcp_types.CallToolResult) -> ToolResult:
     structured = result.structured_content
     if structured is not None and not any(_same_json(text, structured) for text in texts):
         texts.append(json.dumps(structured, indent=2, ensure_ascii=False))
-    text = "\n".join(texts) or ("The MCP tool reported an error." if result.is_error else "(no output)")
+    text = "\n".join(texts)
+    if not text and not images:
+        text = "The MCP tool reported an error." if result.is_error else "(no output)"
     return ToolResult(
         _clip(text),
         is_error=bool(result.is_error),
         raw_output=_raw_output(result),
         content=list(blocks),
+        images=images,
     )
+
+
+def _model_image(block: mcp_types.ImageContent, budget: int) -> Image | str:
+    """The image for the model, or the marker line saying why it is not sent."""
+    described = f"image: {block.mime_type}, {_size(block.data)}"
+    if block.mime_type not in MODEL_IMAGE_TYPES:
+        return f"[{described}; not sent to the model: it reads only PNG, JPEG, GIF and WebP]"
+    try:
+        image = checked_image(block.data, block.mime_type)
+    except UnusableImage as exc:
+        return f"[{described}; not sent to the model: {exc}]"
+    if len(image.data) > budget:
+        limit = MAX_IMAGE_DATA_CHARS // 2**20
+        return f"[{described}; not sent to the model: this result's images pass the {limit} MiB limit]"
+    return image
 
 
 def content_text(block: mcp_types.ContentBlock) -> str:
@@ -63,7 +98,7 @@ def content_text(block: mcp_types.ContentBlock) -> str:
 def _convert(block: Any) -> tuple[str, AcpBlock | None]:
     if isinstance(block, mcp_types.TextContent):
         return block.text, None
-    if isinstance(block, mcp_types.ImageContent):
+    if isinstance(block, mcp_types.ImageContent):  # in a prompt message: images stay with the client
         image = ImageContentBlock(type="image", data=block.data, mime_type=block.mime_type)
         return f"[image: {block.mime_type}, {_size(block.data)}]", image
     if isinstance(block, mcp_types.AudioContent):

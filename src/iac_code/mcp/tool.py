@@ -15,6 +15,7 @@ from typing import Any
 import mcp_types
 
 from iac_code.mcp.connection import ServerConnection
+from iac_code.mcp.naming import tool_title
 from iac_code.mcp.results import tool_result
 from iac_code.tools.base import Access, Category, Kind, ToolContext, ToolResult
 
@@ -35,7 +36,7 @@ class McpTool:
         self._timeout = timeout
 
     def title(self, args: dict[str, Any]) -> str:
-        return f"{self._display_name} (MCP server {self.server})"
+        return tool_title(self._display_name, self.server)
 
     def access(self, args: dict[str, Any]) -> Access:
         return "read" if self.read_only else "external"

@@ -13,7 +13,7 @@ from typing import Any
 
 import anthropic
 
-from iac_code.messages import Message, ToolCall
+from iac_code.messages import Image, Message, ToolCall
 from iac_code.providers.base import (
     Finish,
     FinishReason,
@@ -202,22 +202,27 @@ def to_anthropic_messages(history: list[Message]) -> list[dict[str, Any]]:
 
 def _user_blocks(message: Message) -> list[dict[str, Any]]:
     """Images first (Anthropic's advice for image prompts), then the text; the API rejects empty text blocks."""
-    blocks: list[dict[str, Any]] = [
-        {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
-        for image in message.images
-    ]
+    blocks = [_image_block(image) for image in message.images]
     if message.text:
         blocks.append({"type": "text", "text": message.text})
     return blocks
 
 
 def _tool_result_block(message: Message) -> dict[str, Any]:
+    """The result's text, or its content blocks when the tool returned images: the text, then the images."""
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
-    if message.text:
+    if message.images:
+        text = [{"type": "text", "text": message.text}] if message.text else []
+        block["content"] = text + [_image_block(image) for image in message.images]
+    elif message.text:
         block["content"] = message.text
     if message.is_error:
         block["is_error"] = True
     return block
+
+
+def _image_block(image: Image) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
 
 
 def _assistant_blocks(message: Message) -> list[dict[str, Any]]:

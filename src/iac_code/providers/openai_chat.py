@@ -16,7 +16,7 @@ from typing import Any, cast
 import openai
 from openai.types.chat import ChatCompletion
 
-from iac_code.messages import Message, ToolCall
+from iac_code.messages import Image, Message, ToolCall
 from iac_code.providers.base import (
     Finish,
     FinishReason,
@@ -205,14 +205,23 @@ def to_openai_tool(tool: ToolSchema) -> dict[str, Any]:
 
 
 def to_openai_messages(system: str, history: list[Message]) -> list[dict[str, Any]]:
+    """A tool message holds only text, and the tool messages answering one assistant message must follow
+    it directly; so images that tools returned travel in one user message after the last of them."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    tool_images: list[dict[str, Any]] = []  # content parts of the tool results since the assistant message
     for message in history:
+        if message.role != "tool" and tool_images:
+            messages.append({"role": "user", "content": tool_images})
+            tool_images = []
         if message.role == "user":
             messages.append({"role": "user", "content": _user_content(message)})
         elif message.role == "tool":
-            messages.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": message.text})
+            messages.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": _tool_text(message)})
+            tool_images += _tool_image_parts(message)
         else:
             messages.append(_assistant_message(message))
+    if tool_images:
+        messages.append({"role": "user", "content": tool_images})
     return messages
 
 
@@ -220,13 +229,29 @@ def _user_content(message: Message) -> str | list[dict[str, Any]]:
     """Plain text, or content parts when images are attached: each as a data URL, then the text."""
     if not message.images:
         return message.text
-    parts: list[dict[str, Any]] = [
-        {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
-        for image in message.images
-    ]
+    parts = [_image_part(image) for image in message.images]
     if message.text:
         parts.append({"type": "text", "text": message.text})
     return parts
+
+
+def _tool_text(message: Message) -> str:
+    if message.images and not message.text:
+        return "(the result is an image: it follows the tool results)"
+    return message.text
+
+
+def _tool_image_parts(message: Message) -> list[dict[str, Any]]:
+    """The images of one tool result, after a text part naming the call they answer."""
+    if not message.images:
+        return []
+    count = "an image" if len(message.images) == 1 else f"{len(message.images)} images"
+    intro = f"The tool call {message.tool_call_id} ({message.tool_name}) returned {count}:"
+    return [{"type": "text", "text": intro}, *(_image_part(image) for image in message.images)]
+
+
+def _image_part(image: Image) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
 
 
 def _assistant_message(message: Message) -> dict[str, Any]:

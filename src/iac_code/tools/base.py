@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from iac_code.messages import Image
+
 if TYPE_CHECKING:
     from iac_code.tools.backends import WorkspaceIO
 
@@ -84,6 +86,9 @@ class ToolResult:
     raw_output: Any = None  # structured result for the client (ACP rawOutput); None: the text
     locations: list[Location] = field(default_factory=list)  # what the result points at (e.g. findings)
     content: list[Any] = field(default_factory=list)  # extra ACP content blocks (images, resources, terminals)
+    # Images for the model, beside `text` (checked by image_data.checked_image); a model that does not
+    # read images gets a marker instead (providers/images.py). The client sees images through `content`.
+    images: list[Image] = field(default_factory=list)
 
 
 @dataclass

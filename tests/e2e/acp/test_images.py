@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tests.e2e.acp.wire import AgentProcess, Agents
 
-from iac_code.acp.prompt import MAX_IMAGE_DATA_CHARS
+from iac_code.image_data import MAX_IMAGE_DATA_CHARS
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 DATA_URL = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}

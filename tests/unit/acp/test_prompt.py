@@ -13,7 +13,8 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from iac_code.acp.prompt import MAX_IMAGE_DATA_CHARS, MAX_LINKED_FILE_BYTES, user_blocks, user_message
+from iac_code.acp.prompt import MAX_LINKED_FILE_BYTES, user_blocks, user_message
+from iac_code.image_data import MAX_IMAGE_DATA_CHARS
 from iac_code.messages import Image
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="

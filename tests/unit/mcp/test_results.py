@@ -6,10 +6,13 @@ import json
 import mcp_types as mt
 from acp.schema import EmbeddedResourceContentBlock, ImageContentBlock, ResourceContentBlock
 
+from iac_code.image_data import MAX_IMAGE_DATA_CHARS
 from iac_code.mcp.results import tool_result
+from iac_code.messages import Image
 from iac_code.tools.base import MAX_OUTPUT_CHARS
 
-PNG = base64.b64encode(b"\x89PNG" + b"\0" * 2044).decode()
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 2040).decode()
+JPEG = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\0" * 60).decode()
 
 
 def test_text_blocks_are_the_models_text_and_the_raw_output_is_the_mcp_result():
@@ -23,11 +26,59 @@ def test_text_blocks_are_the_models_text_and_the_raw_output_is_the_mcp_result():
     json.dumps(result.raw_output)  # plain JSON
 
 
-def test_an_image_is_a_marker_for_the_model_and_an_acp_image_for_the_client():
-    result = tool_result(mt.CallToolResult(content=[mt.ImageContent(type="image", data=PNG, mime_type="image/png")]))
-    assert result.text == "[image: image/png, 2.0 KB]"
+def test_an_image_goes_to_the_model_without_a_marker_and_to_the_client_as_an_acp_image():
+    result = tool_result(
+        mt.CallToolResult(
+            content=[mt.TextContent(type="text", text="The diagram:"), _image(PNG, "image/png")],
+        )
+    )
+    assert result.text == "The diagram:"
+    assert result.images == [Image(mime_type="image/png", data=PNG)]
     assert result.content == [ImageContentBlock(type="image", data=PNG, mime_type="image/png")]
-    assert result.raw_output["content"][0]["data"] == "<2.0 KB omitted>"  # it is in content already
+    assert result.raw_output["content"][1]["data"] == "<2.0 KB omitted>"  # it is in content already
+
+
+def test_an_image_alone_is_the_whole_result_and_its_type_is_read_from_its_bytes():
+    result = tool_result(mt.CallToolResult(content=[_image(JPEG, "image/png")]))  # the server got the type wrong
+    assert result.text == ""
+    assert result.images == [Image(mime_type="image/jpeg", data=JPEG)]
+
+
+def test_images_the_model_cannot_take_stay_markers_that_say_why():
+    svg = base64.b64encode(b"<svg/>").decode()
+    not_an_image = base64.b64encode(b"BM a bitmap").decode()
+    result = tool_result(
+        mt.CallToolResult(
+            content=[_image(svg, "image/svg+xml"), _image(not_an_image, "image/png"), _image("@@", "image/gif")]
+        )
+    )
+    assert result.images == []
+    assert result.text.splitlines() == [
+        "[image: image/svg+xml, 6 bytes; not sent to the model: it reads only PNG, JPEG, GIF and WebP]",
+        "[image: image/png, 11 bytes; not sent to the model: image data (image/png) is not a PNG, JPEG, GIF or WebP image]",
+        "[image: image/gif, 0 bytes; not sent to the model: image data is not valid base64]",
+    ]
+    assert len(result.content) == 3  # the client still gets what the server sent
+
+
+def test_images_go_to_the_model_while_the_result_stays_within_the_size_limit():
+    big = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * (MAX_IMAGE_DATA_CHARS * 3 // 4 - 1000)).decode()
+    result = tool_result(mt.CallToolResult(content=[_image(big, "image/png"), _image(PNG, "image/png")]))
+    assert [image.data for image in result.images] == [big]
+    assert result.text == "[image: image/png, 2.0 KB; not sent to the model: this result's images pass the 5 MiB limit]"
+    too_big = big + "A" * 2000
+    alone = tool_result(mt.CallToolResult(content=[_image(too_big, "image/png")]))
+    assert alone.images == [] and "the limit is 5 MiB" in alone.text
+
+
+def test_audio_is_a_marker_for_the_model():
+    audio = mt.AudioContent(type="audio", data=PNG, mime_type="audio/wav")
+    result = tool_result(mt.CallToolResult(content=[audio]))
+    assert result.text == "[audio: audio/wav, 2.0 KB]" and result.images == []
+
+
+def _image(data: str, mime_type: str) -> mt.ImageContent:
+    return mt.ImageContent(type="image", data=data, mime_type=mime_type)
 
 
 def test_resources_and_links():

@@ -1,0 +1,53 @@
+"""One model call, read to its end: the text and thinking streamed to the consumer as they come, the tool
+calls, the usage and why the model stopped, gathered into the assistant message the history keeps."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+from iac_code.agent.events import Event
+from iac_code.messages import Message, ToolCall
+from iac_code.providers.base import Finish, ProviderEvent, TextDelta, ThinkingDelta, ToolCallReady, Usage
+
+
+@dataclass
+class ModelReply:
+    message: Message
+    finish: str
+    usage: Usage = field(default_factory=lambda: Usage(0, 0))
+
+
+async def read_reply(
+    stream: AsyncIterator[ProviderEvent], emit: Callable[[Event], Awaitable[None]], partial: list[str]
+) -> ModelReply:
+    """Read `stream` to its end. The answer's text is gathered in `partial` as it arrives, so a caller
+    whose call is cut short (cancelled, failed) still has what the user already saw."""
+    thinking: list[str] = []
+    signature = ""
+    calls: list[ToolCall] = []
+    finish = "end_turn"
+    usage = Usage(0, 0)
+    async for event in stream:
+        if isinstance(event, TextDelta):
+            partial.append(event.text)
+            await emit(event)
+        elif isinstance(event, ThinkingDelta):
+            thinking.append(event.text)
+            signature = event.signature or signature
+            if event.text:
+                await emit(event)
+        elif isinstance(event, ToolCallReady):
+            calls.append(event.call)
+        elif isinstance(event, Usage):
+            usage = event
+        elif isinstance(event, Finish):
+            finish = event.reason
+    message = Message(
+        role="assistant",
+        text="".join(partial),
+        thinking="".join(thinking),
+        thinking_signature=signature,
+        tool_calls=calls,
+    )
+    return ModelReply(message, finish, usage)
