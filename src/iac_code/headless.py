@@ -67,7 +67,7 @@ async def _run(
 ) -> int:
     from iac_code.agent.factory import build_loop
     from iac_code.mcp import FIRST_TURN_WAIT, hub_for_session
-    from iac_code.providers.presets import build_provider
+    from iac_code.providers.lazy import LazyProvider
 
     mode: Mode = "bypass-permissions" if allow_all else "default"
     remembered: dict[str, Remembered] = dict.fromkeys(allowed, "allow")
@@ -78,7 +78,8 @@ async def _run(
     workspace = Path.cwd().resolve()
     servers = hub_for_session(settings, [], workspace, on_problem=_tell_mcp_problem)
     async with servers:  # config.json's MCP servers, stopped when the turn is over
-        loop = build_loop(settings, build_provider(settings), workspace, judge)
+        # LazyProvider: a text-only model gets markers for the images MCP tools return (providers/images.py)
+        loop = build_loop(settings, LazyProvider(settings), workspace, judge)
         loop.extra_tools = servers.tools
         await servers.wait_ready(FIRST_TURN_WAIT)
         return await _turn(loop, prompt, output_format, allow_infra_changes)

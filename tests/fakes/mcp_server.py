@@ -25,9 +25,10 @@ from contextlib import contextmanager
 from typing import Any, Literal
 
 import uvicorn
-from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import EmbeddedResource, ResourceLink, TextContent, TextResourceContents, ToolAnnotations
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 # A 1x1 transparent PNG.
@@ -125,6 +126,27 @@ def start_helper() -> str:
 @server.tool(description="Exit at once, like a server that crashes mid-session.")
 def crash() -> str:
     os._exit(7)
+
+
+@server.tool(description="Add the tool `grown` and the prompt `grown_prompt`, and tell the client.")
+async def grow(ctx: Context) -> str:
+    server.add_tool(_grown, name="grown", description="A tool added while the server runs.")
+    server.prompt(name="grown_prompt", description="A prompt added while the server runs.")(_grown_prompt)
+    if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:  # through the client's subscriptions/listen
+        await ctx.notify_tools_changed()
+        await ctx.notify_prompts_changed()
+    else:  # the notifications of earlier versions
+        await ctx.session.send_tool_list_changed()
+        await ctx.session.send_prompt_list_changed()
+    return "grown"
+
+
+def _grown() -> str:
+    return "I was added later."
+
+
+def _grown_prompt() -> str:
+    return "Use the grown tool."
 
 
 @server.prompt(description="Review one Terraform resource.")

@@ -82,9 +82,10 @@ def available_commands_update(
     )
 
 
-def help_text(session_commands: Mapping[str, SessionCommand[S]], sources: Sequence[PromptCommands]) -> str:
+def help_text(commands: Sequence[AvailableCommand]) -> str:
+    """What /help shows: `commands` (those the session announces) and the modes."""
     lines = ["Commands:"]
-    lines += [f"  /{command.name}: {command.description}" for command in _listed(session_commands, sources)]
+    lines += [f"  /{command.name}: {command.description}" for command in commands]
     lines += ["Modes:"]
     lines += [f"  {mode.id}: {mode.description}" for mode in MODES]
     return "\n".join(lines)

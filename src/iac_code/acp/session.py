@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from acp import RequestError
 from acp.schema import (
+    AvailableCommandsUpdate,
     BaseModel,
     PromptResponse,
     RequestPermissionRequest,
@@ -206,7 +207,7 @@ class Session:
         await self._stream(self.loop.run("/check", tool_call=workspace_check_call()))
 
     async def _help(self, arguments: str) -> None:
-        await self.say(help_text(COMMANDS, self.prompt_commands))
+        await self.say(help_text(self._commands().available_commands))
 
     async def _stream(self, events: AsyncGenerator[Event, None]) -> TurnEnd | None:
         """Send the loop's events as updates as they come. Text that arrives while an update is being
@@ -281,9 +282,13 @@ class Session:
     async def announce_commands(self) -> None:
         """Send the commands the client may offer (the command files are read again)."""
         await asyncio.to_thread(self._files.reload)
+        await self._peer.update(self.id, self._commands())
+
+    def _commands(self) -> AvailableCommandsUpdate:
+        """The session's commands, the prompt commands, then the prompts of the MCP servers ready now."""
         update = commands_update(COMMANDS, self.prompt_commands)
         update.available_commands += self.mcp.available_commands()
-        await self._peer.update(self.id, update)
+        return update
 
     async def _name_after(self, text: str) -> None:
         first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")

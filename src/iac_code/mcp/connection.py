@@ -7,6 +7,12 @@ MCP's `notifications/cancelled` for that request.
 
 A failure at any point (spawn, handshake, tool listing, startup timeout, the server exiting later)
 leaves the connection `failed` with a displayable reason, reported once; it never raises out.
+
+A server may change its tools and prompts while it runs: it says so with `notifications/tools/list_changed`
+or `notifications/prompts/list_changed` (protocol versions before 2026-07-28), or through a
+`subscriptions/listen` stream (2026-07-28, opened when the server advertises `listChanged`). The
+connection then lists both again and calls `changed`. A tool call that brought such a change returns once
+the new lists are in (bounded by CHANGE_WAIT), so the model's next call already sees them.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -24,6 +30,7 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 import iac_code
 from iac_code.mcp.config import HttpServer, StdioServer, describe, safe_url
@@ -37,15 +44,26 @@ CLOSE_TIMEOUT = 5.0  # bound on a polite shutdown (HTTP session DELETE, stdio gr
 MAX_PAGES = 50  # tools/list and prompts/list pages followed; a paginator that never ends cannot hang us
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: SSE streams stay open for long
 CLIENT_INFO = mcp_types.Implementation(name="iac-code", version=iac_code.__version__)
+# The SDK's "auto": the 2026-07-28 protocol when the server speaks it, else the initialize handshake
+# ("legacy", which tests force to exercise the notifications of earlier servers).
+PROTOCOL_MODE: Literal["auto", "legacy"] = "auto"
+CHANGE_WAIT = 5.0  # how long a tool call waits for the lists its server just changed
+_LIST_CHANGES = (mcp_types.ToolListChangedNotification, mcp_types.PromptListChangedNotification)
 
 Reporter = Callable[["ServerConnection", str], Awaitable[None]]  # it failed: why, for the user
-ReadyCallback = Callable[["ServerConnection"], Awaitable[None]]
+ReadyCallback = Callable[["ServerConnection"], Awaitable[None]]  # ready, or its lists changed since
 _Result = TypeVar("_Result")
 
 
 class ServerConnection:
     def __init__(
-        self, spec: StdioServer | HttpServer, cwd: Path, report: Reporter, ready: ReadyCallback, startup_timeout: float
+        self,
+        spec: StdioServer | HttpServer,
+        cwd: Path,
+        report: Reporter,
+        ready: ReadyCallback,
+        startup_timeout: float,
+        changed: ReadyCallback,
     ) -> None:
         self.spec = spec
         self.name = spec.name
@@ -58,6 +76,10 @@ class ServerConnection:
         self._cwd = cwd
         self._report = report
         self._on_ready = ready
+        self._on_changed = changed
+        self._lists_changed = asyncio.Event()  # the server said its tools or prompts changed
+        self._lists_current = asyncio.Event()  # no change is waiting to be listed
+        self._lists_current.set()
         self._startup_timeout = startup_timeout
         self._client: Client | None = None
         self._stop = asyncio.Event()
@@ -82,7 +104,11 @@ class ServerConnection:
                 await task
 
     async def call_tool(self, tool: str, arguments: dict[str, Any], timeout: float) -> mcp_types.CallToolResult:
-        return await self._request(f"'{tool}'", lambda client: client.call_tool(tool, arguments), timeout)
+        result = await self._request(f"'{tool}'", lambda client: client.call_tool(tool, arguments), timeout)
+        if not self._lists_current.is_set():  # the call changed the server's tools: let the model see them
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._lists_current.wait(), CHANGE_WAIT)
+        return result
 
     async def get_prompt(self, prompt: str, arguments: dict[str, str], timeout: float) -> mcp_types.GetPromptResult:
         return await self._request(f"prompt '{prompt}'", lambda client: client.get_prompt(prompt, arguments), timeout)
@@ -120,7 +146,8 @@ class ServerConnection:
                 self.settled.set()
                 logger.info("MCP server %s ready (%s): %d tools, %d prompts", *self._summary())
                 await self._on_ready(self)
-                await self._stop.wait()
+                async with _background(self._follow_changes(client)), _background(self._listen(client)):
+                    await self._stop.wait()
                 self._client = None
                 if self._crashed:
                     await self._fail(f"it stopped (exit code {self._exit_code})")
@@ -145,7 +172,50 @@ class ServerConnection:
             http = httpx2.AsyncClient(headers=dict(spec.headers), timeout=HTTP_TIMEOUT)
             stack.push_async_callback(http.aclose)
             transport = streamable_http_client(spec.url, http_client=http)
-        return Client(transport, client_info=CLIENT_INFO, cache=None)
+        return Client(
+            transport, client_info=CLIENT_INFO, cache=None, message_handler=self._on_message, mode=PROTOCOL_MODE
+        )
+
+    async def _on_message(self, message: object) -> None:
+        """What the server sends outside of requests (the SDK's reader task calls this: it must not block)."""
+        if isinstance(message, _LIST_CHANGES):
+            self._list_changed()
+
+    def _list_changed(self) -> None:
+        self._lists_current.clear()
+        self._lists_changed.set()
+
+    async def _listen(self, client: Client) -> None:
+        """Open a `subscriptions/listen` stream for the changes the server announces (2026-07-28 only;
+        earlier servers send the notifications without being asked)."""
+        capabilities = client.server_capabilities
+        tools = bool(capabilities.tools and capabilities.tools.list_changed)
+        prompts = bool(capabilities.prompts and capabilities.prompts.list_changed)
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (tools or prompts):
+            return
+        try:
+            async with client.listen(tools_list_changed=tools, prompts_list_changed=prompts) as changes:
+                async for _ in changes:
+                    self._list_changed()
+        except Exception as exc:  # the server's tools still work; only their changes go unseen
+            logger.warning("MCP server %s: following its list changes failed: %s", self.name, self._reason(exc))
+
+    async def _follow_changes(self, client: Client) -> None:
+        """List the tools and prompts again after each announced change, and tell the hub."""
+        while True:
+            await self._lists_changed.wait()
+            self._lists_changed.clear()
+            try:
+                tools = await _listing(client.list_tools, "tools")
+                prompts = await self._prompts(client)
+            except Exception as exc:  # keep offering the lists we have
+                logger.warning("MCP server %s: listing its tools again failed: %s", self.name, self._reason(exc))
+            else:
+                self.tools, self.prompts = tools, prompts
+                logger.info("MCP server %s changed (%s): %d tools, %d prompts", *self._summary())
+                await self._on_changed(self)
+            if not self._lists_changed.is_set():
+                self._lists_current.set()
 
     async def _prompts(self, client: Client) -> list[mcp_types.Prompt]:
         if client.server_capabilities.prompts is None:
@@ -220,6 +290,18 @@ def _leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+@contextlib.asynccontextmanager
+async def _background(work: Coroutine[Any, Any, None]) -> AsyncIterator[None]:
+    """Run `work` in a task for the duration of the block; cancelled when the block ends."""
+    task = asyncio.create_task(work)
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 async def _listing(fetch: Callable[..., Awaitable[Any]], field: str) -> list[Any]:

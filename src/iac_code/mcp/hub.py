@@ -10,8 +10,9 @@
 
 Nothing here raises because of a server: a server that cannot be used is reported once through
 `on_problem(server_name, message)` and left out. `on_change()` is called whenever the tools and
-prompts on offer change (a server became ready, or a ready one stopped): the time to send the client
-a new `available_commands_update`. Both callbacks may be plain functions or coroutine functions.
+prompts on offer change (a server became ready, a ready one stopped, or one announced that its lists
+changed): the time to send the client a new `available_commands_update`. Both callbacks may be plain
+functions or coroutine functions.
 
 Importing the MCP SDK costs about half a second, so this module does not: the first hub loads it in
 a worker thread from its background task, and a process without MCP servers never loads it.
@@ -174,7 +175,14 @@ class McpHub:
         if self._closed:
             return
         self._connections = [
-            connection_class(spec, self._cwd, self._connection_failed, self._connection_ready, self._startup_timeout)
+            connection_class(
+                spec,
+                self._cwd,
+                self._connection_failed,
+                self._connection_ready,
+                self._startup_timeout,
+                self._connection_changed,
+            )
             for spec in self._servers
         ]
         for connection in self._connections:
@@ -186,6 +194,10 @@ class McpHub:
     async def _connection_ready(self, connection: ServerConnection) -> None:
         self._offered.add(connection.name)
         await self._notify(self._on_change, "announcing new MCP tools")
+
+    async def _connection_changed(self, connection: ServerConnection) -> None:
+        self._tools.pop(connection.name, None)  # built again from its new list
+        await self._notify(self._on_change, "announcing changed MCP tools")
 
     async def _connection_failed(self, connection: ServerConnection, message: str) -> None:
         self._tools.pop(connection.name, None)

@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.e2e import npm
 
-from iac_code.mcp import McpHub, ServerSpec, StdioServer
+from iac_code.mcp import ChangeCallback, McpHub, ServerSpec, StdioServer
 
 REPO = Path(__file__).resolve().parents[3]
 SECRET = "s3cr3t-token-value"
@@ -89,10 +89,10 @@ def pid_of(whereami: str) -> int:
 
 
 @contextlib.asynccontextmanager
-async def ready_hub(spec: ServerSpec, cwd: Path) -> AsyncIterator[McpHub]:
+async def ready_hub(spec: ServerSpec, cwd: Path, on_change: ChangeCallback | None = None) -> AsyncIterator[McpHub]:
     """A hub with one server, ready (and no problem reported) before the test runs; closed after it."""
     problems: list[tuple[str, str]] = []
-    hub = McpHub([spec], cwd, on_problem=lambda *problem: problems.append(problem))
+    hub = McpHub([spec], cwd, on_problem=lambda *problem: problems.append(problem), on_change=on_change)
     hub.start()
     try:
         assert await hub.wait_ready(30), hub.status()

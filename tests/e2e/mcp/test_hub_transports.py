@@ -18,6 +18,7 @@ from tests.e2e.mcp.servers import SECRET, fixture_server, pid_of, ready_hub, wai
 
 from iac_code.mcp import HttpServer, McpHub, PromptError
 from iac_code.mcp.tool import McpTool
+from iac_code.messages import Image
 from iac_code.tools.base import ToolContext, ToolError
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(60)]
@@ -34,6 +35,7 @@ FIXTURE_TOOLS = {
     "whereami",
     "start_helper",
     "crash",
+    "grow",
 }
 
 
@@ -93,11 +95,12 @@ async def test_a_text_result_reaches_the_model_and_raw_output_is_the_mcp_result(
     assert result.raw_output["content"] == [{"type": "text", "text": "terraform plan"}]
 
 
-async def test_an_image_goes_to_the_client_as_an_acp_image_and_to_the_model_as_a_marker(hub):
+async def test_an_image_goes_to_the_client_as_an_acp_image_and_to_the_model_beside_the_text(hub):
     result = await _run(hub, "diagram")
-    assert result.text == "The diagram:\n[image: image/png, 70 bytes]"
+    assert result.text == "The diagram:"
     (image,) = result.content
     assert isinstance(image, ImageContentBlock) and image.mime_type == "image/png"
+    assert result.images == [Image(mime_type="image/png", data=image.data)]
 
 
 async def test_structured_content_resources_and_links(hub):

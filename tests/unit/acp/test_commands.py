@@ -61,6 +61,6 @@ async def test_file_commands_render_their_arguments_and_know_only_their_names(tm
 
 
 def test_help_lists_every_command_and_the_modes(tmp_path):
-    text = help_text(OWN, [files(tmp_path), OtherSource()])
+    text = help_text(available_commands_update(OWN, [files(tmp_path), OtherSource()]).available_commands)
     assert "  /help: List the commands" in text and "  /plan-review: Review a plan" in text
     assert "  /mcp__tf__review: Review" in text and "  bypass-permissions: " in text
