@@ -63,6 +63,7 @@ def test_an_image_reaches_the_client_and_an_error_fails_the_call(agent, model, w
     images = [block["content"] for block in diagram["content"] if block["content"]["type"] == "image"]
     assert len(images) == 1 and images[0]["mimeType"] == "image/png" and images[0]["data"]
     assert "[image: image/png" in _tool_results(model)[0]  # the model (text only) gets a marker
+    assert "image_url" not in json.dumps(model.requests[-1])
     assert failure["status"] == "failed" and failure["rawOutput"]["isError"] is True
     assert "cannot do that: quota exceeded" in _tool_results(model)[1]
 
@@ -103,6 +104,29 @@ def test_prompts_are_slash_commands(agent, model, workspace, fixture):
     assert response["result"]["stopReason"] == "end_turn"
     assert answer_text(seen).startswith("[MCP] /mcp__fixture__review needs resource.")
     assert len(model.requests) == asked  # the model was not called
+
+
+def test_help_lists_the_mcp_prompts_beside_the_built_in_commands(agent, workspace, fixture):
+    session_id, _ = open_session(agent, workspace, [fixture[0]], ready=["fixture"])
+    response, seen = agent.prompt(session_id, "/help")
+    assert response["result"]["stopReason"] == "end_turn"
+    text = answer_text(seen)
+    assert "  /compact: " in text and "  /init: " in text
+    assert "  /mcp__fixture__review: Review one Terraform resource. (MCP server fixture)" in text
+
+
+def test_a_tool_added_at_run_time_is_offered_on_the_next_model_call_and_its_prompt_announced(
+    agent, model, workspace, fixture
+):
+    session_id, _ = open_session(agent, workspace, [fixture[0]], ready=["fixture"])
+    model.add(call("mcp__fixture__grow"), call("mcp__fixture__grown"), {"text": "done"})
+    response, seen = agent.prompt(session_id, "grow", allow("allow_always"))
+    assert response["result"]["stopReason"] == "end_turn"
+    offered = [[tool["function"]["name"] for tool in request["tools"]] for request in model.requests]
+    assert "mcp__fixture__grown" not in offered[0] and "mcp__fixture__grown" in offered[1]
+    assert _tool_results(model) == ["grown", "I was added later."]
+    commands = [announced(update) for update in updates(seen, "available_commands_update")]
+    assert any("mcp__fixture__grown_prompt" in names for names in commands)
 
 
 def test_a_server_that_crashes_on_start_is_reported_once_and_the_session_works(agent, model, workspace, fixture):

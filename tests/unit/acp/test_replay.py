@@ -103,3 +103,33 @@ def test_the_plan_as_it_stood_at_the_end_comes_last(tmp_path: Path):
         ],
     }
     assert updates[-2]["sessionUpdate"] == "agent_message_chunk"
+
+
+def test_an_mcp_call_replays_with_its_stored_title_or_one_made_from_its_name(tmp_path: Path):
+    """Replays run as the session opens, before its MCP servers are connected: the tool is unknown."""
+    titled = ToolCall(id="c1", name="mcp__fixture__describe_region", arguments={"region": "x"})
+    older = ToolCall(id="c2", name="mcp__fixture__echo", arguments={"text": "hi"})  # stored before titles were
+    diagram = ToolCall(id="c3", name="mcp__fixture__diagram", arguments={})
+    png = Image("image/png", "iVBORw0KGgo=")
+    history = [
+        Message(role="assistant", tool_calls=[titled, older, diagram]),
+        tool_result(titled, "x: 3 zones", title="Describe a region (MCP server fixture)"),
+        tool_result(older, "hi"),
+        tool_result(diagram, "", images=[png], title="diagram (MCP server fixture)"),
+    ]
+    updates = _dump(replay_updates(history, default_tools(), tmp_path))
+    assert [(u["title"], u["kind"]) for u in updates if u["sessionUpdate"] == "tool_call"] == [
+        ("Describe a region (MCP server fixture)", "other"),
+        ("echo (MCP server fixture)", "other"),
+        ("diagram (MCP server fixture)", "other"),
+    ]
+    assert updates[-1]["content"] == [  # an image alone: no empty text block before it
+        {"type": "content", "content": {"type": "image", "mimeType": "image/png", "data": png.data}}
+    ]
+
+
+def test_a_stored_title_is_what_the_client_saw_even_for_a_built_in_tool(tmp_path: Path):
+    read = ToolCall(id="c1", name="read_file", arguments={"path": "main.tf"})
+    history = [Message(role="assistant", tool_calls=[read]), tool_result(read, "a VPC", title="Read main.tf (live)")]
+    start = _dump(replay_updates(history, default_tools(), tmp_path))[0]
+    assert (start["title"], start["kind"]) == ("Read main.tf (live)", "read")
