@@ -49,7 +49,8 @@ async def test_a_tool_returning_an_image(hub):
     result = await _run(hub, "get-tiny-image")
     images = [block for block in result.content if isinstance(block, ImageContentBlock)]
     assert len(images) == 1 and images[0].mime_type == "image/png" and len(images[0].data) > 1000
-    assert "[image: image/png, " in result.text
+    assert "[image:" not in result.text  # the image goes to the model as an image (ToolResult.images)
+    assert [image.mime_type for image in result.images] == ["image/png"] and result.images[0].data == images[0].data
 
 
 async def test_a_long_tool_is_cancelled_and_the_server_stays_usable(hub):
