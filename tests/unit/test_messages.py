@@ -19,6 +19,7 @@ MESSAGES = [
     Message(role="user", text="see the diagram", images=[PNG]),
     Message(role="assistant", text="Let me look.", thinking="hmm", thinking_signature="sig", tool_calls=[CALL]),
     tool_result(CALL, "resource ...", is_error=True),
+    tool_result(CALL, "The diagram:", images=[PNG], title="diagram (MCP server docs)"),
     Message(role="user", text="[summary]", summary=True, kept=3),
     Message(role="assistant"),
 ]
@@ -29,6 +30,18 @@ def test_images_round_trip_through_a_dict():
     data = json.loads(json.dumps(message.to_dict()))
     assert data["images"] == [{"mime_type": "image/png", "data": PNG.data}, {"mime_type": "image/jpeg", "data": "/9j/"}]
     assert Message.from_dict(data) == message
+
+
+def test_a_tool_result_keeps_its_images_and_title():
+    data = json.loads(json.dumps(tool_result(CALL, "", images=[PNG], title="Read main.tf").to_dict()))
+    assert data == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "tool_name": "read_file",
+        "tool_title": "Read main.tf",
+        "images": [{"mime_type": "image/png", "data": PNG.data}],
+    }
+    assert Message.from_dict(data).images == [PNG]
 
 
 def test_a_message_without_images_stays_as_it_was_stored_before():
