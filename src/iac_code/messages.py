@@ -39,8 +39,8 @@ class Message:
       The log stays append-only, so a replay still shows the whole conversation.
     - assistant: `text`, `thinking` (+ `thinking_signature` for Anthropic), `tool_calls`.
     - tool: the result of the call `tool_call_id`; `is_error` for failures and denials; `images` the tool
-      returned for the model; `tool_title` the call's title as the client saw it (a replay shows it when the
-      tool is gone, e.g. an MCP server not connected yet).
+      returned for the model; `tool_title` and `tool_kind` the call's title and kind as the client saw them (a
+      replay shows them when the tool is gone, e.g. an MCP server not connected yet).
     """
 
     role: Role
@@ -51,6 +51,7 @@ class Message:
     tool_call_id: str = ""
     tool_name: str = ""
     tool_title: str = ""
+    tool_kind: str = ""
     is_error: bool = False
     summary: bool = False
     kept: int = 0  # on a summary: how many messages just before it stay in the model's context
@@ -87,7 +88,13 @@ def user(text: str) -> Message:
 
 
 def tool_result(
-    call: ToolCall, text: str, *, is_error: bool = False, images: list[Image] | None = None, title: str = ""
+    call: ToolCall,
+    text: str,
+    *,
+    is_error: bool = False,
+    images: list[Image] | None = None,
+    title: str = "",
+    kind: str = "",
 ) -> Message:
     # A file name that is not UTF-8 reaches a tool's output as lone surrogates (see encodable.py).
     return Message(
@@ -96,6 +103,7 @@ def tool_result(
         tool_call_id=call.id,
         tool_name=call.name,
         tool_title=title,
+        tool_kind=kind,
         is_error=is_error,
         images=list(images or []),
     )

@@ -32,13 +32,14 @@ def test_images_round_trip_through_a_dict():
     assert Message.from_dict(data) == message
 
 
-def test_a_tool_result_keeps_its_images_and_title():
-    data = json.loads(json.dumps(tool_result(CALL, "", images=[PNG], title="Read main.tf").to_dict()))
+def test_a_tool_result_keeps_its_images_title_and_kind():
+    data = json.loads(json.dumps(tool_result(CALL, "", images=[PNG], title="Read main.tf", kind="read").to_dict()))
     assert data == {
         "role": "tool",
         "tool_call_id": "call_1",
         "tool_name": "read_file",
         "tool_title": "Read main.tf",
+        "tool_kind": "read",
         "images": [{"mime_type": "image/png", "data": PNG.data}],
     }
     assert Message.from_dict(data).images == [PNG]

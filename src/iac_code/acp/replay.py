@@ -4,8 +4,8 @@ Each message becomes what the client saw live, in order: the user's prompt as `u
 (its text, then each image), the model's thinking and text as `agent_thought_chunk` /
 `agent_message_chunk`, each tool call as a `tool_call` (title, kind, rawInput, locations, as live) and,
 when its result comes, one final `tool_call_update` (completed or failed, with the result text and the
-images the tool returned). A call's title is the one stored with its result (what the client saw live);
-a result stored without one (older sessions) takes its tool's, or for an MCP tool whose server is not
+images the tool returned). A call's title and kind are the ones stored with its result (what the client
+saw live); a result stored without them (older sessions) takes its tool's, or for an MCP tool whose server is not
 connected (replays run as the session opens) one made from its `mcp__<server>__<tool>` name. A
 compaction summary is not the user's words: it is shown as a short "[context compacted]" agent message,
 not as its text. Last comes the plan as it stood at the end, when the model kept one.
@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import cast, get_args
 
 from acp.helpers import update_agent_thought_text, update_user_message
 from acp.schema import (
@@ -34,7 +35,7 @@ from iac_code.acp.prompt import user_blocks
 from iac_code.acp.updates import message_chunk
 from iac_code.mcp.naming import title_from_name
 from iac_code.messages import Message, ToolCall
-from iac_code.tools.base import Tool, ToolContext, ToolResult
+from iac_code.tools.base import Kind, Tool, ToolContext, ToolResult
 from iac_code.tools.describe import CallView, describe_call
 
 COMPACTED = "\n[context compacted]\n"
@@ -47,7 +48,7 @@ ReplayUpdate = (
 def replay_updates(history: list[Message], tools: Mapping[str, Tool], workspace: Path) -> Iterator[ReplayUpdate]:
     ctx = ToolContext(workspace)
     described: dict[tuple[object, ...], CallView] = {}  # a long session reads the same files often
-    titles = {m.tool_call_id: m.tool_title for m in history if m.role == "tool" and m.tool_title}
+    shown = {m.tool_call_id: m for m in history if m.role == "tool"}  # what the client saw live, if stored
     for message in history:
         if message.role == "user":
             if message.summary:
@@ -67,8 +68,7 @@ def replay_updates(history: list[Message], tools: Mapping[str, Tool], workspace:
                     if key not in described:
                         described[key] = _view(call, tools.get(call.name), ctx)
                     view = described[key]
-                title = titles.get(call.id)
-                yield tool_call_start(call, replace(view, title=title) if title else view)
+                yield tool_call_start(call, _as_shown(view, shown.get(call.id)))
         else:
             images = [ImageContentBlock(type="image", mime_type=i.mime_type, data=i.data) for i in message.images]
             result = ToolResult(message.text, is_error=message.is_error, content=list(images))
@@ -82,6 +82,14 @@ def _view(call: ToolCall, tool: Tool | None, ctx: ToolContext) -> CallView:
     if tool is None and (title := title_from_name(call.name)) is not None:
         return replace(view, title=title)
     return view
+
+
+def _as_shown(view: CallView, result: Message | None) -> CallView:
+    """The view with the title and kind stored with the call's result (older sessions stored neither)."""
+    if result is None:
+        return view
+    kind = result.tool_kind if result.tool_kind in get_args(Kind) else view.kind
+    return replace(view, title=result.tool_title or view.title, kind=cast(Kind, kind))
 
 
 def _call_key(call: ToolCall) -> tuple[object, ...] | None:

@@ -106,7 +106,7 @@ class AgentLoop:
         self.io: WorkspaceIO = LocalIO(workspace)  # the session puts the editor's here when it has one
         self._turn: asyncio.Task[None] | None = None
         self._partial: list[str] = []  # text streamed so far in the current model call
-        self._announced: dict[str, str] = {}  # this turn's calls the consumer was shown (ToolUseStart): id → title
+        self._announced: dict[str, ToolUseStart] = {}  # this turn's calls the consumer was shown, by id
 
     @property
     def running(self) -> bool:
@@ -266,7 +266,7 @@ class AgentLoop:
         starts = {call.id: self._describe(call, ctx) for call in calls}
         for start in starts.values():
             await emit(start)
-            self._announced[start.call.id] = start.title
+            self._announced[start.call.id] = start
         # Consecutive read calls run together; any other call runs alone, in order, once allowed.
         batch: list[ToolCall] = []
         for call in calls:
@@ -346,8 +346,11 @@ class AgentLoop:
             return ToolResult(f"Tool '{call.name}' failed: {type(exc).__name__}: {exc}", is_error=True)
 
     async def _finish(self, call: ToolCall, result: ToolResult, emit: Emit) -> None:
-        title = self._announced.get(call.id, "")
-        self._append(tool_result(call, result.text, is_error=result.is_error, images=result.images, title=title))
+        shown = self._announced.get(call.id)
+        title, kind = (shown.title, shown.kind) if shown is not None else ("", "")
+        self._append(
+            tool_result(call, result.text, is_error=result.is_error, images=result.images, title=title, kind=kind)
+        )
         await emit(ToolFinished(call, result))
 
     def _describe(self, call: ToolCall, ctx: ToolContext) -> ToolUseStart:

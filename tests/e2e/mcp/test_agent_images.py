@@ -54,11 +54,11 @@ def test_openai_gets_the_image_after_the_tool_messages_and_again_after_a_load(sp
     intro, image = messages[-1]["content"]
     assert intro["type"] == "text" and "(mcp__fixture__diagram) returned an image" in intro["text"]
     assert image == DATA_URL
-    live = [u["title"] for u in tool_updates(seen) if u["sessionUpdate"] == "tool_call"]
-    assert live == LIVE_TITLES
+    live = [(u["title"], u["kind"]) for u in tool_updates(seen) if u["sessionUpdate"] == "tool_call"]
+    assert [title for title, _ in live] == LIVE_TITLES
     first.close()
 
-    # A new process loads the session: the replay (its servers still starting) titles the calls as live and
+    # A new process loads the session: the replay (its servers still starting) titles the calls and gives their kinds as live and
     # shows the image; the next turn sends the stored image to the model again.
     second = spawn(IAC_CODE_IMAGES="1")
     load = second.start_request(
@@ -67,7 +67,7 @@ def test_openai_gets_the_image_after_the_tool_messages_and_again_after_a_load(sp
     response, before = second.response(load)
     assert "result" in response, response
     shown = replayed(before, session_id)
-    assert [u["title"] for u in shown if u["sessionUpdate"] == "tool_call"] == LIVE_TITLES
+    assert [(u["title"], u["kind"]) for u in shown if u["sessionUpdate"] == "tool_call"] == live
     (diagram,) = [u for u in shown if u["sessionUpdate"] == "tool_call_update" and len(u.get("content", [])) == 2]
     assert diagram["content"][1]["content"] == {"type": "image", "mimeType": "image/png", "data": PIXEL}
     model.add({"text": "still a pixel"})

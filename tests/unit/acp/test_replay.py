@@ -105,7 +105,7 @@ def test_the_plan_as_it_stood_at_the_end_comes_last(tmp_path: Path):
     assert updates[-2]["sessionUpdate"] == "agent_message_chunk"
 
 
-def test_an_mcp_call_replays_with_its_stored_title_or_one_made_from_its_name(tmp_path: Path):
+def test_an_mcp_call_replays_with_its_stored_title_and_kind_or_ones_made_from_its_name(tmp_path: Path):
     """Replays run as the session opens, before its MCP servers are connected: the tool is unknown."""
     titled = ToolCall(id="c1", name="mcp__fixture__describe_region", arguments={"region": "x"})
     older = ToolCall(id="c2", name="mcp__fixture__echo", arguments={"text": "hi"})  # stored before titles were
@@ -113,13 +113,13 @@ def test_an_mcp_call_replays_with_its_stored_title_or_one_made_from_its_name(tmp
     png = Image("image/png", "iVBORw0KGgo=")
     history = [
         Message(role="assistant", tool_calls=[titled, older, diagram]),
-        tool_result(titled, "x: 3 zones", title="Describe a region (MCP server fixture)"),
+        tool_result(titled, "x: 3 zones", title="Describe a region (MCP server fixture)", kind="read"),
         tool_result(older, "hi"),
-        tool_result(diagram, "", images=[png], title="diagram (MCP server fixture)"),
+        tool_result(diagram, "", images=[png], title="diagram (MCP server fixture)", kind="not-a-kind"),
     ]
     updates = _dump(replay_updates(history, default_tools(), tmp_path))
     assert [(u["title"], u["kind"]) for u in updates if u["sessionUpdate"] == "tool_call"] == [
-        ("Describe a region (MCP server fixture)", "other"),
+        ("Describe a region (MCP server fixture)", "read"),
         ("echo (MCP server fixture)", "other"),
         ("diagram (MCP server fixture)", "other"),
     ]
