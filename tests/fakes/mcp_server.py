@@ -27,6 +27,7 @@ from typing import Any, Literal
 import uvicorn
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts.base import Message, UserMessage
 from mcp_types import EmbeddedResource, ResourceLink, TextContent, TextResourceContents, ToolAnnotations
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
@@ -152,6 +153,11 @@ def _grown_prompt() -> str:
 @server.prompt(description="Review one Terraform resource.")
 def review(resource: str) -> str:
     return f"Review the Terraform resource {resource} for security issues."
+
+
+@server.prompt(description="Explain an architecture diagram.")
+def explain_diagram() -> list[Message]:
+    return [UserMessage(Image(data=PIXEL_PNG, format="png")), UserMessage("Explain this diagram.")]
 
 
 @server.prompt(description="Compare two regions.")

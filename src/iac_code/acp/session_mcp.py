@@ -69,11 +69,13 @@ class SessionMcp:
         if command is None or cancelled.is_set():
             return message
         try:
-            text = await _unless(cancelled, self._hub.render_prompt(command[1], command[2]))
+            rendered = await _unless(cancelled, self._hub.render_prompt(command[1], command[2]))
         except PromptError as exc:
             await self._tell(message_chunk(f"{MARKER} {exc}\n"))
             return None
-        return None if text is None else dataclasses.replace(message, text=text)
+        if rendered is None:
+            return None
+        return dataclasses.replace(message, text=rendered.text, images=[*message.images, *rendered.images])
 
     async def aclose(self) -> None:
         self._closed = True

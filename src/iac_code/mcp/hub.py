@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from iac_code.config import Settings
 from iac_code.mcp.config import HttpServer, InvalidServer, ServerSpec, StdioServer, server_specs
 from iac_code.mcp.naming import qualified_names, server_parts
-from iac_code.mcp.prompts import PromptCommand, PromptError, prompt_command, render
+from iac_code.mcp.prompts import PromptCommand, PromptError, RenderedPrompt, prompt_command, render
 from iac_code.tools.base import Tool, ToolError
 
 if TYPE_CHECKING:
@@ -118,8 +118,8 @@ class McpHub:
             commands.extend(prompt_command(names[p.name], connection.name, p) for p in connection.prompts)
         return commands
 
-    async def render_prompt(self, name: str, args: str = "") -> str:
-        """The user text of prompt command `name` (without "/") given the text typed after it.
+    async def render_prompt(self, name: str, args: str = "") -> RenderedPrompt:
+        """The user message of prompt command `name` (without "/") given the text typed after it.
 
         Raises PromptError (with a message for the user) for an unknown command, arguments that do
         not fit, or a server that fails to render it."""

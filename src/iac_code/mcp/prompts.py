@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
+from iac_code.messages import Image
+
 if TYPE_CHECKING:  # the SDK's types load with the SDK, off the event loop (see hub.py)
     import mcp_types
 
@@ -83,17 +85,27 @@ def prompt_command(name: str, server: str, prompt: mcp_types.Prompt) -> PromptCo
     )
 
 
-def render(result: mcp_types.GetPromptResult, extra: str = "") -> str:
-    """A rendered prompt as one user text: its messages in order, non-user ones labelled by role."""
-    from iac_code.mcp.results import content_text  # loaded with the SDK by then
+@dataclass(frozen=True)
+class RenderedPrompt:
+    text: str  # its messages in order, non-user ones labelled by role
+    images: list[Image]  # its images the model may take (see results.ModelImages), in order
+
+
+def render(result: mcp_types.GetPromptResult, extra: str = "") -> RenderedPrompt:
+    """A rendered prompt as one user message: text, and the images it carries for the model."""
+    import mcp_types  # loaded with the SDK by then
+
+    from iac_code.mcp.results import ModelImages, content_text
 
     parts = []
+    model_images = ModelImages()
     for message in result.messages:
-        text = content_text(message.content)
-        parts.append(text if message.role == "user" else f"[{message.role}]\n{text}")
+        content = message.content
+        text = model_images.add(content) if isinstance(content, mcp_types.ImageContent) else content_text(content)
+        parts.append(text if message.role == "user" or not text else f"[{message.role}]\n{text}")
     if extra:
         parts.append(extra)
-    return "\n\n".join(part for part in parts if part)
+    return RenderedPrompt("\n\n".join(part for part in parts if part), model_images.images)
 
 
 def _named_words(text: str, names: set[str]) -> tuple[dict[str, str], str]:

@@ -40,20 +40,32 @@ from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolResult
 AcpBlock = ImageContentBlock | AudioContentBlock | EmbeddedResourceContentBlock | ResourceContentBlock
 
 
+class ModelImages:
+    """The images of one result (or rendered prompt) for the model, within one MAX_IMAGE_DATA_CHARS budget."""
+
+    def __init__(self) -> None:
+        self.images: list[Image] = []
+        self._budget = MAX_IMAGE_DATA_CHARS  # base64 characters of images the model may still get
+
+    def add(self, block: mcp_types.ImageContent) -> str:
+        """Take the image for the model: "" when taken, else the marker line saying why it is not sent."""
+        image = _model_image(block, self._budget)
+        if isinstance(image, str):
+            return image
+        self.images.append(image)
+        self._budget -= len(image.data)
+        return ""
+
+
 def tool_result(result: mcp_types.CallToolResult) -> ToolResult:
     texts: list[str] = []
     blocks: list[AcpBlock] = []
-    images: list[Image] = []
-    budget = MAX_IMAGE_DATA_CHARS  # base64 characters of images the model may still get from this result
+    model_images = ModelImages()
     for block in result.content:
         if isinstance(block, mcp_types.ImageContent):
             blocks.append(ImageContentBlock(type="image", data=block.data, mime_type=block.mime_type))
-            image = _model_image(block, budget)
-            if isinstance(image, Image):
-                images.append(image)
-                budget -= len(image.data)
-            else:
-                texts.append(image)
+            if marker := model_images.add(block):
+                texts.append(marker)
             continue
         text, acp_block = _convert(block)
         if text:
@@ -64,6 +76,7 @@ def tool_result(result: mcp_types.CallToolResult) -> ToolResult:
     if structured is not None and not any(_same_json(text, structured) for text in texts):
         texts.append(json.dumps(structured, indent=2, ensure_ascii=False))
     text = "\n".join(texts)
+    images = model_images.images
     if not text and not images:
         text = "The MCP tool reported an error." if result.is_error else "(no output)"
     return ToolResult(
@@ -98,9 +111,6 @@ def content_text(block: mcp_types.ContentBlock) -> str:
 def _convert(block: Any) -> tuple[str, AcpBlock | None]:
     if isinstance(block, mcp_types.TextContent):
         return block.text, None
-    if isinstance(block, mcp_types.ImageContent):  # in a prompt message: images stay with the client
-        image = ImageContentBlock(type="image", data=block.data, mime_type=block.mime_type)
-        return f"[image: {block.mime_type}, {_size(block.data)}]", image
     if isinstance(block, mcp_types.AudioContent):
         audio = AudioContentBlock(type="audio", data=block.data, mime_type=block.mime_type)
         return f"[audio: {block.mime_type}, {_size(block.data)}]", audio

@@ -1,4 +1,4 @@
-"""Images from MCP tools, through the real agent: in the model's request when the model reads images (the
+"""Images from MCP tools and prompts, through the real agent: in the model's request when the model reads images (the
 OpenAI and Anthropic shapes), a marker otherwise, kept in the session so a session/load in a new process
 still shows them to the model; and the replay titles MCP calls as they were titled live."""
 
@@ -105,3 +105,13 @@ def test_anthropic_gets_the_image_inside_the_tool_result(anthropic, workspace, f
         {"type": "text", "text": "The diagram:"},
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PIXEL}},
     ]
+
+
+def test_an_mcp_prompt_with_an_image_sends_it_with_the_rendered_text(spawn, model, workspace, fixture):
+    agent = spawn(IAC_CODE_MODEL="gpt-4o")
+    session_id, _ = open_session(agent, workspace, [fixture], ready=["fixture"])
+    model.add({"text": "a pixel"})
+    response, _ = agent.prompt(session_id, "/mcp__fixture__explain_diagram")
+    assert response["result"]["stopReason"] == "end_turn"
+    (user,) = [m for m in model.requests[-1]["messages"] if m["role"] == "user"]
+    assert user["content"] == [DATA_URL, {"type": "text", "text": "Explain this diagram."}]

@@ -67,9 +67,11 @@ async def test_a_long_tool_is_cancelled_and_the_server_stays_usable(hub):
 async def test_a_prompt_rendered_from_slash_command_text(hub):
     commands = {command.name: command for command in hub.prompts()}
     assert commands["mcp__everything__args-prompt"].hint == "<city> [state=…]"
-    text = await hub.render_prompt("mcp__everything__args-prompt", "Hangzhou state=Zhejiang")
+    text = (await hub.render_prompt("mcp__everything__args-prompt", "Hangzhou state=Zhejiang")).text
     assert "Hangzhou" in text and "Zhejiang" in text
-    assert await hub.render_prompt("mcp__everything__simple-prompt") == "This is a simple prompt without arguments."
+    assert (
+        await hub.render_prompt("mcp__everything__simple-prompt")
+    ).text == "This is a simple prompt without arguments."
 
 
 async def test_closing_leaves_no_node_process(everything, tmp_path):

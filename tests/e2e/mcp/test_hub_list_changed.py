@@ -28,5 +28,5 @@ async def test_tools_and_prompts_added_at_run_time_are_offered_once_the_call_ret
         assert grown.description == "A tool added while the server runs."
         assert (await grown.run({}, ToolContext(tmp_path))).text == "I was added later."
         assert "mcp__fixture__grown_prompt" in [prompt.name for prompt in hub.prompts()]
-        assert await hub.render_prompt("mcp__fixture__grown_prompt") == "Use the grown tool."
+        assert (await hub.render_prompt("mcp__fixture__grown_prompt")).text == "Use the grown tool."
         assert len(changes) > announced, "the hub announced the change"

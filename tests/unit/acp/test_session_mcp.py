@@ -7,6 +7,7 @@ from typing import Any
 
 from iac_code.acp.session_mcp import SessionMcp
 from iac_code.mcp import FIRST_TURN_WAIT, PromptError
+from iac_code.mcp.prompts import RenderedPrompt
 from iac_code.messages import Message
 
 
@@ -25,10 +26,10 @@ class FakeHub:
         await asyncio.sleep(self.ready_after)
         return True
 
-    async def render_prompt(self, name: str, args: str) -> str:
+    async def render_prompt(self, name: str, args: str) -> RenderedPrompt:
         if name != "mcp__tf__review":
             raise PromptError(f"/{name} is not a prompt of a connected MCP server")
-        return f"Review {args}"
+        return RenderedPrompt(f"Review {args}", [])
 
     async def aclose(self) -> None:
         self.closed = True

@@ -63,6 +63,25 @@ def test_render_joins_messages_and_labels_non_user_ones():
             ),
         ]
     )
-    assert render(result, "be brief") == (
+    rendered = render(result, "be brief")
+    assert rendered.text == (
         "Review main.tf\n\n[assistant]\nWhich aspects?\n\n[resource file:///w/main.tf]\nx = 1\n\nbe brief"
     )
+    assert rendered.images == []
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+def test_render_takes_the_images_a_model_reads_and_marks_the_others():
+    def image(mime: str, data: str) -> mt.PromptMessage:
+        return mt.PromptMessage(role="user", content=mt.ImageContent(type="image", data=data, mime_type=mime))
+
+    result = mt.GetPromptResult(
+        messages=[image("image/png", PNG), image("image/svg+xml", "PHN2Zz4="), image("image/png", "bm90IGEgcG5n")]
+    )
+    rendered = render(result)
+    assert [(i.mime_type, i.data) for i in rendered.images] == [("image/png", PNG)]
+    first, second = rendered.text.split("\n\n")
+    assert first.startswith("[image: image/svg+xml") and "reads only PNG, JPEG, GIF and WebP" in first
+    assert second.startswith("[image: image/png") and "not sent to the model" in second
