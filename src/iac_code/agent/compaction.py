@@ -15,6 +15,9 @@ from iac_code.providers.base import ModelProvider, ProviderError, TextDelta
 CHARS_PER_TOKEN = 4
 TOOL_TEXT_IN_TRANSCRIPT = 2_000  # chars of each tool call / result the summariser sees
 KEEP_TURNS = 2  # user turns kept whole after a compaction
+# An image costs tokens by its pixels, which are not decoded here: count each at the most a provider
+# charges after scaling it down (Anthropic: ~1,600 tokens), so images never make the estimate too low.
+IMAGE_CHARS = 1_600 * CHARS_PER_TOKEN
 
 SUMMARY_PREFIX = "[Conversation summary]\n"
 SUMMARISER = """\
@@ -27,7 +30,7 @@ outcomes, errors still open, and what was about to happen next. Be factual and c
 def estimate_chars(messages: list[Message]) -> int:
     total = 0
     for m in messages:
-        total += len(m.text) + len(m.thinking) + 16
+        total += len(m.text) + len(m.thinking) + 16 + IMAGE_CHARS * len(m.images)
         for call in m.tool_calls:
             total += len(call.name) + len(json.dumps(call.arguments)) + 16
     return total

@@ -6,7 +6,7 @@ from iac_code.agent.compaction import ContextMeter, split_for_compaction
 from iac_code.agent.events import Compaction
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import run_everything
-from iac_code.messages import Message, ToolCall, context_messages, tool_result, unanswered_tool_calls, user
+from iac_code.messages import Image, Message, ToolCall, context_messages, tool_result, unanswered_tool_calls, user
 
 
 def turn(n: int, with_tool: bool = True) -> list[Message]:
@@ -51,6 +51,13 @@ def test_meter_uses_reported_tokens_plus_an_estimate_of_what_was_added():
     meter.record(5000, context, 0)
     context.append(Message(role="assistant", text="b" * 4000))
     assert 5900 < meter.estimate(context, 0) < 6100
+
+
+def test_an_image_counts_as_the_most_a_provider_charges_for_one():
+    meter = ContextMeter()
+    pixel = Image("image/png", "iVBORw0KGgo=")  # a few bytes of base64; the API still bills it as an image
+    with_images = [Message(role="tool", text="a diagram", images=[pixel, pixel])]
+    assert meter.estimate(with_images, 0) == meter.estimate([Message(role="tool", text="a diagram")], 0) + 3200
 
 
 async def test_auto_compaction_summarises_old_turns_when_the_window_fills():
