@@ -16,8 +16,8 @@ import gc
 import importlib
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 
 @contextmanager
@@ -35,11 +35,11 @@ def loading_for_good() -> Iterator[None]:
         gc.enable()
 
 
-def import_in_background(module: str) -> None:
-    """Import `module` in a daemon thread (an import of it meanwhile waits for this one)."""
+def import_in_background(module: str, around: Callable[[], AbstractContextManager[object]] = nullcontext) -> None:
+    """Import `module` in a daemon thread (an import of it meanwhile waits for this one), inside `around()`."""
 
     def load() -> None:
-        with loading_for_good():
+        with loading_for_good(), around():
             importlib.import_module(module)
 
     threading.Thread(target=load, name=f"import {module}", daemon=True).start()

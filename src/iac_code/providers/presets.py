@@ -18,6 +18,7 @@ from iac_code.providers.base import ModelProvider
 from iac_code.providers.demo import DemoProvider
 from iac_code.providers.encodable_output import EncodableOutput
 from iac_code.providers.scripted import ScriptedProvider
+from iac_code.providers.sdk_extras import without_unused_extras
 
 DEMO_NOTICE = (
     "[iac-code demo] No model is configured, so this is a scripted demo. Set IAC_CODE_PROVIDER "
@@ -174,10 +175,12 @@ def _build_provider(settings: Settings) -> ModelProvider:
     # The SDKs are imported only when used: together they add seconds to start-up, which the
     # offline demo and scripted runs should not pay.
     if preset.kind == "anthropic":
-        from iac_code.providers.anthropic import AnthropicProvider
+        with without_unused_extras():
+            from iac_code.providers.anthropic import AnthropicProvider
 
         return AnthropicProvider(name, model, base_url, api_key, context_window, key_env=preset.key_env)
-    from iac_code.providers.openai_chat import OpenAIChatProvider
+    with without_unused_extras():
+        from iac_code.providers.openai_chat import OpenAIChatProvider
 
     return OpenAIChatProvider(
         name,
@@ -193,14 +196,15 @@ def _build_provider(settings: Settings) -> ModelProvider:
 def warm_up(settings: Settings) -> None:
     """Start importing the configured provider's SDK in a background thread.
 
-    The openai SDK alone takes one to two seconds to import; a server calls this once it is up, so
-    the first session does not pay for it. A later import simply waits for this one to finish.
+    The anthropic SDK takes about a second to import here, the openai SDK half that; a server calls
+    this once it is up and idle, so the first prompt does not pay for it (or only for what is left).
+    A later import simply waits for this one to finish.
     """
     preset = PRESETS.get(canonical_name(settings.provider)) if settings.provider else None
     if preset is None or preset.kind == "scripted":
         return
     module = "iac_code.providers.anthropic" if preset.kind == "anthropic" else "iac_code.providers.openai_chat"
-    import_in_background(module)
+    import_in_background(module, around=without_unused_extras)
 
 
 def available_models(settings: Settings) -> list[str]:
