@@ -34,6 +34,25 @@ from iac_code.sessions.store import SessionRecord  # noqa: E402
 
 IAC_CODE = Path(sys.executable).with_name("iac-code")
 WARM_PROMPTS = 5
+# Imports the modules named in argv one after the other, the SDKs as the agent imports them (its models
+# deferred, the model SDKs without aiohttp: importtime lists failed imports too). A tree without those
+# modules (to compare with an older commit) imports them plainly.
+SERIAL_IMPORTS = """
+import importlib, sys
+from contextlib import nullcontext
+try:
+    from iac_code.acp.sdk_import import import_acp
+    from iac_code.providers.sdk_extras import without_unused_extras
+except ImportError:
+    import_acp, without_unused_extras = (lambda: None), nullcontext
+import_acp()
+with without_unused_extras():
+    for name in sys.argv[1:]:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            pass
+"""
 PROMPT_PAUSES = (0.0, 1.0, 2.0)  # seconds between session/new answered and the first prompt sent
 
 
@@ -101,9 +120,11 @@ class Bench:
             for line in agent.stderr_lines
             if line.startswith("import time:") and "self [us]" not in line
         ]
-        script = "import importlib, sys\nfor name in sys.argv[1:]:\n    try: importlib.import_module(name)\n    except Exception: pass"
         serial = subprocess.run(
-            [sys.executable, "-X", "importtime", "-c", script, *names], capture_output=True, text=True, check=True
+            [sys.executable, "-X", "importtime", "-c", SERIAL_IMPORTS, *names],
+            capture_output=True,
+            text=True,
+            check=True,
         )
         totals: dict[str, float] = defaultdict(float)
         for line in serial.stderr.splitlines():

@@ -7,13 +7,14 @@ well-known key is ever sent to a third-party endpoint by accident.
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import dataclass
 from importlib import resources
 from typing import Literal
 
 from iac_code.config import ConfigError, Settings
-from iac_code.preload import import_in_background
+from iac_code.preload import prepare_in_background
 from iac_code.providers.base import ModelProvider
 from iac_code.providers.demo import DemoProvider
 from iac_code.providers.encodable_output import EncodableOutput
@@ -194,17 +195,26 @@ def _build_provider(settings: Settings) -> ModelProvider:
 
 
 def warm_up(settings: Settings) -> None:
-    """Start importing the configured provider's SDK in a background thread.
+    """Start preparing the configured provider in a background thread: importing its SDK and building
+    the TLS context its clients share.
 
     The anthropic SDK takes about a second to import here, the openai SDK half that; a server calls
     this once it is up and idle, so the first prompt does not pay for it (or only for what is left).
-    A later import simply waits for this one to finish.
+    A build meanwhile simply waits for the import to finish.
     """
     preset = PRESETS.get(canonical_name(settings.provider)) if settings.provider else None
     if preset is None or preset.kind == "scripted":
         return
     module = "iac_code.providers.anthropic" if preset.kind == "anthropic" else "iac_code.providers.openai_chat"
-    import_in_background(module, around=without_unused_extras)
+    prepare_in_background(f"import {module}", lambda: _prepare(module))
+
+
+def _prepare(module: str) -> None:
+    with without_unused_extras():
+        importlib.import_module(module)
+    from iac_code.providers.clients import tls_context  # loaded by the provider module
+
+    tls_context()  # ~60 ms: it imports httpcore2's HTTP/2 support and reads the CA bundle
 
 
 def available_models(settings: Settings) -> list[str]:

@@ -32,13 +32,17 @@ def test_hidden_only_from_the_importing_thread_and_only_meanwhile(monkeypatch):
     assert colorsys.hsv_to_rgb(0, 0, 1) == (1, 1, 1)
 
 
-# Builds both providers as the agent does, in a fresh interpreter: the SDKs are imported without aiohttp.
+# Prepares one provider in the background and builds the other, as the agent does, in a fresh interpreter.
 _CHILD = """
-import sys
+import sys, threading
 from iac_code.config import Settings
-from iac_code.providers.presets import build_provider
-for provider in ("openai_compatible", "anthropic_compatible"):
-    build_provider(Settings(provider=provider, base_url="http://127.0.0.1:9", model="m"))
+from iac_code.providers.clients import tls_context
+from iac_code.providers.presets import build_provider, warm_up
+warm_up(Settings(provider="anthropic_compatible", base_url="http://127.0.0.1:9", model="m"))
+[preparing] = [thread for thread in threading.enumerate() if thread.name == "import iac_code.providers.anthropic"]
+preparing.join(60)
+print("anthropic" in sys.modules, tls_context.cache_info().currsize)
+build_provider(Settings(provider="openai_compatible", base_url="http://127.0.0.1:9", model="m"))
 import anthropic, openai
 print("aiohttp" in sys.modules, *(sdk.DefaultAioHttpClient.__mro__[1].__name__ for sdk in (anthropic, openai)))
 import aiohttp  # still importable afterwards
@@ -46,9 +50,10 @@ import aiohttp  # still importable afterwards
 
 
 @pytest.mark.skipif(importlib.util.find_spec("aiohttp") is None, reason="aiohttp is not installed (no checkov extra)")
-def test_the_providers_sdks_are_imported_without_aiohttp():
+def test_the_providers_sdks_are_prepared_and_imported_without_aiohttp():
     child = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True, check=True)
-    loaded, *aiohttp_client_bases = child.stdout.split()
+    prepared, tls_contexts, loaded, *aiohttp_client_bases = child.stdout.split()
+    assert (prepared, tls_contexts) == ("True", "1")  # warm_up imported the SDK and built the TLS context
     assert loaded == "False"
     # Each SDK took its own "not installed" branch: its aiohttp client (never used here) is a plain
     # httpx2 client that raises if built, not the aiohttp transport's.
