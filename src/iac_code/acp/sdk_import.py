@@ -1,5 +1,5 @@
 """Importing the ACP SDK at half the cost: its ~280 pydantic models built on first use, their field
-docstrings read from one parse of the schema module.
+docstrings read with one parse per class.
 
 `import acp` takes ~0.45 s here, most of a fresh process's `session/load`. Two parts of it are work
 nothing needs at that moment:
@@ -9,11 +9,11 @@ nothing needs at that moment:
   the same way, the first time it validates or serializes; most of the schema (elicitation, terminals,
   file system requests) is never used by this agent.
 - Field descriptions (~30%). The SDK's BaseModel sets `use_attribute_docstrings`, so on Python < 3.13
-  pydantic finds each class's source from the defining frame, tokenizes it and parses it again, once
-  per class. Here the schema module is parsed once and every class's docstrings are read from that
-  tree with pydantic's own visitor: the same descriptions (only JSON Schema generation reads them).
+  pydantic finds each class's source from the defining frame, tokenizes it (in Python) and parses it
+  twice. Here each class's block is parsed once and read with pydantic's own visitor: the same
+  descriptions (only JSON Schema generation reads them).
 
-Neither changes what is validated or sent: tests/unit/test_sdk_import.py compares every model's JSON
+Neither changes what is validated or sent: tests/unit/acp/test_sdk_import.py compares every model's JSON
 Schema with a plain import's, checks that both adjustments still take effect, and the e2e tests check
 the wire of the real process against the SDK's models imported plainly. Both hooks are pydantic
 internals, so they are used only with the pydantic minor they were checked against (`CHECKED_PYDANTIC`;
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import linecache
 import logging
 import sys
 from collections.abc import Callable, Iterator
@@ -46,7 +47,7 @@ def import_acp() -> None:
     if SCHEMA_MODULE in sys.modules or not hooks_apply():
         importlib.import_module("acp")
         return
-    with _deferred_builds(), _docstrings_from_one_parse():
+    with _deferred_builds(), _docstrings_parsed_once():
         importlib.import_module("acp")
 
 
@@ -75,23 +76,17 @@ def _deferred_builds() -> Iterator[None]:
 
 
 @contextmanager
-def _docstrings_from_one_parse() -> Iterator[None]:
+def _docstrings_parsed_once() -> Iterator[None]:
     from pydantic._internal import _fields
 
     original: Callable[..., Docstrings] = getattr(_fields, _EXTRACTOR)
-    by_line: dict[int, tuple[str, Docstrings]] | None = None
 
     def extract(cls: type[Any], use_inspect: bool = False) -> Docstrings:
-        nonlocal by_line
         frame = _defining_frame(cls) if cls.__module__ == SCHEMA_MODULE else None
-        if frame is None:
-            return original(cls, use_inspect=use_inspect)
-        if by_line is None:
-            by_line = _docstrings_by_class_line(frame.f_code.co_filename)
-        name, docstrings = by_line.get(frame.f_lineno, ("", {}))
-        if name != cls.__name__:  # not a plain top-level class statement: pydantic's own way
-            return original(cls, use_inspect=use_inspect)
-        return dict(docstrings)
+        found = None
+        if frame is not None:  # the source as pydantic reads it: linecache's
+            found = _class_docstrings(linecache.getlines(frame.f_code.co_filename), frame.f_lineno, cls.__name__)
+        return found if found is not None else original(cls, use_inspect=use_inspect)
 
     setattr(_fields, _EXTRACTOR, extract)
     try:
@@ -110,16 +105,30 @@ def _defining_frame(cls: type[Any]) -> FrameType | None:
     return None
 
 
-def _docstrings_by_class_line(path: str) -> dict[int, tuple[str, Docstrings]]:
-    """For each top-level class of the module in `path`: its line → (name, attribute docstrings)."""
+def _class_docstrings(lines: list[str], start: int, name: str) -> Docstrings | None:
+    """The attribute docstrings of the top-level class `name` whose statement is line `start` of `lines`,
+    read as pydantic reads them; None if its block does not parse as that class alone (pydantic then
+    reads it its own way). The block ends at the next line that starts a top-level statement: one that
+    is really inside the class (in a string, in brackets) leaves a block that does not parse.
+
+    One small parse per class, not of the whole module: a single parse of 5,800 lines would hold the
+    GIL for tens of milliseconds, while the main thread is answering the client."""
     from pydantic._internal._docs_extraction import DocstringVisitor
 
-    with open(path, encoding="utf-8") as source:
-        tree = ast.parse(source.read())
-    found = {}
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and not node.decorator_list:
-            visitor = DocstringVisitor()
-            visitor.generic_visit(node)  # the class body, as pydantic visits it
-            found[node.lineno] = (node.name, visitor.attrs)
-    return found
+    end = start
+    while end < len(lines) and not _starts_top_level_statement(lines[end]):
+        end += 1
+    try:
+        tree = ast.parse("".join(lines[start - 1 : end]))
+    except SyntaxError:
+        return None
+    node = tree.body[0] if len(tree.body) == 1 else None
+    if not (isinstance(node, ast.ClassDef) and node.name == name and not node.decorator_list):
+        return None
+    visitor = DocstringVisitor()
+    visitor.generic_visit(node)  # the class body, as pydantic visits it
+    return visitor.attrs
+
+
+def _starts_top_level_statement(line: str) -> bool:
+    return bool(line.strip()) and not line[0].isspace() and not line.startswith("#")

@@ -14,27 +14,30 @@ still come without it and still work.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
 
 UNUSED_EXTRAS = frozenset({"aiohttp"})
 
 
-class _HiddenFromSomeThreads(importlib.abc.MetaPathFinder):
-    """Makes UNUSED_EXTRAS unimportable for the threads in `threads`, and is invisible to the others."""
+class _HiddenFromSomeThreads:
+    """A finder on sys.meta_path that makes UNUSED_EXTRAS unimportable for the threads in `threads`,
+    and is invisible to the others. (Not an importlib.abc subclass: importing that costs start-up.)"""
 
     def __init__(self) -> None:
         self.threads: Counter[int] = Counter()  # thread id → how many `without_unused_extras` it is inside
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
+    ) -> ModuleSpec | None:
         if fullname.partition(".")[0] in UNUSED_EXTRAS and threading.get_ident() in self.threads:
             raise ModuleNotFoundError(f"No module named {fullname!r} (not used by iac-code's providers)", name=fullname)
         return None  # the other finders decide
