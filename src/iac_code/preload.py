@@ -13,10 +13,9 @@ them would linger.
 from __future__ import annotations
 
 import gc
-import importlib
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
@@ -35,11 +34,12 @@ def loading_for_good() -> Iterator[None]:
         gc.enable()
 
 
-def import_in_background(module: str) -> None:
-    """Import `module` in a daemon thread (an import of it meanwhile waits for this one)."""
+def prepare_in_background(name: str, prepare: Callable[[], object]) -> None:
+    """Run `prepare` (imports, mostly) in a daemon thread named `name`; what it loads is there for good.
+    An import of the same module meanwhile waits for this one."""
 
-    def load() -> None:
+    def run() -> None:
         with loading_for_good():
-            importlib.import_module(module)
+            prepare()
 
-    threading.Thread(target=load, name=f"import {module}", daemon=True).start()
+    threading.Thread(target=run, name=name, daemon=True).start()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import gc
+import importlib
 import sys
 import threading
 
 import pytest
 
-from iac_code.preload import import_in_background, loading_for_good
+from iac_code.preload import loading_for_good, prepare_in_background
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +46,7 @@ def test_the_collector_comes_back_after_a_failed_import():
 
 def test_a_background_import_ends_loaded_and_frozen():
     sys.modules.pop("colorsys", None)
-    import_in_background("colorsys")
+    prepare_in_background("import colorsys", lambda: importlib.import_module("colorsys"))
     for loader in [t for t in threading.enumerate() if t.name == "import colorsys"]:  # none: done already
         loader.join(10)
     assert "colorsys" in sys.modules

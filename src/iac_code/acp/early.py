@@ -81,8 +81,9 @@ class Handover:
     answered early (its response kept from the client, and awaited), then the messages that arrived while
     the SDK loaded, then the live transport.
 
-    `on_idle` runs once, the first time no request is left unanswered: work started then (importing the
-    model SDK, a second of CPU) does not compete for the GIL with a request the client is waiting for.
+    `on_idle` runs once, the first time no request is left unanswered (nor received and unread): work
+    started then (importing the model SDK, up to a second of CPU) does not compete for the GIL with a
+    request the client is waiting for, and is done by the time the first prompt, typed meanwhile, comes.
     """
 
     def __init__(
@@ -108,10 +109,10 @@ class Handover:
             self._internal_id = request["id"]
             self._resumed.clear()
             return self._read(request)
+        if not (self._unanswered or self._received_unread()):
+            self._idle()
         if self._waiting:
             return self._read(await self._waiting.pop(0))
-        if not self._unanswered:
-            self._idle()
         return self._read(await self._transport.receive())
 
     async def send(self, message: Message) -> None:
@@ -125,11 +126,16 @@ class Handover:
             await self._transport.send(message)
         if is_response and self._unanswered:
             self._unanswered.discard(message.get("id"))
-            if not (self._unanswered or self._resumes or self._waiting):
+            if not (self._unanswered or self._resumes or self._received_unread()):
                 self._idle()
 
     async def close(self) -> None:
         await self._transport.close()
+
+    def _received_unread(self) -> bool:
+        """Whether a message that arrived while the SDK loaded is still to be read. The last receive
+        made then may still be pending: the client has not sent anything since, which is idle."""
+        return any(receiving.done() for receiving in self._waiting)
 
     def _read(self, message: Message | None) -> Message | None:
         if message is not None and "method" in message and "id" in message:

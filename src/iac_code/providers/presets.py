@@ -7,17 +7,19 @@ well-known key is ever sent to a third-party endpoint by accident.
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import dataclass
 from importlib import resources
 from typing import Literal
 
 from iac_code.config import ConfigError, Settings
-from iac_code.preload import import_in_background
+from iac_code.preload import prepare_in_background
 from iac_code.providers.base import ModelProvider
 from iac_code.providers.demo import DemoProvider
 from iac_code.providers.encodable_output import EncodableOutput
 from iac_code.providers.scripted import ScriptedProvider
+from iac_code.providers.sdk_extras import without_unused_extras
 
 DEMO_NOTICE = (
     "[iac-code demo] No model is configured, so this is a scripted demo. Set IAC_CODE_PROVIDER "
@@ -174,10 +176,12 @@ def _build_provider(settings: Settings) -> ModelProvider:
     # The SDKs are imported only when used: together they add seconds to start-up, which the
     # offline demo and scripted runs should not pay.
     if preset.kind == "anthropic":
-        from iac_code.providers.anthropic import AnthropicProvider
+        with without_unused_extras():
+            from iac_code.providers.anthropic import AnthropicProvider
 
         return AnthropicProvider(name, model, base_url, api_key, context_window, key_env=preset.key_env)
-    from iac_code.providers.openai_chat import OpenAIChatProvider
+    with without_unused_extras():
+        from iac_code.providers.openai_chat import OpenAIChatProvider
 
     return OpenAIChatProvider(
         name,
@@ -191,16 +195,26 @@ def _build_provider(settings: Settings) -> ModelProvider:
 
 
 def warm_up(settings: Settings) -> None:
-    """Start importing the configured provider's SDK in a background thread.
+    """Start preparing the configured provider in a background thread: importing its SDK and building
+    the TLS context its clients share.
 
-    The openai SDK alone takes one to two seconds to import; a server calls this once it is up, so
-    the first session does not pay for it. A later import simply waits for this one to finish.
+    The anthropic SDK takes about a second to import here, the openai SDK half that; a server calls
+    this once it is up and idle, so the first prompt does not pay for it (or only for what is left).
+    A build meanwhile simply waits for the import to finish.
     """
     preset = PRESETS.get(canonical_name(settings.provider)) if settings.provider else None
     if preset is None or preset.kind == "scripted":
         return
     module = "iac_code.providers.anthropic" if preset.kind == "anthropic" else "iac_code.providers.openai_chat"
-    import_in_background(module)
+    prepare_in_background(f"import {module}", lambda: _prepare(module))
+
+
+def _prepare(module: str) -> None:
+    with without_unused_extras():
+        importlib.import_module(module)
+    from iac_code.providers.clients import tls_context  # loaded by the provider module
+
+    tls_context()  # ~60 ms: it imports httpcore2's HTTP/2 support and reads the CA bundle
 
 
 def available_models(settings: Settings) -> list[str]:

@@ -7,7 +7,7 @@ import logging
 from types import ModuleType
 from typing import Any
 
-import httpx
+import httpx2
 
 from iac_code.providers.base import ProviderError
 from iac_code.safe_json import loads
@@ -33,7 +33,7 @@ def provider_error(
 
 def sdk_errors(sdk: ModuleType) -> tuple[type[Exception], ...]:
     """The exceptions `provider_error` translates."""
-    return (sdk.APIError, httpx.HTTPError)
+    return (sdk.APIError, httpx2.HTTPError)  # the SDKs' transport: a connection lost mid-stream
 
 
 def _api_message(exc: Any) -> str:

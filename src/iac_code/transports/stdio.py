@@ -66,6 +66,9 @@ def _load_server(settings: Settings) -> tuple[Any, Any, Any]:
 
     with loading_for_good():
         import iac_code.acp.early_session  # noqa: F401  (first: what a session/new answered early needs)
+        from iac_code.acp.sdk_import import import_acp
+
+        import_acp()  # before anything else imports it: its models then build on first use
         from iac_code.acp.server import serve
         from iac_code.acp.unavailable_store import open_store
         from iac_code.providers.presets import warm_up

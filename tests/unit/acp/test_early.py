@@ -157,3 +157,24 @@ async def test_the_hand_over_opens_early_sessions_before_reading_what_waited(tmp
     assert idle_after == [len(transport.sent)]  # once, when nothing was left to answer: after set_mode's answer
     assert (await answers.store.get(session_ids[1])).mode == "read-only"
     await answers.store.close()
+
+
+async def test_the_hand_over_is_idle_once_early_sessions_are_open_though_a_receive_still_waits(tmp_path: Path):
+    # The usual start: session/new answered early, then nothing until the user has typed a prompt. The
+    # receive pending when the SDK loaded is handed over; it must not count as a request being served.
+    settings = Settings(config_dir=tmp_path)
+    answers = EarlyAnswers(settings)
+    session_id = (await answers.answer(_new_session(str(tmp_path), 1)))["result"]["sessionId"]  # type: ignore[index]
+    transport = QueueTransport(last_id=9)
+    typing: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
+    idle = asyncio.Event()
+    handover = answers.handover(transport, [typing], on_idle=idle.set)
+    assert answers.store is not None
+    serving = asyncio.ensure_future(serve(handover, settings, store=answers.store))
+    await asyncio.wait_for(idle.wait(), 10)  # before anything more came
+    assert [m for m in transport.sent if "id" in m] == []
+    set_mode = {"sessionId": session_id, "modeId": "read-only"}
+    typing.set_result({"jsonrpc": "2.0", "id": 9, "method": "session/set_mode", "params": set_mode})
+    await asyncio.wait_for(serving, 10)
+    assert [m for m in transport.sent if "id" in m] == [{"jsonrpc": "2.0", "id": 9, "result": {}}]
+    await answers.store.close()
