@@ -34,9 +34,10 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolV
 class Connection:
     """One ACP connection with its SSE stream read into a queue of messages."""
 
-    def __init__(self, http: httpx.AsyncClient, url: str) -> None:
+    def __init__(self, http: httpx.AsyncClient, url: str, cwd: str = "/tmp") -> None:
         self.http = http
         self.url = url
+        self.cwd = cwd
         self.id = ""
         self.inbox: asyncio.Queue[dict] = asyncio.Queue()
         self.reader: asyncio.Task[None] | None = None
@@ -50,7 +51,7 @@ class Connection:
         self.reader = asyncio.create_task(self._read(opened))
         await opened.wait()
         if with_session:
-            created = await self.request("session/new", {"cwd": "/tmp", "mcpServers": []})
+            created = await self.request("session/new", {"cwd": self.cwd, "mcpServers": []})
             self.session_id = created["result"]["sessionId"]
 
     async def request(self, method: str, params: dict) -> dict:
@@ -91,13 +92,16 @@ def client() -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=httpx.Timeout(60, read=None), limits=limits)
 
 
-async def prompt_latency(url: str, concurrency: int, rounds: int) -> list[float]:
+async def prompt_latency(url: str, workspace: str, concurrency: int, rounds: int) -> list[float]:
+    # Sessions open in the server's own (empty) workspace: in a shared directory such as /tmp, each
+    # session's infrastructure summary walks whatever lies there, and IaC files of other programs
+    # start the checkov and cfn-lint workers, which then compete for the cores being measured.
     # One HTTP client per connection, as so many independent clients would have: one client's pool
     # holding all 200 sockets is scanned whole on every request (httpcore), and that cost two thirds
     # of this process's CPU, more than the server it measures.
     async with contextlib.AsyncExitStack() as clients:
         https = [await clients.enter_async_context(client()) for _ in range(concurrency)]
-        conns = [Connection(http, url) for http in https]
+        conns = [Connection(http, url, workspace) for http in https]
         await asyncio.gather(*(c.open() for c in conns))
 
         async def timed(conn: Connection) -> float:
@@ -193,7 +197,7 @@ async def main() -> None:
     with ScriptedOpenAI(default={"text": "ok"}) as model, http_server(model.url) as server:
         print("iac-code HTTP+SSE transport (real server process, instant scripted model, 127.0.0.1)")
         for concurrency, rounds in ((1, 50), (10, 10), (100, 3)):
-            samples = await prompt_latency(server.url, concurrency, rounds)
+            samples = await prompt_latency(server.url, str(server.workspace), concurrency, rounds)
             print(
                 f"  one-line prompt, {concurrency:>3} connection(s) at once: "
                 f"p50 {percentile(samples, 0.5) * 1000:7.1f} ms   p99 {percentile(samples, 0.99) * 1000:7.1f} ms"

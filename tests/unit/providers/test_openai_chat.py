@@ -174,3 +174,39 @@ async def test_cancelling_a_hung_stream_leaves_the_provider_usable(openai_server
     with pytest.raises(asyncio.CancelledError):
         await task
     assert TextDelta("next") in await run(p)
+
+
+async def test_the_tools_are_encoded_once_per_tool_list_and_again_when_one_changes(openai_server, monkeypatch):
+    from iac_code.providers import openai_chat
+
+    converted: list[str] = []
+    real = openai_chat.to_openai_tool
+    monkeypatch.setattr(openai_chat, "to_openai_tool", lambda tool: converted.append(tool.name) or real(tool))
+    openai_server.add({"text": "a"}, {"text": "b"}, {"text": "c"}, {"text": "d"})
+    p = provider(openai_server)
+    read = ToolSchema("read_file", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}})
+    await run(p, tools=[WRITE, read])
+    await run(p, tools=[ToolSchema(WRITE.name, WRITE.description, WRITE.parameters), read])  # equal, rebuilt
+    assert converted == ["write_file", "read_file"]
+    read.parameters["properties"]["limit"] = {"type": "integer"}  # changed in place: seen all the same
+    await run(p, tools=[WRITE, read])
+    await run(p)
+    assert converted == ["write_file", "read_file"] * 2
+    bodies = openai_server.requests
+    assert bodies[0] == bodies[1] and "tools" not in bodies[3]
+    assert [t["function"]["parameters"] for t in bodies[2]["tools"]] == [WRITE.parameters, read.parameters]
+    assert "limit" in bodies[2]["tools"][1]["function"]["parameters"]["properties"]
+    assert "limit" not in bodies[1]["tools"][1]["function"]["parameters"]["properties"]
+
+
+def test_the_body_is_the_json_the_sdk_would_have_sent():
+    from openai._utils._json import openapi_dumps
+
+    from iac_code.providers.openai_chat import _RequestBody, to_openai_messages, to_openai_tool
+
+    history = [user('naïve 日本 "quoted"\n\t'), Message(role="assistant", text="ok"), user("again")]
+    request = {"model": "m", "messages": to_openai_messages("sys", history), "stream": True, "max_tokens": 9}
+    body = _RequestBody()
+    assert body.encode(request, []) == openapi_dumps(request)
+    for _ in range(2):  # encoded, then from the cache
+        assert body.encode(request, [WRITE]) == openapi_dumps({**request, "tools": [to_openai_tool(WRITE)]})

@@ -32,6 +32,7 @@ from iac_code import __version__
 from iac_code.config import Settings
 from iac_code.safe_json import JsonError, NonFiniteNumber, loads
 from iac_code.transports.http.backend import Backend, OpenStream, Refusal, ResponseHeaders
+from iac_code.transports.http.collector import pace_collector_for_serving
 from iac_code.transports.http.connections import MAX_REQUESTS_IN_FLIGHT, ServeFn
 from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits
 from iac_code.transports.http.guard import TOKEN_ENV, GuardMiddleware, is_loopback_host
@@ -338,6 +339,7 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
         logger.info("model: %s / %s", settings.provider, (available_models(settings) or ["?"])[0])
     else:
         logger.info("no model configured: answering with the offline demo (set IAC_CODE_PROVIDER and IAC_CODE_API_KEY)")
+    pace_collector_for_serving()
     asyncio.run(_serve(args, settings, options, listener))
     return 0
 
