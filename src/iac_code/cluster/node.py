@@ -136,6 +136,7 @@ class ClusterNode:
             yield
         except psycopg.OperationalError as exc:
             self._unreachable_at = time.monotonic()
+            self._lost_database()
             raise DatabaseUnreachable(str(exc)) from None
 
     async def database_ok(self) -> bool:
@@ -144,9 +145,16 @@ class ClusterNode:
                 await conn.execute("SELECT 1")
         except psycopg.OperationalError:
             self._unreachable_at = time.monotonic()
+            self._lost_database()
             return False
         self._unreachable_at = float("-inf")
         return True
+
+    def _lost_database(self) -> None:
+        """Whatever found the database unreachable (a heartbeat, a request, the housekeeping), peers' silence
+        is not trusted again until heartbeats have gone through for `settling` seconds: the peers lost it too,
+        and their heartbeats stopped meanwhile."""
+        self._trust_silence_at = None
 
     def spawn(self, work: Awaitable[None]) -> None:
         task = asyncio.ensure_future(work)
@@ -168,17 +176,24 @@ class ClusterNode:
 
     async def beat(self) -> None:
         """Say alive, renew the leases, and start the housekeeping unless the previous one still runs."""
+        started = time.monotonic()
         try:
             await self.registry.heartbeat()
             await self.owners.renew()
         except psycopg.OperationalError as exc:
             if self._trust_silence_at is not None:
                 logger.warning("cluster heartbeat: the database is unreachable (%s); retrying", exc)
-            self._trust_silence_at = None
+            self._lost_database()
             return
+        now = time.monotonic()
         if self._trust_silence_at is None:
             logger.info("cluster heartbeat: the database is back")
-            self._trust_silence_at = time.monotonic() + self.timings.settling
+            self._trust_silence_at = now + self.timings.settling
+        elif now - started > self.timings.heartbeat:  # it waited for the database: so may the peers' beats have
+            logger.info(
+                "cluster heartbeat took %.1fs: peers' silence not trusted for %gs", now - started, self.timings.settling
+            )
+            self._trust_silence_at = max(self._trust_silence_at, now + self.timings.settling)
         if self._ticking is None or self._ticking.done():
             self._ticking = asyncio.create_task(self._tick(), name="cluster housekeeping")
 
@@ -188,6 +203,7 @@ class ClusterNode:
                 await tick()
             except psycopg.OperationalError as exc:
                 logger.info("cluster housekeeping: the database is unreachable (%s)", exc)
+                self._lost_database()
                 return
             except Exception:
                 logger.exception("cluster housekeeping failed")
