@@ -138,13 +138,15 @@ class ConnectionOwnership:
     async def adopt_orphans(self, max_age: float) -> list[Adopted]:
         """Host the connections whose host is dead (no heartbeat for `max_age` seconds) and that someone
         still uses: their stream is held here, or messages wait for them. Racing instances adopt each
-        connection once. Each comes with the requests its dead host had taken but not answered."""
+        connection once: adopters take turns (a transaction lock), so each statement's snapshot already has
+        the previous adopter's hosts. Row locks alone did not do it: a row adopted between another
+        adopter's snapshot and its scan was adopted twice. Each comes with the requests its dead host had
+        taken but not answered."""
         query = """
             WITH orphans AS (
                 SELECT c.connection_id FROM iac_connections c
-                LEFT JOIN iac_instances i
-                    ON i.instance_id = c.host AND i.last_seen > now() - make_interval(secs => %(age)s)
-                WHERE i.instance_id IS NULL
+                WHERE NOT EXISTS (SELECT 1 FROM iac_instances i WHERE i.instance_id = c.host
+                                  AND i.last_seen > now() - make_interval(secs => %(age)s))
                   AND (c.owner = %(me)s OR EXISTS (SELECT 1 FROM iac_inbound q WHERE q.connection_id = c.connection_id))
                 FOR UPDATE OF c SKIP LOCKED),
             adopted AS (
@@ -157,7 +159,8 @@ class ConnectionOwnership:
                    (SELECT coalesce(json_agg(i.request_id), '[]') FROM interrupted i
                     WHERE i.connection_id = a.connection_id)::text
             FROM adopted a ORDER BY a.connection_id"""
-        async with self.pool.connection() as conn:
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext('iac_adopt_orphans'))")
             rows = await (await conn.execute(query, {"age": max_age, "me": self.instance_id})).fetchall()
         return [Adopted(connection_id, json.loads(ids)) for connection_id, ids in rows]
 
