@@ -175,13 +175,12 @@ def _build_provider(settings: Settings) -> ModelProvider:
     context_window = settings.context_window or context_window_for(model)
     # The SDKs are imported only when used: together they add seconds to start-up, which the
     # offline demo and scripted runs should not pay.
+    _import_provider_module(preset.kind)  # the typed imports below then find it loaded
     if preset.kind == "anthropic":
-        with without_unused_extras():
-            from iac_code.providers.anthropic import AnthropicProvider
+        from iac_code.providers.anthropic import AnthropicProvider
 
         return AnthropicProvider(name, model, base_url, api_key, context_window, key_env=preset.key_env)
-    with without_unused_extras():
-        from iac_code.providers.openai_chat import OpenAIChatProvider
+    from iac_code.providers.openai_chat import OpenAIChatProvider
 
     return OpenAIChatProvider(
         name,
@@ -205,16 +204,24 @@ def warm_up(settings: Settings) -> None:
     preset = PRESETS.get(canonical_name(settings.provider)) if settings.provider else None
     if preset is None or preset.kind == "scripted":
         return
-    module = "iac_code.providers.anthropic" if preset.kind == "anthropic" else "iac_code.providers.openai_chat"
-    prepare_in_background(f"import {module}", lambda: _prepare(module))
+    kind = preset.kind
+    prepare_in_background(f"import {_PROVIDER_MODULES[kind]}", lambda: _prepare(kind))
 
 
-def _prepare(module: str) -> None:
-    with without_unused_extras():
-        importlib.import_module(module)
+def _prepare(kind: Literal["openai", "anthropic"]) -> None:
+    _import_provider_module(kind)
     from iac_code.providers.clients import tls_context  # loaded by the provider module
 
     tls_context()  # ~60 ms: it imports httpcore2's HTTP/2 support and reads the CA bundle
+
+
+_PROVIDER_MODULES = {"anthropic": "iac_code.providers.anthropic", "openai": "iac_code.providers.openai_chat"}
+
+
+def _import_provider_module(kind: Literal["openai", "anthropic"]) -> None:
+    """Import the provider module of `kind`, and so its SDK, without the SDK's unused extras (sdk_extras.py)."""
+    with without_unused_extras():
+        importlib.import_module(_PROVIDER_MODULES[kind])
 
 
 def available_models(settings: Settings) -> list[str]:
