@@ -4,6 +4,10 @@ checked (a file, or a whole directory for the per-directory checks).
 Two layers: a dict in memory (an unchanged tree costs only lookups) and an SQLite file under the config
 directory, so a restarted agent does not start cold. The disk layer is best effort: if it cannot be
 opened or written, the memory layer carries on alone.
+
+A checker that crashed or timed out on a unit is remembered too (its reason, under the same key), so an
+unchanged costly input is paid once rather than on every call. Unlike results, a failure is forgotten
+after FAILURE_LIFETIME: it may have come from the machine (a loaded CPU, a killed worker), not the input.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 
 from iac_code.config import ConfigError, load_settings
@@ -22,7 +28,11 @@ from iac_code.iac.findings import Finding
 log = logging.getLogger(__name__)
 
 MEMORY_ENTRIES = 100_000
-SCHEMA = "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, findings TEXT NOT NULL)"
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, findings TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS failures (key TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL)",
+)
+FAILURE_LIFETIME = 3600.0  # seconds
 
 
 def default_cache_path() -> Path | None:
@@ -43,6 +53,7 @@ class ResultCache:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._memory: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
+        self._failures: OrderedDict[str, tuple[str, float]] = OrderedDict()  # key -> (reason, when)
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._db_failed = path is None
@@ -67,20 +78,55 @@ class ResultCache:
         with self._lock:
             for key, findings in results.items():
                 self._remember(key, tuple(findings))
-            db = self._connection()
-            if db is None:
-                return
+                self._failures.pop(key, None)
             rows = [(key, json.dumps([f.to_dict() for f in findings])) for key, findings in results.items()]
-            try:
-                db.execute("BEGIN")
-                db.executemany("INSERT OR REPLACE INTO results (key, findings) VALUES (?, ?)", rows)
-                db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._disable(exc)
+            self._write("INSERT OR REPLACE INTO results (key, findings) VALUES (?, ?)", rows)
+
+    def _write(self, statement: str, rows: Sequence[tuple[object, ...]]) -> None:
+        """Several rows in one disk transaction (the lock is held)."""
+        db = self._connection()
+        if db is None:
+            return
+        try:
+            db.execute("BEGIN")
+            db.executemany(statement, rows)
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._disable(exc)
+
+    def failure(self, key: str) -> str | None:
+        """Why the checker failed on this key's unit, if it did within FAILURE_LIFETIME."""
+        with self._lock:
+            found = self._failures.get(key)
+            if found is None:
+                found = self._query_failure(key)
+                if found is None:
+                    return None
+                self._failures[key] = found
+            reason, at = found
+            if time.time() - at > FAILURE_LIFETIME:
+                del self._failures[key]
+                return None
+            return reason
+
+    def put_failures(self, failures: dict[str, str]) -> None:
+        """Remember that the checker failed on these keys' units, with why."""
+        if not failures:
+            return
+        now = time.time()
+        with self._lock:
+            for key, reason in failures.items():
+                self._failures[key] = (reason, now)
+                self._failures.move_to_end(key)
+            while len(self._failures) > MEMORY_ENTRIES:
+                self._failures.popitem(last=False)
+            rows = [(key, reason, now) for key, reason in failures.items()]
+            self._write("INSERT OR REPLACE INTO failures (key, reason, at) VALUES (?, ?, ?)", rows)
 
     def clear_memory(self) -> None:
         with self._lock:
             self._memory.clear()
+            self._failures.clear()
 
     def close(self) -> None:
         with self._lock:
@@ -104,6 +150,17 @@ class ResultCache:
             return None
         return None if row is None else str(row[0])
 
+    def _query_failure(self, key: str) -> tuple[str, float] | None:
+        db = self._connection()
+        if db is None:
+            return None
+        try:
+            row = db.execute("SELECT reason, at FROM failures WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            self._disable(exc)
+            return None
+        return None if row is None else (str(row[0]), float(row[1]))
+
     def _connection(self) -> sqlite3.Connection | None:
         if self._db is not None or self._db_failed or self.path is None:
             return self._db
@@ -111,7 +168,8 @@ class ResultCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path, timeout=2.0, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute(SCHEMA)
+            for statement in SCHEMA:
+                db.execute(statement)
         except (OSError, sqlite3.Error) as exc:
             self._disable(exc)
             return None

@@ -2,7 +2,12 @@
 knows, run the checkers that have work in parallel (each under its timeout), store and merge.
 
 A checker that is missing, crashes or times out lands in `skipped` with its reason; the others still
-answer. Results are cached per unit only when the checker finished, so a failure is retried next time.
+answer. A crash or timeout is cached for the units it was given like a result (see cache.py), so an
+unchanged costly input is not paid again; an edit re-runs it. A missing tool is never cached.
+
+What the check could not look at is reported: files beyond the walk's limit, over the size cap, or unsafe
+to read (a symlink, a FIFO, a device); an unsafe file also gets an `unsafe-file` finding, as does each
+file that kept its directory from the programs that read whole directories.
 """
 
 from __future__ import annotations
@@ -18,12 +23,14 @@ from iac_code.iac.cache import ResultCache, cache_key
 from iac_code.iac.checker import Checker, CheckerUnavailable, Selection, Tree, Unit
 from iac_code.iac.classify import FileKind, is_candidate
 from iac_code.iac.findings import Finding, Skipped
-from iac_code.iac.sources import load_sources
-from iac_code.iac.walk import list_candidate_files
+from iac_code.iac.sources import LeftOut, load_sources
+from iac_code.iac.walk import walk_candidates
 
 log = logging.getLogger(__name__)
 
 EXCLUDED_SHOWN = 5  # units named in a skip reason before "and N more"
+UNSAFE_RULE = "unsafe-file"
+WHOLE_DIRECTORY_PROGRAMS = "terraform validate, tflint and checkov"
 
 
 @dataclass
@@ -32,15 +39,19 @@ class CheckReport:
     ran: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     files: int = 0
+    left_out: dict[str, int] = field(default_factory=dict)  # why -> how many files (only the non-zero ones)
 
     def raw_output(self) -> dict[str, Any]:
-        """The tool call's rawOutput, exactly as the output contract says."""
-        return {
+        """The tool call's rawOutput, as the output contract says (`leftOut` only when files were)."""
+        raw: dict[str, Any] = {
             "findings": [f.to_dict() for f in self.findings],
             "ran": list(self.ran),
             "skipped": [s.to_dict() for s in self.skipped],
             "files": self.files,
         }
+        if self.left_out:
+            raw["leftOut"] = dict(self.left_out)
+        return raw
 
 
 @dataclass
@@ -48,8 +59,15 @@ class _Plan:
     checker: Checker
     version: str
     cached: dict[str, list[Finding]]  # unit rel -> findings
+    failed: dict[str, str]  # unit rel -> why the checker failed on it in an earlier, remembered run
     pending: list[Unit]
     keys: dict[str, str]  # unit rel -> cache key
+
+
+@dataclass(frozen=True)
+class _Failure:
+    skipped: Skipped
+    remembered: bool  # a crash or timeout (cached); not a missing tool
 
 
 async def run_checks(
@@ -66,26 +84,38 @@ async def run_checks(
     plans = await asyncio.to_thread(_plan_all, tree, [checkers[n] for n in names], cache, report, bool(requested))
     outcomes = await asyncio.gather(*(_execute(tree, plan) for plan in plans))
     fresh: dict[str, list[Finding]] = {}
+    failures: dict[str, str] = {}
     scope = _scope(workspace, target)
     for plan, outcome in zip(plans, outcomes, strict=True):
-        if isinstance(outcome, Skipped):
-            report.skipped.append(outcome)
+        report.skipped.extend(_remembered(plan))
+        if isinstance(outcome, _Failure):
+            report.skipped.append(outcome.skipped)
+            if outcome.remembered:
+                failures.update((plan.keys[unit.rel], outcome.skipped.reason) for unit in plan.pending)
             continue
-        report.ran.append(plan.checker.name)
+        if plan.pending or plan.cached:
+            report.ran.append(plan.checker.name)
         for unit in plan.pending:
             fresh[plan.keys[unit.rel]] = outcome.get(unit.rel, [])
         for findings in (*plan.cached.values(), *outcome.values()):
             report.findings.extend(f for f in findings if _in_scope(f.file, scope))
+    report.findings.extend(f for f in _unsafe_findings(tree) if _in_scope(f.file, scope))
+    report.left_out = _left_out_counts(tree.left_out)
     await asyncio.to_thread(cache.put_many, fresh)
+    await asyncio.to_thread(cache.put_failures, failures)
     report.findings = sorted(set(report.findings), key=Finding.sort_key)
     report.ran.sort(key=names.index)
     return report
 
 
 def _tree(workspace: Path, target: Path) -> Tree:
+    left_out = LeftOut()
     if target.is_dir():
-        return Tree(workspace, load_sources(workspace, list_candidate_files(target)))
-    return Tree(workspace, load_sources(workspace, [target] if is_candidate(target.name) else []))
+        candidates = walk_candidates(target)
+        left_out.over_file_limit = candidates.beyond_limit
+        return Tree(workspace, load_sources(workspace, candidates.paths, left_out), left_out)
+    paths = [target] if is_candidate(target.name) else []
+    return Tree(workspace, load_sources(workspace, paths, left_out), left_out)
 
 
 def _plan_all(
@@ -114,42 +144,77 @@ def _plan_all(
 
 
 def _plan(checker: Checker, version: str, units: list[Unit], cache: ResultCache) -> _Plan:
-    plan = _Plan(checker, version, cached={}, pending=[], keys={})
+    plan = _Plan(checker, version, cached={}, failed={}, pending=[], keys={})
     for unit in units:
         key = plan.keys[unit.rel] = cache_key(checker.name, version, unit.digest)
         hit = cache.get(key)
-        if hit is None:
-            plan.pending.append(unit)
-        else:
+        if hit is not None:
             plan.cached[unit.rel] = hit
+        elif (failure := cache.failure(key)) is not None:
+            plan.failed[unit.rel] = failure
+        else:
+            plan.pending.append(unit)
     return plan
 
 
-async def _execute(tree: Tree, plan: _Plan) -> dict[str, list[Finding]] | Skipped:
+async def _execute(tree: Tree, plan: _Plan) -> dict[str, list[Finding]] | _Failure:
     if not plan.pending:
         return {}
     checker = plan.checker
     try:
         return await asyncio.wait_for(checker.check(tree, plan.pending), checker.timeout)
     except TimeoutError:
-        return Skipped(checker.name, f"timed out after {checker.timeout:g} s")
+        return _Failure(Skipped(checker.name, f"timed out after {checker.timeout:g} s"), remembered=True)
     except CheckerUnavailable as exc:
-        return Skipped(checker.name, str(exc))
+        return _Failure(Skipped(checker.name, str(exc)), remembered=False)
     except Exception as exc:  # a checker's bug or its tool's crash must not take the others down
         log.warning("iac_check: %s crashed: %s", checker.name, exc, exc_info=True)
-        return Skipped(checker.name, f"crashed: {str(exc).strip()[:500] or type(exc).__name__}")
+        reason = f"crashed: {str(exc).strip()[:500] or type(exc).__name__}"
+        return _Failure(Skipped(checker.name, reason), remembered=True)
+
+
+def _remembered(plan: _Plan) -> list[Skipped]:
+    """The failures answered from the cache, one entry per reason, naming the units."""
+    by_reason: dict[str, list[str]] = {}
+    for rel, reason in plan.failed.items():
+        by_reason.setdefault(reason, []).append(rel)
+    return [
+        Skipped(plan.checker.name, f"{reason}, remembered from an earlier run on unchanged files: {_named(rels)}")
+        for reason, rels in by_reason.items()
+    ]
+
+
+def _unsafe_findings(tree: Tree) -> list[Finding]:
+    """One `unsafe-file` warning per file not read because of what it is (a symlink, a FIFO, a device...)."""
+    held_back = {file: directory for directory, problems in tree.unsafe_dirs().items() for file, _ in problems}
+    findings = []
+    for rel, reason in tree.left_out.unsafe.items():
+        message = f"not checked: {reason}"
+        if rel in held_back:
+            message += f"; so {WHOLE_DIRECTORY_PROGRAMS} do not check its directory {held_back[rel]}"
+        findings.append(Finding("iac_check", UNSAFE_RULE, "warning", rel, None, message))
+    return findings
+
+
+def _left_out_counts(left_out: LeftOut) -> dict[str, int]:
+    counts = {
+        "overFileLimit": left_out.over_file_limit,
+        "overSizeCap": len(left_out.too_large - left_out.unsafe.keys()),
+        "unsafe": len(left_out.unsafe),
+    }
+    return {why: count for why, count in counts.items() if count}
 
 
 def _excluded(name: str, selection: Selection) -> list[Skipped]:
     by_reason: dict[str, list[str]] = {}
     for rel, reason in selection.excluded:
         by_reason.setdefault(reason, []).append(rel)
-    skipped = []
-    for reason, rels in by_reason.items():
-        shown = ", ".join(rels[:EXCLUDED_SHOWN])
-        more = f" and {len(rels) - EXCLUDED_SHOWN} more" if len(rels) > EXCLUDED_SHOWN else ""
-        skipped.append(Skipped(name, f"{reason}: {shown}{more}"))
-    return skipped
+    return [Skipped(name, f"{reason}: {_named(rels)}") for reason, rels in by_reason.items()]
+
+
+def _named(rels: list[str]) -> str:
+    more = f" and {len(rels) - EXCLUDED_SHOWN} more" if len(rels) > EXCLUDED_SHOWN else ""
+    return ", ".join(rels[:EXCLUDED_SHOWN]) + more
 
 
 def _scope(workspace: Path, target: Path) -> PurePosixPath | None:

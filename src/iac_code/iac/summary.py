@@ -15,6 +15,7 @@ import hashlib
 import re
 import threading
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from iac_code.iac.classify import FileKind
@@ -41,13 +42,18 @@ _cache: dict[Path, tuple[str, str]] = {}
 _cache_lock = threading.Lock()
 
 
-def summarize_workspace(path: Path | str, max_chars: int = MAX_CHARS) -> str:
-    """At most `max_chars` characters describing the infrastructure under `path`; "" when there is none."""
+def summarize_workspace(
+    path: Path | str, max_chars: int = MAX_CHARS, on_infrastructure: Callable[[], object] | None = None
+) -> str:
+    """At most `max_chars` characters describing the infrastructure under `path`; "" when there is none.
+    `on_infrastructure` is called as soon as the files are classified, if some are infrastructure."""
     root = Path(path).resolve()
     try:
         sources = load_sources(root, list_candidate_files(root, limit=MAX_FILES))
     except Exception:  # a summary is a nicety: never let it break a session's start
         return ""
+    if on_infrastructure is not None and any(s.kind is not FileKind.OTHER for s in sources):
+        on_infrastructure()
     key = hashlib.blake2b(
         "\n".join(f"{s.rel}\0{s.kind}\0{s.digest}" for s in sources).encode() + str(max_chars).encode()
     ).hexdigest()
@@ -86,12 +92,12 @@ def _terraform(files: list[SourceFile], hcl: dict[str, SourceFile]) -> tuple[lis
     used_as_module = set()
     for directory, sources in by_dir.items():
         for source in sources:
-            for target in _text_facts(source.path, source.digest, _LOCAL_MODULE):
+            for target in _text_facts(source, _LOCAL_MODULE):
                 used_as_module.add(PurePosixPath(directory, target).as_posix())
     used_as_module = {_normalise(p) for p in used_as_module}
     roots, modules = [], []
     for directory in sorted(by_dir):
-        texts = [_read(s.path) for s in by_dir[directory]]
+        texts = [_read(s) for s in by_dir[directory]]
         backend = _backend(texts)
         lock = hcl.get(PurePosixPath(directory, ".terraform.lock.hcl").as_posix())
         is_module = directory in used_as_module or ("modules" in PurePosixPath(directory).parts and not backend)
@@ -103,7 +109,7 @@ def _terraform(files: list[SourceFile], hcl: dict[str, SourceFile]) -> tuple[lis
 
 
 def _describe_root(directory: str, texts: list[str], backend: str | None, lock: SourceFile | None) -> str:
-    locked = dict(_LOCKED.findall(_read(lock.path))) if lock else {}
+    locked = dict(_LOCKED.findall(_read(lock))) if lock else {}
     locked = {_short_provider(k): v for k, v in locked.items()}
     providers = _required_providers(texts)
     parts = [f"backend {backend}" if backend else "local state"]
@@ -151,7 +157,7 @@ def _kubernetes(files: list[SourceFile]) -> list[str]:
     by_dir: dict[str, Counter[str]] = defaultdict(Counter)
     file_counts: Counter[str] = Counter()
     for source in files:
-        by_dir[_parent(source.rel)].update(_text_facts(source.path, source.digest, _K8S_KIND))
+        by_dir[_parent(source.rel)].update(_text_facts(source, _K8S_KIND))
         file_counts[_parent(source.rel)] += 1
     described = []
     for directory, kinds in sorted(by_dir.items()):
@@ -163,7 +169,7 @@ def _kubernetes(files: list[SourceFile]) -> list[str]:
 
 
 def _chart(source: SourceFile) -> str:
-    fields = dict(_CHART_FIELD.findall(_read(source.path)))
+    fields = dict(_CHART_FIELD.findall(_read(source)))
     name = " ".join(v for v in (fields.get("name"), fields.get("version")) if v)
     return f"{_parent(source.rel)} ({name})" if name else _parent(source.rel)
 
@@ -185,9 +191,9 @@ def _section(title: str, items: list[str], shown: int) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
-def _text_facts(path: Path, digest: str, pattern: re.Pattern[str]) -> tuple[str, ...]:
-    """What the one group of `pattern` matches in the file (memoised by content digest)."""
-    return tuple(str(found) for found in pattern.findall(_read(path)))
+def _text_facts(source: SourceFile, pattern: re.Pattern[str]) -> tuple[str, ...]:
+    """What the one group of `pattern` matches in the file (memoised by path and content digest)."""
+    return tuple(str(found) for found in pattern.findall(_read(source)))
 
 
 def _braced(text: str, open_index: int) -> str:
@@ -222,8 +228,9 @@ def _normalise(rel: str) -> str:
     return "/".join(parts) or "."
 
 
-def _read(path: Path) -> str:
+def _read(source: SourceFile) -> str:
+    """The file's text, read without following symlinks and within the size cap ("" if it was swapped)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return source.text()
     except OSError:
         return ""

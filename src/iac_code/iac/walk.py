@@ -2,19 +2,20 @@
 
 ripgrep (bundled with the project) walks in parallel and applies every .gitignore, .ignore and
 .git/info/exclude the way git does, even outside a git checkout. `.terraform/` (provider binaries and
-downloaded modules) and `node_modules/` are never entered.
+downloaded modules) and `node_modules/` are never entered. It lists regular files only (no symlinks, FIFOs
+or devices); files over the size cap are listed, so that the reader can count them as left out.
 """
 
 from __future__ import annotations
 
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from iac_code.tools.base import ToolError
 from iac_code.tools.search import COMMON_FLAGS, ripgrep_path
 
 MAX_FILES = 20_000
-MAX_FILE_BYTES = 2 * 1024 * 1024  # a larger "template" is generated data, not something to check
 WALK_TIMEOUT = 10.0
 
 # Only names that may be infrastructure: the rest of the tree is never listed.
@@ -38,13 +39,25 @@ CANDIDATE_GLOBS = [
 EXCLUDED_GLOBS = ["!.terraform", "!node_modules", "!.terragrunt-cache"]
 
 
-def list_candidate_files(directory: Path, limit: int = MAX_FILES) -> list[Path]:
+@dataclass(frozen=True)
+class Candidates:
+    paths: list[Path]  # absolute, sorted, at most the limit
+    beyond_limit: int  # how many more the walk found
+
+
+def list_candidate_files(directory: Path, limit: int | None = None) -> list[Path]:
     """Absolute paths of the infrastructure candidates under `directory`, sorted, at most `limit`."""
+    return walk_candidates(directory, limit).paths
+
+
+def walk_candidates(directory: Path, limit: int | None = None) -> Candidates:
+    """The infrastructure candidates under `directory`: the first `limit` (default MAX_FILES) in sorted
+    order, and how many were left out beyond it."""
+    limit = MAX_FILES if limit is None else limit
     flags = [
         "--files",
         *COMMON_FLAGS,
         "--glob-case-insensitive",
-        f"--max-filesize={MAX_FILE_BYTES}",
         *(f"--glob={glob}" for glob in CANDIDATE_GLOBS),
         *(f"--glob={glob}" for glob in EXCLUDED_GLOBS),
     ]
@@ -62,4 +75,4 @@ def list_candidate_files(directory: Path, limit: int = MAX_FILES) -> list[Path]:
     if listing.returncode > 1:
         raise ToolError(f"cannot list files: {listing.stderr.decode(errors='replace').strip()}")
     names = sorted(line for line in listing.stdout.decode("utf-8", errors="replace").splitlines() if line)
-    return [directory / name for name in names[:limit]]
+    return Candidates([directory / name for name in names[:limit]], max(0, len(names) - limit))

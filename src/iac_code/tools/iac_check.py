@@ -13,11 +13,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from iac_code.iac import walk
 from iac_code.iac.cache import ResultCache, default_cache_path, shared_cache
 from iac_code.iac.checker import Checker
 from iac_code.iac.checkers import default_checkers
-from iac_code.iac.engine import CheckReport, run_checks
+from iac_code.iac.engine import UNSAFE_RULE, CheckReport, run_checks
 from iac_code.iac.findings import SEVERITIES, Finding
+from iac_code.iac.sources import MAX_FILE_BYTES
 from iac_code.messages import ToolCall
 from iac_code.tools.base import Access, Category, Kind, Location, ToolContext, ToolError, ToolResult
 from iac_code.tools.workspace import resolve_in_workspace, shorten
@@ -117,9 +119,12 @@ def _path_argument(args: dict[str, Any]) -> str:
 
 
 def finding_locations(root: Path, findings: list[Finding]) -> list[Location]:
-    """Where the findings are, errors first, one entry per file and line, at most MAX_LOCATIONS."""
+    """Where the findings are, errors first, one entry per file and line, at most MAX_LOCATIONS. A file
+    left out as unsafe (a FIFO, a symlink to a device) is no place to send an editor."""
     locations: list[Location] = []
     for finding in findings:
+        if finding.rule == UNSAFE_RULE:
+            continue
         location = Location(path=str(root / finding.file), line=finding.line)
         if location not in locations:
             locations.append(location)
@@ -173,9 +178,22 @@ def _header(report: CheckReport) -> str:
         f"{n} {severity}{'s' if n != 1 and severity != 'info' else ''}" for severity, n in counts.items()
     )
     text = f"{head}.\n{summary if report.findings else 'No findings.'}"
+    if report.left_out:
+        text += "\n" + _left_out(report.left_out)
     if report.skipped:
         text += "\nSkipped: " + "; ".join(f"{s.tool} ({s.reason})" for s in report.skipped)
     return text
+
+
+def _left_out(counts: dict[str, int]) -> str:
+    """e.g. "Left out: 80,000 files beyond the walk's limit of 20,000 (check a narrower path); ..."."""
+    reasons = {
+        "overFileLimit": f"beyond the walk's limit of {walk.MAX_FILES:,} files (check a narrower path)",
+        "overSizeCap": f"over the {MAX_FILE_BYTES // (1024 * 1024)} MB size cap",
+        "unsafe": f"unsafe to read (see the {UNSAFE_RULE} findings)",
+    }
+    parts = [f"{n:,} file{'s' if n != 1 else ''} {reasons[why]}" for why, n in counts.items()]
+    return f"Left out: {'; '.join(parts)}."
 
 
 def _finding_line(finding: Finding) -> str:

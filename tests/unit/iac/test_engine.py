@@ -138,16 +138,6 @@ def test_the_disk_cache_survives_a_restart(tmp_path: Path) -> None:
     assert second.findings == first.findings
 
 
-def test_a_failed_checker_is_not_cached(tmp_path: Path) -> None:
-    workspace = tree_with(tmp_path, 2)
-    cache = ResultCache(None)
-    check(workspace, [CrashingChecker()], cache)
-    counting = CountingChecker()
-    counting.name = "crashing"  # same name and version: a cached failure would answer here
-    report = check(workspace, [counting], cache)
-    assert counting.checked and report.ran == ["crashing"]
-
-
 def test_a_single_file_target_reports_that_file_only(tmp_path: Path) -> None:
     workspace = tree_with(tmp_path, 6)
     report = check(

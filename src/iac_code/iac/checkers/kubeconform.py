@@ -18,6 +18,8 @@ from iac_code.iac.checker import Selection, Tree, Unit
 from iac_code.iac.checkers.external import ProgramChecker, run_program
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
+from iac_code.iac.safe_read import read_beneath
+from iac_code.iac.sources import MAX_FILE_BYTES
 from iac_code.iac.yamlnodes import compose_documents, line_of, mapping_get, scalar
 
 BATCH = 200
@@ -79,8 +81,9 @@ class KubeconformChecker(ProgramChecker):
 
 
 def _read(tree: Tree, rel: str) -> str:
+    """The manifest kubeconform named, read without following symlinks and within the size cap."""
     try:
-        return tree.absolute(rel).read_text(encoding="utf-8", errors="replace")
+        return read_beneath(tree.workspace, rel, MAX_FILE_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return ""
 

@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from iac_code.iac.checker import Selection, Tree, Unit, is_initialized
+from iac_code.iac.checker import Selection, Tree, Unit, is_initialized, unsafe_exclusions
 from iac_code.iac.checkers.external import PARALLEL_RUNS, ProgramChecker, rel_join, run_program
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding, Severity
@@ -73,6 +73,7 @@ class TerraformValidateChecker(TerraformChecker):
                 selection.units.append(unit)
             else:
                 selection.excluded.append((unit.rel, NOT_INITIALIZED))
+        selection.excluded.extend(unsafe_exclusions(tree.unsafe_terraform_dirs))
         return selection
 
     async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:

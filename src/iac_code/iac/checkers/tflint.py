@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from iac_code.iac.checker import Selection, Tree, Unit
+from iac_code.iac.checker import Selection, Tree, Unit, unsafe_exclusions
 from iac_code.iac.checkers.external import PARALLEL_RUNS, ProgramChecker, rel_join, run_program
 from iac_code.iac.findings import Finding, Severity
 
@@ -22,7 +22,8 @@ class TflintChecker(ProgramChecker):
     programs = ("tflint",)
 
     def select(self, tree: Tree) -> Selection:
-        return Selection(units=tree.terraform_dirs())
+        units = tree.terraform_dirs()
+        return Selection(units=units, excluded=unsafe_exclusions(tree.unsafe_terraform_dirs))
 
     async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
         program = self.program()

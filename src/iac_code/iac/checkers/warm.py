@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from iac_code.iac.checker import CheckerUnavailable, Selection, Tree, Unit
+from iac_code.iac.checker import CheckerUnavailable, Selection, Tree, Unit, unsafe_exclusions
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
 from iac_code.iac.workers import WorkerError, warm_worker
@@ -52,7 +52,10 @@ CHECKOV_SERIOUS = frozenset(
 )
 SEVERITY_REVISION = "1"  # bump when CHECKOV_SERIOUS changes: it is part of the cache key
 # checkov talks to no platform without an API key; these keep it from trying anything else on the way.
-CHECKOV_ENV = {"LOG_LEVEL": "ERROR", "BC_SKIP_MAPPING": "TRUE"}
+# Sequential parsing: checkov otherwise forks a pool of copies of the warm worker (hundreds of MB each) on
+# every run, which cost 5x the scan itself on a 25-directory tree (and escaped the worker's own limits).
+CHECKOV_ENV = {"LOG_LEVEL": "ERROR", "BC_SKIP_MAPPING": "TRUE", "CHECKOV_PARALLELIZATION_TYPE": "none"}
+CHECKOV_TERRAFORM_FILES = (".tf", ".tf.json")  # what its Terraform runner parses (not .tfvars)
 
 
 class WorkerChecker:
@@ -76,6 +79,7 @@ class WorkerChecker:
         raise NotImplementedError
 
     def payload(self, tree: Tree, unit: Unit) -> dict[str, Any]:
+        """What the worker is given: the unit's walked files (regular, within the size cap), never more."""
         return {
             "rel": unit.rel,
             "path": str(tree.absolute(unit.rel)),
@@ -129,14 +133,19 @@ class CheckovChecker(WorkerChecker):
             selection.excluded.extend((chart.rel, "Helm charts need `helm` on PATH") for chart in charts)
         else:
             selection.units.extend(charts)
+        selection.excluded.extend(unsafe_exclusions({**tree.unsafe_terraform_dirs, **tree.unsafe_charts}))
         return selection
 
     def payload(self, tree: Tree, unit: Unit) -> dict[str, Any]:
-        if unit.is_dir:
-            framework = "helm" if any(f.kind is FileKind.HELM_CHART for f in unit.files) else "terraform"
-        else:
-            framework = CHECKOV_FRAMEWORKS[unit.files[0].kind]
-        return {**super().payload(tree, unit), "framework": framework}
+        """A Terraform directory is given its .tf files only; a chart (rendered whole by `helm`) has been
+        checked for files no program may be handed (Tree.helm_charts)."""
+        payload = super().payload(tree, unit)
+        if not unit.is_dir:
+            return {**payload, "framework": CHECKOV_FRAMEWORKS[unit.files[0].kind]}
+        if any(f.kind is FileKind.HELM_CHART for f in unit.files):
+            return {**payload, "framework": "helm"}
+        files = [[str(f.path), f.rel] for f in unit.files if f.rel.endswith(CHECKOV_TERRAFORM_FILES)]
+        return {**payload, "framework": "terraform", "files": files}
 
 
 def prewarm_workers(checkers: Sequence[WorkerChecker] = (CfnLintChecker(), CheckovChecker())) -> threading.Thread:

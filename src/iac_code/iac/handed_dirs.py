@@ -1,0 +1,82 @@
+"""What a program handed a whole directory would open, checked before it is handed one.
+
+terraform validate and tflint read every `.tf`/`.tfvars` file of a directory themselves (and its lock
+file, `.terraform/modules/modules.json`...); checkov's Helm runner renders a whole chart with `helm`. A
+FIFO among those files blocks the program for its whole timeout, a symlink to /dev/zero or a huge file
+makes it allocate gigabytes. So the directory is listed without following symlinks, each such file is
+judged by `safe_read.file_problem` and the size cap, and a directory with a problem is not handed over.
+The listing and the program's own open are not atomic: what slips between them is bounded by the
+program's own limits, not by this check.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from iac_code.iac.safe_read import file_problem
+from iac_code.iac.sources import MAX_FILE_BYTES
+
+TERRAFORM_SUFFIXES = (".tf", ".tf.json", ".tfvars", ".tfvars.json")
+TERRAFORM_NAMES = (".terraform.lock.hcl", ".tflint.hcl")
+TERRAFORM_STATE = (".terraform/modules/modules.json", ".terraform/environment", ".terraform/terraform.tfstate")
+MAX_CHART_ENTRIES = 5_000  # a chart is tens of files: past this it is not one
+
+Problem = tuple[str, str]  # (path relative to the directory, why it must not be handed to a program)
+
+
+def terraform_dir_problems(directory: Path) -> list[Problem]:
+    """The files terraform or tflint would read in `directory` that must not be handed to them."""
+    names = [name for name in _names(directory) if name.endswith(TERRAFORM_SUFFIXES) or name in TERRAFORM_NAMES]
+    names.extend(name for name in TERRAFORM_STATE if os.path.lexists(directory / name))
+    return [(name, reason) for name in sorted(names) if (reason := _problem(directory / name))]
+
+
+def tree_problems(directory: Path) -> list[Problem]:
+    """Every file under `directory` (a Helm chart, rendered whole) that must not be handed to a program."""
+    problems: list[Problem] = []
+    seen = 0
+    for parent, dirs, files in os.walk(directory):  # never follows symlinked directories
+        for name in [*files, *(d for d in dirs if os.path.islink(os.path.join(parent, d)))]:
+            seen += 1
+            if seen > MAX_CHART_ENTRIES:
+                return [*problems, (".", f"more than {MAX_CHART_ENTRIES:,} files")]
+            path = Path(parent, name)
+            reason = _problem(path)
+            if reason:
+                problems.append((path.relative_to(directory).as_posix(), reason))
+    return problems
+
+
+def linked_files(directory: Path) -> str:
+    """The symlinks among `directory`'s Terraform files with their targets' stamps: terraform follows them,
+    so a unit's cache key must change when their targets do."""
+    stamps = []
+    for name in _names(directory):
+        path = directory / name
+        if name.endswith(TERRAFORM_SUFFIXES) and path.is_symlink():
+            try:
+                target = path.stat()
+            except OSError:
+                continue
+            stamps.append(f"{name}->{os.readlink(path)}:{target.st_mtime_ns}:{target.st_size}")
+    return "\0".join(sorted(stamps))
+
+
+def _names(directory: Path) -> list[str]:
+    try:
+        with os.scandir(directory) as entries:
+            return [entry.name for entry in entries if not entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _problem(path: Path) -> str | None:
+    problem = file_problem(path)
+    if problem is not None:
+        return problem
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    return f"larger than {MAX_FILE_BYTES:,} bytes ({size:,})" if size > MAX_FILE_BYTES else None
