@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from iac_code.iac import sources
 from iac_code.iac.safe_read import file_problem
-from iac_code.iac.sources import MAX_FILE_BYTES
 
 TERRAFORM_SUFFIXES = (".tf", ".tf.json", ".tfvars", ".tfvars.json")
 TERRAFORM_NAMES = (".terraform.lock.hcl", ".tflint.hcl")
@@ -79,4 +79,5 @@ def _problem(path: Path) -> str | None:
         size = path.stat().st_size
     except OSError as exc:
         return f"cannot be read ({exc.strerror})"
-    return f"larger than {MAX_FILE_BYTES:,} bytes ({size:,})" if size > MAX_FILE_BYTES else None
+    cap = sources.MAX_FILE_BYTES
+    return f"larger than {cap:,} bytes ({size:,})" if size > cap else None

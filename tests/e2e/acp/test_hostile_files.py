@@ -134,9 +134,7 @@ def test_files_swapped_with_dev_zero_symlinks_during_checks_keep_the_agent_small
     agent = spawn()
     stop, peak = threading.Event(), [0]
     watcher = threading.Thread(target=memory_watch, args=(agent.proc.pid, stop, peak), daemon=True)
-    swapper = threading.Thread(
-        target=swap_with_dev_zero, args=(files, stop, time.monotonic() + 120), daemon=True
-    )
+    swapper = threading.Thread(target=swap_with_dev_zero, args=(files, stop, time.monotonic() + 120), daemon=True)
     watcher.start()
     swapper.start()
     try:
@@ -148,7 +146,10 @@ def test_files_swapped_with_dev_zero_symlinks_during_checks_keep_the_agent_small
         swapper.join(10)
         watcher.join(10)
     high_water_kb = int(
-        next(line.split()[1] for line in Path(f"/proc/{agent.proc.pid}/status").read_text().splitlines()
-             if line.startswith("VmHWM:"))
+        next(
+            line.split()[1]
+            for line in Path(f"/proc/{agent.proc.pid}/status").read_text().splitlines()
+            if line.startswith("VmHWM:")
+        )
     )
     assert max(peak[0], high_water_kb // 1024) < RSS_CEILING_MB

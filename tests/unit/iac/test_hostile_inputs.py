@@ -1,0 +1,143 @@
+"""What iac_check reads and hands on when the repository is hostile: files swapped for symlinks, FIFOs and
+devices beside Terraform files, files over the size cap, more files than the walk takes. Each is left out,
+counted, and named in the output; no program is handed a directory holding one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from tests.unit.iac.conftest import run_tool
+
+from iac_code.iac import sources as sources_module
+from iac_code.iac import walk
+from iac_code.iac.checker import UNSAFE_DIRECTORY, Tree
+from iac_code.iac.checkers.terraform import TerraformValidateChecker
+from iac_code.iac.checkers.tflint import TflintChecker
+from iac_code.iac.checkers.warm import CheckovChecker
+from iac_code.iac.sources import LeftOut, load_sources
+from iac_code.iac.walk import list_candidate_files
+
+GOOD_TF = 'resource "aws_s3_bucket" "logs" {\n  bucket = "logs"\n}\n'
+
+
+def tree_of(workspace: Path) -> Tree:
+    left_out = LeftOut()
+    return Tree(workspace, load_sources(workspace, list_candidate_files(workspace), left_out), left_out)
+
+
+@pytest.fixture
+def small_cap(monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(sources_module, "MAX_FILE_BYTES", 1000)
+    return 1000
+
+
+def test_a_file_swapped_for_a_dev_zero_symlink_after_the_walk_is_left_out_and_counted(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(GOOD_TF)
+    (tmp_path / "zero.tf").write_text(GOOD_TF)
+    listed = list_candidate_files(tmp_path)
+    (tmp_path / "zero.tf").unlink()
+    (tmp_path / "zero.tf").symlink_to("/dev/zero")
+    left_out = LeftOut()
+    sources = load_sources(tmp_path, listed, left_out)
+    assert [s.rel for s in sources] == ["main.tf"]
+    assert left_out.unsafe == {"zero.tf": "a symbolic link (not followed)"}
+
+
+def test_a_source_swapped_for_a_symlink_after_loading_is_refused_when_read(tmp_path: Path) -> None:
+    (tmp_path / "net").mkdir()
+    (tmp_path / "net" / "main.tf").write_text(GOOD_TF)
+    (source,) = load_sources(tmp_path, list_candidate_files(tmp_path))
+    assert source.text() == GOOD_TF
+    (tmp_path / "net" / "main.tf").unlink()
+    (tmp_path / "net" / "main.tf").symlink_to("/dev/zero")
+    with pytest.raises(OSError, match="symbolic link"):
+        source.text()
+
+
+def test_a_file_over_the_size_cap_is_never_read(tmp_path: Path, small_cap: int) -> None:
+    (tmp_path / "big.tf").write_text("#" * (small_cap + 1))
+    os.chmod(tmp_path / "big.tf", 0)  # reading it would fail the test: only its size may be looked at
+    left_out = LeftOut()
+    assert load_sources(tmp_path, list_candidate_files(tmp_path), left_out) == []
+    assert left_out.too_large == {"big.tf"}
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "dev-zero", "dangling", "too-large"])
+def test_a_terraform_directory_holding_a_hostile_file_is_handed_to_no_program(
+    tmp_path: Path, small_cap: int, hostile: str
+) -> None:
+    for name in ("net", "ok"):
+        (tmp_path / name / ".terraform").mkdir(parents=True)
+        (tmp_path / name / "variables.tf").write_text(GOOD_TF)
+    hostile_file = tmp_path / "net" / "main.tf"
+    if hostile == "fifo":
+        os.mkfifo(hostile_file)
+    elif hostile == "dev-zero":
+        hostile_file.symlink_to("/dev/zero")
+    elif hostile == "dangling":
+        hostile_file.symlink_to("nowhere.tf")
+    else:
+        hostile_file.write_text("#" * (small_cap + 1))
+    tree = tree_of(tmp_path)
+    assert [u.rel for u in tree.terraform_dirs()] == ["ok"]
+    assert [file for file, _ in tree.unsafe_terraform_dirs["net"]] == ["net/main.tf"]
+    for checker in (TerraformValidateChecker(), TflintChecker(), CheckovChecker()):
+        selection = checker.select(tree)
+        assert "net" not in [u.rel for u in selection.units]
+        assert ("net", UNSAFE_DIRECTORY) in selection.excluded
+
+
+def test_a_hostile_file_in_a_local_module_keeps_its_user_from_programs(tmp_path: Path) -> None:
+    (tmp_path / "root").mkdir()
+    (tmp_path / "modules" / "net").mkdir(parents=True)
+    (tmp_path / "root" / "main.tf").write_text('module "net" {\n  source = "../modules/net"\n}\n')
+    os.mkfifo(tmp_path / "modules" / "net" / "main.tf")
+    tree = tree_of(tmp_path)
+    assert tree.terraform_dirs() == []
+    assert tree.unsafe_terraform_dirs == {"root": [("modules/net/main.tf", "a FIFO (named pipe)")]}
+
+
+def test_checkov_is_given_only_the_terraform_files_it_parses(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(GOOD_TF)
+    (tmp_path / "prod.tfvars").write_text('name = "x"\n')
+    tree = tree_of(tmp_path)
+    (unit,) = tree.terraform_dirs()
+    payload = CheckovChecker().payload(tree, unit)
+    assert payload["framework"] == "terraform"
+    assert [rel for _, rel in payload["files"]] == ["main.tf"]
+
+
+def test_the_tool_reports_the_fifo_as_a_finding_and_skips_its_directory(tmp_path: Path) -> None:
+    (tmp_path / "net" / ".terraform").mkdir(parents=True)
+    (tmp_path / "net" / "variables.tf").write_text(GOOD_TF)
+    os.mkfifo(tmp_path / "net" / "main.tf")
+    result = run_tool(tmp_path, {"checks": ["terraform-validate", "hcl-syntax"]})
+    (finding,) = [f for f in result.raw_output["findings"] if f["rule"] == "unsafe-file"]
+    assert finding["file"] == "net/main.tf" and finding["severity"] == "warning"
+    assert "a FIFO (named pipe)" in finding["message"] and "net" in finding["message"]
+    assert result.raw_output["leftOut"] == {"unsafe": 1}
+    assert "Left out: 1 file unsafe to read" in result.text
+    assert all(location.path != str(tmp_path / "net" / "main.tf") for location in result.locations)
+
+
+def test_files_over_the_walk_limit_and_the_size_cap_are_counted_in_the_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_cap: int
+) -> None:
+    monkeypatch.setattr(walk, "MAX_FILES", 5)
+    for index in range(8):
+        (tmp_path / f"file{index}.tf").write_text(GOOD_TF)
+    (tmp_path / "a_big.tf").write_text("#" * (small_cap + 1))  # sorted first: within the limit
+    result = run_tool(tmp_path, {"checks": ["hcl-syntax"]})
+    assert result.raw_output["files"] == 4
+    assert result.raw_output["leftOut"] == {"overFileLimit": 4, "overSizeCap": 1}
+    assert "Left out: 4 files beyond the walk's limit of 5 files" in result.text
+    assert "1 file over the" in result.text
+
+
+def test_a_clean_tree_keeps_the_output_contract(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(GOOD_TF)
+    result = run_tool(tmp_path, {"checks": ["hcl-syntax"]})
+    assert set(result.raw_output) == {"findings", "ran", "skipped", "files"}
+    assert "Left out" not in result.text
