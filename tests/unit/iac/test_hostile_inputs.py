@@ -33,25 +33,32 @@ def small_cap(monkeypatch: pytest.MonkeyPatch) -> int:
     return 1000
 
 
-def test_a_file_swapped_for_a_dev_zero_symlink_after_the_walk_is_left_out_and_counted(tmp_path: Path) -> None:
-    (tmp_path / "main.tf").write_text(GOOD_TF)
-    (tmp_path / "zero.tf").write_text(GOOD_TF)
-    listed = list_candidate_files(tmp_path)
-    (tmp_path / "zero.tf").unlink()
-    (tmp_path / "zero.tf").symlink_to("/dev/zero")
+def swap_for_symlink(path: Path, target: Path) -> None:
+    """A symlink to a regular file outside the workspace stands for /dev/zero here: following it is the
+    regression, and reading it does not take the test process's memory."""
+    target.write_text("secret = 1\n")
+    path.unlink()
+    path.symlink_to(target)
+
+
+def test_a_file_swapped_for_a_symlink_after_the_walk_is_left_out_and_counted(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "main.tf").write_text(GOOD_TF)
+    (tmp_path / "ws" / "zero.tf").write_text(GOOD_TF)
+    listed = list_candidate_files(tmp_path / "ws")
+    swap_for_symlink(tmp_path / "ws" / "zero.tf", tmp_path / "outside.tf")
     left_out = LeftOut()
-    sources = load_sources(tmp_path, listed, left_out)
+    sources = load_sources(tmp_path / "ws", listed, left_out)
     assert [s.rel for s in sources] == ["main.tf"]
     assert left_out.unsafe == {"zero.tf": "a symbolic link (not followed)"}
 
 
 def test_a_source_swapped_for_a_symlink_after_loading_is_refused_when_read(tmp_path: Path) -> None:
-    (tmp_path / "net").mkdir()
-    (tmp_path / "net" / "main.tf").write_text(GOOD_TF)
-    (source,) = load_sources(tmp_path, list_candidate_files(tmp_path))
+    (tmp_path / "ws" / "net").mkdir(parents=True)
+    (tmp_path / "ws" / "net" / "main.tf").write_text(GOOD_TF)
+    (source,) = load_sources(tmp_path / "ws", list_candidate_files(tmp_path / "ws"))
     assert source.text() == GOOD_TF
-    (tmp_path / "net" / "main.tf").unlink()
-    (tmp_path / "net" / "main.tf").symlink_to("/dev/zero")
+    swap_for_symlink(tmp_path / "ws" / "net" / "main.tf", tmp_path / "outside.tf")
     with pytest.raises(OSError, match="symbolic link"):
         source.text()
 
@@ -109,17 +116,36 @@ def test_checkov_is_given_only_the_terraform_files_it_parses(tmp_path: Path) -> 
     assert [rel for _, rel in payload["files"]] == ["main.tf"]
 
 
-def test_the_tool_reports_the_fifo_as_a_finding_and_skips_its_directory(tmp_path: Path) -> None:
-    (tmp_path / "net" / ".terraform").mkdir(parents=True)
-    (tmp_path / "net" / "variables.tf").write_text(GOOD_TF)
-    os.mkfifo(tmp_path / "net" / "main.tf")
-    result = run_tool(tmp_path, {"checks": ["terraform-validate", "hcl-syntax"]})
+def stand_in_terraform(directory: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `terraform` first on PATH that logs where it validates and answers at once (no FIFO is opened)."""
+    directory.mkdir()
+    script = directory / "terraform"
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = version ]; then echo "Terraform v1.9.0"; exit 0; fi\n'
+        f'echo "$PWD" >> "{directory}/validated.log"\n'
+        "echo '{\"valid\": true, \"diagnostics\": []}'\n"
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{directory}{os.pathsep}{os.environ['PATH']}")
+    return directory / "validated.log"
+
+
+def test_the_tool_reports_the_fifo_as_a_finding_and_skips_its_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    validated = stand_in_terraform(tmp_path / "bin", monkeypatch)
+    (tmp_path / "ws" / "net" / ".terraform").mkdir(parents=True)
+    (tmp_path / "ws" / "net" / "variables.tf").write_text(GOOD_TF)
+    os.mkfifo(tmp_path / "ws" / "net" / "main.tf")
+    result = run_tool(tmp_path / "ws", {"checks": ["terraform-validate", "hcl-syntax"]})
+    assert not validated.exists()
     (finding,) = [f for f in result.raw_output["findings"] if f["rule"] == "unsafe-file"]
     assert finding["file"] == "net/main.tf" and finding["severity"] == "warning"
     assert "a FIFO (named pipe)" in finding["message"] and "net" in finding["message"]
     assert result.raw_output["leftOut"] == {"unsafe": 1}
     assert "Left out: 1 file unsafe to read" in result.text
-    assert all(location.path != str(tmp_path / "net" / "main.tf") for location in result.locations)
+    assert all(location.path != str(tmp_path / "ws" / "net" / "main.tf") for location in result.locations)
 
 
 def test_files_over_the_walk_limit_and_the_size_cap_are_counted_in_the_output(
