@@ -4,6 +4,7 @@ counted, and named in the output; no program is handed a directory holding one."
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from iac_code.iac.checker import UNSAFE_DIRECTORY, Tree
 from iac_code.iac.checkers.terraform import TerraformValidateChecker
 from iac_code.iac.checkers.tflint import TflintChecker
 from iac_code.iac.checkers.warm import CheckovChecker
+from iac_code.iac.snapshot import snapshot
 from iac_code.iac.sources import LeftOut, load_sources
 from iac_code.iac.walk import list_candidate_files
 
@@ -111,9 +113,27 @@ def test_checkov_is_given_only_the_terraform_files_it_parses(tmp_path: Path) -> 
     (tmp_path / "prod.tfvars").write_text('name = "x"\n')
     tree = tree_of(tmp_path)
     (unit,) = tree.terraform_dirs()
-    payload = CheckovChecker().payload(tree, unit)
+    copies = tmp_path / "copies"
+    payload = CheckovChecker().payload(tree, unit, copies)
     assert payload["framework"] == "terraform"
-    assert [rel for _, rel in payload["files"]] == ["main.tf"]
+    assert payload["files"] == [[str(copies / "main.tf"), "main.tf"]]
+
+
+def test_programs_are_given_copies_of_what_was_read_not_the_paths(tmp_path: Path) -> None:
+    (tmp_path / "ws" / "net").mkdir(parents=True)
+    (tmp_path / "ws" / "net" / "main.tf").write_text(GOOD_TF)
+    (tmp_path / "ws" / "net" / "swapped.tf").write_text(GOOD_TF)
+    sources = load_sources(tmp_path / "ws", list_candidate_files(tmp_path / "ws"))
+    swap_for_symlink(tmp_path / "ws" / "net" / "swapped.tf", tmp_path / "outside.tf")
+
+    async def copied() -> tuple[Path, list[str]]:
+        async with snapshot(sources) as root:
+            assert not root.is_relative_to(tmp_path / "ws")
+            return root, sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+    root, files = asyncio.run(copied())
+    assert files == ["net/main.tf"]
+    assert not root.exists()
 
 
 def stand_in_terraform(directory: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -124,7 +144,7 @@ def stand_in_terraform(directory: Path, monkeypatch: pytest.MonkeyPatch) -> Path
         "#!/bin/sh\n"
         'if [ "$1" = version ]; then echo "Terraform v1.9.0"; exit 0; fi\n'
         f'echo "$PWD" >> "{directory}/validated.log"\n'
-        "echo '{\"valid\": true, \"diagnostics\": []}'\n"
+        'echo \'{"valid": true, "diagnostics": []}\'\n'
     )
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{directory}{os.pathsep}{os.environ['PATH']}")

@@ -8,12 +8,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from iac_code.iac.checker import Selection, Tree, Unit, is_initialized, unsafe_exclusions
 from iac_code.iac.checkers.external import PARALLEL_RUNS, ProgramChecker, rel_join, run_program
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding, Severity
+from iac_code.iac.snapshot import snapshot
 
 FMT_BATCH = 200  # files per command line
 NOT_INITIALIZED = "not initialized (validate needs `terraform init` to have run there)"
@@ -37,16 +39,17 @@ class TerraformFmtChecker(TerraformChecker):
         program = self.program()
         results: dict[str, list[Finding]] = {}
         for start in range(0, len(units), FMT_BATCH):
-            batch = [u.rel for u in units[start : start + FMT_BATCH]]
-            for rel in await self._unformatted(program, tree, batch):
+            batch = units[start : start + FMT_BATCH]
+            # terraform is given copies of the files as we read them (see iac.snapshot), not their paths
+            async with snapshot(f for unit in batch for f in unit.files) as copies:
+                unformatted = await self._unformatted(program, copies, [u.rel for u in batch])
+            for rel in unformatted:
                 message = "not in canonical format: run `terraform fmt`"
                 results[rel] = [Finding(self.name, "fmt", "info", rel, None, message)]
         return results
 
-    async def _unformatted(self, program: str, tree: Tree, rels: list[str]) -> list[str]:
-        run = await run_program(
-            [program, "fmt", "-check", "-list=true", "-no-color", *rels], tree.workspace, self.timeout
-        )
+    async def _unformatted(self, program: str, copies: Path, rels: list[str]) -> list[str]:
+        run = await run_program([program, "fmt", "-check", "-list=true", "-no-color", *rels], copies, self.timeout)
         if run.code in (0, 3):
             return [line.strip() for line in run.stdout.splitlines() if line.strip()]
         if len(rels) == 1:
@@ -56,7 +59,7 @@ class TerraformFmtChecker(TerraformChecker):
 
         async def one(rel: str) -> list[str]:
             async with semaphore:
-                return await self._unformatted(program, tree, [rel])
+                return await self._unformatted(program, copies, [rel])
 
         return [rel for found in await asyncio.gather(*(one(rel) for rel in rels)) for rel in found]
 

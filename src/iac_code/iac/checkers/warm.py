@@ -19,6 +19,8 @@ from typing import Any
 from iac_code.iac.checker import CheckerUnavailable, Selection, Tree, Unit, unsafe_exclusions
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
+from iac_code.iac.snapshot import snapshot
+from iac_code.iac.sources import SourceFile
 from iac_code.iac.workers import WorkerError, warm_worker
 
 log = logging.getLogger(__name__)
@@ -78,21 +80,26 @@ class WorkerChecker:
     def select(self, tree: Tree) -> Selection:
         raise NotImplementedError
 
-    def payload(self, tree: Tree, unit: Unit) -> dict[str, Any]:
-        """What the worker is given: the unit's walked files (regular, within the size cap), never more."""
+    def given(self, unit: Unit) -> list[SourceFile]:
+        """The files of `unit` the worker's tool reads (copied for it: see iac.snapshot)."""
+        return list(unit.files)
+
+    def payload(self, tree: Tree, unit: Unit, copies: Path) -> dict[str, Any]:
+        """The unit as the worker sees it: the files it reads, as copied under `copies`, never more."""
         return {
             "rel": unit.rel,
-            "path": str(tree.absolute(unit.rel)),
-            "files": [[str(f.path), f.rel] for f in unit.files],
+            "path": str(copies / unit.rel),
+            "files": [[str(copies / f.rel), f.rel] for f in self.given(unit)],
         }
 
     async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
         worker = warm_worker(self.name, HANDLERS / self.handler, self.python(), self.env)
-        request = {"units": [self.payload(tree, unit) for unit in units]}
-        try:
-            answer = await asyncio.to_thread(worker.request, request, self.timeout)
-        except WorkerError as exc:
-            raise RuntimeError(str(exc)) from None
+        async with snapshot(f for unit in units for f in self.given(unit)) as copies:
+            request = {"units": [self.payload(tree, unit, copies) for unit in units]}
+            try:
+                answer = await asyncio.to_thread(worker.request, request, self.timeout)
+            except WorkerError as exc:
+                raise RuntimeError(str(exc)) from None
         results: dict[str, Any] = answer["results"]
         return {rel: [Finding.from_dict(item) for item in items] for rel, items in results.items()}
 
@@ -136,16 +143,28 @@ class CheckovChecker(WorkerChecker):
         selection.excluded.extend(unsafe_exclusions({**tree.unsafe_terraform_dirs, **tree.unsafe_charts}))
         return selection
 
-    def payload(self, tree: Tree, unit: Unit) -> dict[str, Any]:
-        """A Terraform directory is given its .tf files only; a chart (rendered whole by `helm`) has been
-        checked for files no program may be handed (Tree.helm_charts)."""
-        payload = super().payload(tree, unit)
+    def given(self, unit: Unit) -> list[SourceFile]:
+        """A Terraform directory's .tf files only; nothing for a chart, which `helm` renders from its own
+        directory (checked for files no program may be handed: Tree.helm_charts)."""
         if not unit.is_dir:
-            return {**payload, "framework": CHECKOV_FRAMEWORKS[unit.files[0].kind]}
-        if any(f.kind is FileKind.HELM_CHART for f in unit.files):
-            return {**payload, "framework": "helm"}
-        files = [[str(f.path), f.rel] for f in unit.files if f.rel.endswith(CHECKOV_TERRAFORM_FILES)]
-        return {**payload, "framework": "terraform", "files": files}
+            return list(unit.files)
+        if _is_chart(unit):
+            return []
+        return [f for f in unit.files if f.rel.endswith(CHECKOV_TERRAFORM_FILES)]
+
+    def payload(self, tree: Tree, unit: Unit, copies: Path) -> dict[str, Any]:
+        if not unit.is_dir:
+            framework = CHECKOV_FRAMEWORKS[unit.files[0].kind]
+        elif _is_chart(unit):
+            chart = {"rel": unit.rel, "path": str(tree.absolute(unit.rel)), "files": []}
+            return {**chart, "framework": "helm"}
+        else:
+            framework = "terraform"
+        return {**super().payload(tree, unit, copies), "framework": framework}
+
+
+def _is_chart(unit: Unit) -> bool:
+    return any(f.kind is FileKind.HELM_CHART for f in unit.files)
 
 
 def prewarm_workers(checkers: Sequence[WorkerChecker] = (CfnLintChecker(), CheckovChecker())) -> threading.Thread:
