@@ -2,10 +2,15 @@
 
 A generated tree of 300 files (100 Terraform files in 25 directories, 100 CloudFormation templates, 100
 Kubernetes manifests) is checked with every checker available: first check (warm workers not started
-yet, empty cache), first check again with the workers warm but the cache empty, re-check of the unchanged
-tree, and re-check after editing one file (a .tf file: its directory's checks re-run; a template).
-Goals (from the issue): re-check unchanged <= 0.3 s, one edited file <= 2 s. Then summarize_workspace on
-a 1,000-file repository (goal <= 50 ms), first call and cached.
+yet, empty cache) with and without a session start before it, first check again with the workers warm
+but the cache empty, re-check of the unchanged tree, and re-check after editing one file (a .tf file: its
+directory's checks re-run; a template). Goals (from the issues): the first check after a session start
+<= 3 s, re-check unchanged <= 0.1 s, one edited file <= 2 s. Then summarize_workspace on a 1,000-file
+repository (goal <= 50 ms), first call and cached.
+
+"After a session start" is what an editor's first /check or the model's first iac_check meets: the
+session's start_workspace_summary(prewarm=True) has started the workers once the files were classified,
+and the check is timed from the moment the summary is ready (when the first model call could start).
 """
 
 from __future__ import annotations
@@ -22,11 +27,13 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from iac_code.iac import summary as summary_module  # noqa: E402
 from iac_code.iac.cache import ResultCache  # noqa: E402
+from iac_code.iac.session_start import start_workspace_summary  # noqa: E402
 from iac_code.iac.workers import shutdown_workers  # noqa: E402
 from iac_code.tools.base import ToolContext  # noqa: E402
 from iac_code.tools.iac_check import IacCheckTool  # noqa: E402
 
 REPEAT = 5
+COLD_REPEAT = 3  # each cold run starts the workers again (seconds each)
 
 TERRAFORM = """\
 resource "aws_security_group" "web_{n}" {{
@@ -110,14 +117,26 @@ def main() -> None:
             raw: dict[str, object] = result.raw_output
             return raw
 
+        def cold_check() -> float:
+            shutdown_workers()
+            return timed(lambda: check(ResultCache(None)))
+
+        def check_after_session_start() -> float:
+            shutdown_workers()
+            start_workspace_summary(root, prewarm=True).result(timeout=60)
+            return timed(lambda: check(ResultCache(None)))
+
+        cold = statistics.median(cold_check() for _ in range(COLD_REPEAT))
+        after_start = statistics.median(check_after_session_start() for _ in range(COLD_REPEAT))
         cache = ResultCache(Path(temp) / "config" / "cache" / "iac-check.sqlite")
-        cold = timed(lambda: check(cache))
         raw = check(cache)
         print(f"iac_check on 300 files: ran {raw['ran']}, {len(raw['findings'])} findings")  # type: ignore[arg-type]
         print(f"  first check, workers and cache cold   {cold:8.2f} s")
-        print(f"  first check, workers warm, cache cold {timed(lambda: check(ResultCache(None))):8.2f} s")
+        print(f"  first check after a session start     {after_start:8.2f} s   (goal <= 3 s)")
+        warm = statistics.median(timed(lambda: check(ResultCache(None))) for _ in range(COLD_REPEAT))
+        print(f"  first check, workers warm, cache cold {warm:8.2f} s")
         unchanged = statistics.median(timed(lambda: check(cache)) for _ in range(REPEAT))
-        print(f"  re-check, unchanged                   {unchanged:8.3f} s   (goal <= 0.3 s)")
+        print(f"  re-check, unchanged                   {unchanged:8.3f} s   (goal <= 0.1 s)")
         edits = []
         for edit in range(1, REPEAT + 1):
             (root / "terraform" / "stack03" / "main1.tf").write_text(TERRAFORM.format(n=13, edit=edit))
