@@ -16,9 +16,12 @@ and the check is timed from the moment the summary is ready (when the first mode
 from __future__ import annotations
 
 import asyncio
+import os
+import resource
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -149,6 +152,7 @@ def main() -> None:
         print(f"  re-check, one template edited         {statistics.median(edits):8.3f} s   (goal <= 2 s)")
         shutdown_workers()
         summary_figures(Path(temp) / "summary")
+        hostile_figures(Path(temp) / "hostile")
 
 
 def summary_figures(root: Path) -> None:
@@ -168,6 +172,46 @@ def summary_figures(root: Path) -> None:
     print(f"  first call (files read)               {first * 1000:8.1f} ms  (goal <= 50 ms)")
     print(f"  unchanged (walk + memo, cached text)  {cached * 1000:8.1f} ms")
     print(f"  summary rebuilt, files memoised       {rebuilt * 1000:8.1f} ms")
+
+
+def hostile_figures(root: Path) -> None:
+    """This process's peak memory (the agent's side of a check: walk, reads, units) while checking a FIFO
+    and a /dev/zero symlink beside Terraform files, with other files swapped for /dev/zero symlinks."""
+    for name in ("fifo", "zero", "race"):
+        (root / name / ".terraform").mkdir(parents=True)
+        (root / name / "variables.tf").write_text("locals {}\n")
+    os.mkfifo(root / "fifo" / "main.tf")
+    (root / "zero" / "main.tf").symlink_to("/dev/zero")
+    racing = [root / "race" / f"file{n}.tf" for n in range(50)]
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            for path in racing:
+                link = path.with_name(f".{path.name}.link")
+                link.symlink_to("/dev/zero")
+                os.replace(link, path)
+                path.unlink()
+                path.write_text("locals {}\n")
+            time.sleep(0.001)
+
+    before = _peak_rss_mb()
+    swapper = threading.Thread(target=swap, daemon=True)
+    swapper.start()
+    checks = ["hcl-syntax", "terraform-fmt", "terraform-validate"]
+    elapsed = statistics.median(
+        timed(lambda: asyncio.run(IacCheckTool(cache=ResultCache(None)).run({"checks": checks}, ToolContext(root))))
+        for _ in range(REPEAT)
+    )
+    stop.set()
+    swapper.join()
+    print("hostile fixtures (FIFO main.tf, /dev/zero symlink, 50 files swapped with /dev/zero symlinks):")
+    print(f"  check                                 {elapsed:8.2f} s")
+    print(f"  peak memory of this process           {_peak_rss_mb():8.0f} MB (before: {before:.0f} MB)")
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 if __name__ == "__main__":

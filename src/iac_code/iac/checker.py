@@ -79,7 +79,7 @@ class Tree:
 
     def terraform_dirs(self) -> list[Unit]:
         """One unit per directory holding .tf files, with all of that directory's Terraform files; the
-        directories in `unsafe_dirs` are left out."""
+        directories holding a file no program may be handed are left out (see `unsafe_terraform_dirs`)."""
         if self._terraform_dirs is None:
             dirs = sorted({_parent(s.rel) for s in self.sources if s.kind is FileKind.TERRAFORM})
             units = [self._terraform_dir(rel) for rel in dirs]
