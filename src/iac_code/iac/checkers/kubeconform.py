@@ -19,6 +19,7 @@ from iac_code.iac.checkers.external import ProgramChecker, run_program
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
 from iac_code.iac.safe_read import read_beneath
+from iac_code.iac.snapshot import snapshot
 from iac_code.iac.sources import MAX_FILE_BYTES
 from iac_code.iac.yamlnodes import compose_documents, line_of, mapping_get, scalar
 
@@ -41,8 +42,11 @@ class KubeconformChecker(ProgramChecker):
         results: dict[str, list[Finding]] = {}
         schema_errors = 0
         for start in range(0, len(units), BATCH):
-            rels = [u.rel for u in units[start : start + BATCH]]
-            run = await run_program([program, "-output", "json", "-summary", *rels], tree.workspace, self.timeout)
+            batch = units[start : start + BATCH]
+            # kubeconform is given copies of the files as we read them (see iac.snapshot), not their paths
+            async with snapshot(f for unit in batch for f in unit.files) as copies:
+                argv = [program, "-output", "json", "-summary", *(u.rel for u in batch)]
+                run = await run_program(argv, copies, self.timeout)
             try:
                 report = json.loads(run.stdout)
             except json.JSONDecodeError:
