@@ -167,20 +167,30 @@ def _is_chart(unit: Unit) -> bool:
     return any(f.kind is FileKind.HELM_CHART for f in unit.files)
 
 
-def prewarm_workers(checkers: Sequence[WorkerChecker] = (CfnLintChecker(), CheckovChecker())) -> threading.Thread:
+def prewarm_workers(checkers: Sequence[WorkerChecker] = (CheckovChecker(), CfnLintChecker())) -> threading.Thread:
     """Start the heavy checkers' workers in the background (e.g. when a session opens on a workspace that
-    has infrastructure), so the first iac_check does not wait seconds for checkov's import."""
+    has infrastructure), so the first iac_check does not wait seconds for checkov's import. They start side
+    by side: one after the other, checkov's import began only once cfn-lint had loaded its rules. The
+    thread returned ends when all are ready."""
 
-    def start() -> None:
-        for checker in checkers:
-            try:
-                warm_worker(checker.name, HANDLERS / checker.handler, checker.python(), checker.env).request(
-                    {"units": []}, checker.timeout
-                )
-            except (CheckerUnavailable, WorkerError) as exc:
-                log.info("not prewarming %s: %s", checker.name, exc)
+    def start(checker: WorkerChecker) -> None:
+        try:
+            warm_worker(checker.name, HANDLERS / checker.handler, checker.python(), checker.env).request(
+                {"units": []}, checker.timeout
+            )
+        except (CheckerUnavailable, WorkerError) as exc:
+            log.info("not prewarming %s: %s", checker.name, exc)
 
-    thread = threading.Thread(target=start, name="iac-prewarm", daemon=True)
+    def start_all() -> None:
+        threads = [
+            threading.Thread(target=start, args=(c,), name=f"iac-prewarm-{c.name}", daemon=True) for c in checkers
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    thread = threading.Thread(target=start_all, name="iac-prewarm", daemon=True)
     thread.start()
     return thread
 
