@@ -97,15 +97,19 @@ def test_a_fifo_or_dev_zero_main_tf_is_reported_and_terraform_never_starts_there
     assert ran_in == [str(ok)]  # the healthy directory is still validated; net never is
 
 
+def status_mb(pid: int, field: str) -> int:
+    """A memory figure of /proc/PID/status (VmRSS, VmHWM...) in MB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith(f"{field}:"))) // 1024
+
+
 def memory_watch(pid: int, stop: threading.Event, peak: list[int]) -> None:
     """Poll the agent's resident memory; past WATCH_KILL_MB kill it (the test then fails on its answer)."""
     while not stop.is_set():
         try:
-            status = Path(f"/proc/{pid}/status").read_text()
+            peak[0] = max(peak[0], status_mb(pid, "VmRSS"))
         except FileNotFoundError:
             return
-        rss_kb = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
-        peak[0] = max(peak[0], rss_kb // 1024)
         if peak[0] > WATCH_KILL_MB:
             os.kill(pid, 9)
             return
@@ -146,11 +150,4 @@ def test_files_swapped_with_dev_zero_symlinks_during_checks_keep_the_agent_small
         stop.set()
         swapper.join(10)
         watcher.join(10)
-    high_water_kb = int(
-        next(
-            line.split()[1]
-            for line in Path(f"/proc/{agent.proc.pid}/status").read_text().splitlines()
-            if line.startswith("VmHWM:")
-        )
-    )
-    assert max(peak[0], high_water_kb // 1024) < RSS_CEILING_MB
+    assert max(peak[0], status_mb(agent.proc.pid, "VmHWM")) < RSS_CEILING_MB
