@@ -17,8 +17,22 @@ from pathlib import Path
 from iac_code.iac import sources
 from iac_code.iac.safe_read import file_problem
 
-TERRAFORM_SUFFIXES = (".tf", ".tf.json", ".tfvars", ".tfvars.json")
+# What terraform/tofu validate and tflint read in a directory: configuration, variables, test files (also
+# under tests/: validate loads them), OpenTofu's own extensions.
+TERRAFORM_SUFFIXES = (
+    ".tf",
+    ".tf.json",
+    ".tfvars",
+    ".tfvars.json",
+    ".tftest.hcl",
+    ".tftest.json",
+    ".tfmock.hcl",
+    ".tfmock.json",
+    ".tofu",
+    ".tofu.json",
+)
 TERRAFORM_NAMES = (".terraform.lock.hcl", ".tflint.hcl")
+TERRAFORM_TESTS = "tests"
 TERRAFORM_STATE = (".terraform/modules/modules.json", ".terraform/environment", ".terraform/terraform.tfstate")
 MAX_CHART_ENTRIES = 5_000  # a chart is tens of files: past this it is not one
 
@@ -28,6 +42,9 @@ Problem = tuple[str, str]  # (path relative to the directory, why it must not be
 def terraform_dir_problems(directory: Path) -> list[Problem]:
     """The files terraform or tflint would read in `directory` that must not be handed to them."""
     names = [name for name in _names(directory) if name.endswith(TERRAFORM_SUFFIXES) or name in TERRAFORM_NAMES]
+    tests = directory / TERRAFORM_TESTS
+    if tests.is_dir() and not tests.is_symlink():
+        names.extend(f"{TERRAFORM_TESTS}/{name}" for name in _names(tests) if name.endswith(TERRAFORM_SUFFIXES))
     names.extend(name for name in TERRAFORM_STATE if os.path.lexists(directory / name))
     return [(name, reason) for name in sorted(names) if (reason := _problem(directory / name))]
 

@@ -73,14 +73,25 @@ def test_a_file_over_the_size_cap_is_never_read(tmp_path: Path, small_cap: int) 
     assert left_out.too_large == {"big.tf"}
 
 
-@pytest.mark.parametrize("hostile", ["fifo", "dev-zero", "dangling", "too-large"])
+@pytest.mark.parametrize(
+    ("hostile", "name"),
+    [
+        ("fifo", "main.tf"),
+        ("dev-zero", "main.tf"),
+        ("dangling", "main.tf"),
+        ("too-large", "main.tf"),
+        ("fifo", "tests/main.tftest.hcl"),  # terraform validate loads the test files too
+        ("fifo", ".terraform.lock.hcl"),
+    ],
+)
 def test_a_terraform_directory_holding_a_hostile_file_is_handed_to_no_program(
-    tmp_path: Path, small_cap: int, hostile: str
+    tmp_path: Path, small_cap: int, hostile: str, name: str
 ) -> None:
-    for name in ("net", "ok"):
-        (tmp_path / name / ".terraform").mkdir(parents=True)
-        (tmp_path / name / "variables.tf").write_text(GOOD_TF)
-    hostile_file = tmp_path / "net" / "main.tf"
+    for directory in ("net", "ok"):
+        (tmp_path / directory / ".terraform").mkdir(parents=True)
+        (tmp_path / directory / "tests").mkdir()
+        (tmp_path / directory / "variables.tf").write_text(GOOD_TF)
+    hostile_file = tmp_path / "net" / name
     if hostile == "fifo":
         os.mkfifo(hostile_file)
     elif hostile == "dev-zero":
@@ -91,7 +102,7 @@ def test_a_terraform_directory_holding_a_hostile_file_is_handed_to_no_program(
         hostile_file.write_text("#" * (small_cap + 1))
     tree = tree_of(tmp_path)
     assert [u.rel for u in tree.terraform_dirs()] == ["ok"]
-    assert [file for file, _ in tree.unsafe_terraform_dirs["net"]] == ["net/main.tf"]
+    assert [file for file, _ in tree.unsafe_terraform_dirs["net"]] == [f"net/{name}"]
     for checker in (TerraformValidateChecker(), TflintChecker(), CheckovChecker()):
         selection = checker.select(tree)
         assert "net" not in [u.rel for u in selection.units]
