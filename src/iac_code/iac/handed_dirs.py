@@ -11,11 +11,12 @@ program's own limits, not by this check.
 
 from __future__ import annotations
 
+import json
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from iac_code.iac import sources
-from iac_code.iac.safe_read import file_problem
+from iac_code.iac.safe_read import file_problem, read_beneath
 
 # What terraform/tofu validate and tflint read in a directory: configuration, variables, test files (also
 # under tests/: validate loads them), OpenTofu's own extensions.
@@ -33,7 +34,9 @@ TERRAFORM_SUFFIXES = (
 )
 TERRAFORM_NAMES = (".terraform.lock.hcl", ".tflint.hcl")
 TERRAFORM_TESTS = "tests"
-TERRAFORM_STATE = (".terraform/modules/modules.json", ".terraform/environment", ".terraform/terraform.tfstate")
+MODULES_DIR = PurePosixPath(".terraform/modules")
+MODULES_JSON = f"{MODULES_DIR}/modules.json"
+TERRAFORM_STATE = (MODULES_JSON, ".terraform/environment", ".terraform/terraform.tfstate")
 MAX_CHART_ENTRIES = 5_000  # a chart is tens of files: past this it is not one
 
 Problem = tuple[str, str]  # (path relative to the directory, why it must not be handed to a program)
@@ -45,6 +48,8 @@ def terraform_dir_problems(directory: Path) -> list[Problem]:
     tests = directory / TERRAFORM_TESTS
     if tests.is_dir() and not tests.is_symlink():
         names.extend(f"{TERRAFORM_TESTS}/{name}" for name in _names(tests) if name.endswith(TERRAFORM_SUFFIXES))
+    for module in _downloaded_modules(directory):
+        names.extend(f"{module}/{name}" for name in _names(directory / module) if name.endswith(TERRAFORM_SUFFIXES))
     names.extend(name for name in TERRAFORM_STATE if os.path.lexists(directory / name))
     return [(name, reason) for name in sorted(names) if (reason := _problem(directory / name))]
 
@@ -78,6 +83,23 @@ def linked_files(directory: Path) -> str:
                 continue
             stamps.append(f"{name}->{os.readlink(path)}:{target.st_mtime_ns}:{target.st_size}")
     return "\0".join(sorted(stamps))
+
+
+def _downloaded_modules(directory: Path) -> list[str]:
+    """The module directories `terraform init` recorded in .terraform/modules/modules.json (validate reads
+    them): relative paths inside .terraform/modules, reached without a symlink."""
+    try:
+        modules = json.loads(read_beneath(directory, MODULES_JSON, sources.MAX_FILE_BYTES)).get("Modules") or []
+    except (OSError, ValueError, AttributeError):
+        return []
+    found = set()
+    for module in modules:
+        path = PurePosixPath(str(module.get("Dir", "")) if isinstance(module, dict) else "")
+        absolute = directory / path
+        inside = path.is_relative_to(MODULES_DIR) and path != MODULES_DIR and ".." not in path.parts
+        if inside and absolute.is_dir() and absolute.resolve() == absolute.absolute():
+            found.add(path.as_posix())
+    return sorted(found)
 
 
 def _names(directory: Path) -> list[str]:

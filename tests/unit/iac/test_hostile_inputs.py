@@ -109,6 +109,18 @@ def test_a_terraform_directory_holding_a_hostile_file_is_handed_to_no_program(
         assert ("net", UNSAFE_DIRECTORY) in selection.excluded
 
 
+def test_a_hostile_file_in_a_downloaded_module_keeps_its_user_from_programs(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text('module "vpc" {\n  source = "example/vpc/aws"\n}\n')
+    (tmp_path / ".terraform" / "modules" / "vpc").mkdir(parents=True)
+    (tmp_path / ".terraform" / "modules" / "modules.json").write_text(
+        '{"Modules": [{"Key": "vpc", "Dir": ".terraform/modules/vpc"}, {"Key": "up", "Dir": "../outside"}]}'
+    )
+    (tmp_path / ".terraform" / "modules" / "vpc" / "zero.tf").symlink_to("/dev/zero")
+    tree = tree_of(tmp_path)
+    assert tree.terraform_dirs() == []
+    assert tree.unsafe_terraform_dirs == {".": [(".terraform/modules/vpc/zero.tf", "a symbolic link to a device")]}
+
+
 def test_a_hostile_file_in_a_local_module_keeps_its_user_from_programs(tmp_path: Path) -> None:
     (tmp_path / "root").mkdir()
     (tmp_path / "modules" / "net").mkdir(parents=True)
