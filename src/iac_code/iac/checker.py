@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
@@ -112,6 +112,22 @@ class Checker(Protocol):
 
     async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
         """Findings per unit rel for `units` (a unit without findings may be left out)."""
+        ...
+
+
+@runtime_checkable
+class RunsWorkspaceCode(Protocol):
+    """A checker whose tool may start code the repository ships (provider or linter plugins): the engine asks
+    before such a unit is checked, as an "execute" of the workspace's code, and leaves it out if refused."""
+
+    @property
+    def command(self) -> str:
+        """What runs, as the user knows it ("terraform validate")."""
+        ...
+
+    def workspace_code(self, tree: Tree, unit: Unit) -> str | None:
+        """The workspace's code that checking `unit` would start ("the provider plugins in net/.terraform"),
+        or None when it starts none."""
         ...
 
 

@@ -15,15 +15,17 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from iac_code.iac.cache import ResultCache, cache_key
-from iac_code.iac.checker import Checker, CheckerUnavailable, Selection, Tree, Unit
+from iac_code.iac.checker import Checker, CheckerUnavailable, RunsWorkspaceCode, Selection, Tree, Unit
 from iac_code.iac.classify import FileKind, is_candidate
 from iac_code.iac.findings import Finding, Skipped
 from iac_code.iac.sources import load_sources
 from iac_code.iac.walk import list_candidate_files
+from iac_code.tools.base import RequestAccess
 
 log = logging.getLogger(__name__)
 
 EXCLUDED_SHOWN = 5  # units named in a skip reason before "and N more"
+NO_ONE_TO_ASK = "not run: no one can be asked whether code the workspace ships may run"
 
 
 @dataclass
@@ -50,6 +52,8 @@ class _Plan:
     cached: dict[str, list[Finding]]  # unit rel -> findings
     pending: list[Unit]
     keys: dict[str, str]  # unit rel -> cache key
+    workspace_code: dict[str, str] = field(default_factory=dict)  # pending unit rel -> the code it would start
+    refused: Skipped | None = None  # the units left out because that code may not run
 
 
 async def run_checks(
@@ -58,16 +62,22 @@ async def run_checks(
     checkers: Mapping[str, Checker],
     cache: ResultCache,
     requested: Sequence[str] | None = None,
+    request_access: RequestAccess | None = None,
 ) -> CheckReport:
-    """Check `target` (a file or directory inside `workspace`) with `checkers` (all, or those `requested`)."""
+    """Check `target` (a file or directory inside `workspace`) with `checkers` (all, or those `requested`).
+    A checker that would start code the workspace ships asks `request_access` first (refused without it)."""
     tree = await asyncio.to_thread(_tree, workspace, target)
     report = CheckReport(files=sum(1 for s in tree.sources if s.kind is not FileKind.OTHER))
     names = list(requested) if requested else list(checkers)
     plans = await asyncio.to_thread(_plan_all, tree, [checkers[n] for n in names], cache, report, bool(requested))
-    outcomes = await asyncio.gather(*(_execute(tree, plan) for plan in plans))
+    outcomes = await asyncio.gather(*(_execute(tree, plan, request_access) for plan in plans))
     fresh: dict[str, list[Finding]] = {}
     scope = _scope(workspace, target)
     for plan, outcome in zip(plans, outcomes, strict=True):
+        if plan.refused is not None:
+            report.skipped.append(plan.refused)
+            if not plan.pending and not plan.cached:
+                continue
         if isinstance(outcome, Skipped):
             report.skipped.append(outcome)
             continue
@@ -109,23 +119,27 @@ def _plan_all(
             if explicit and not selection.excluded:
                 report.skipped.append(Skipped(checker.name, "nothing to check: no files of the kinds it checks"))
             continue
-        plans.append(_plan(checker, version, selection.units, cache))
+        plans.append(_plan(tree, checker, version, selection.units, cache))
     return plans
 
 
-def _plan(checker: Checker, version: str, units: list[Unit], cache: ResultCache) -> _Plan:
+def _plan(tree: Tree, checker: Checker, version: str, units: list[Unit], cache: ResultCache) -> _Plan:
     plan = _Plan(checker, version, cached={}, pending=[], keys={})
     for unit in units:
         key = plan.keys[unit.rel] = cache_key(checker.name, version, unit.digest)
         hit = cache.get(key)
         if hit is None:
             plan.pending.append(unit)
+            if isinstance(checker, RunsWorkspaceCode) and (code := checker.workspace_code(tree, unit)):
+                plan.workspace_code[unit.rel] = code
         else:
             plan.cached[unit.rel] = hit
     return plan
 
 
-async def _execute(tree: Tree, plan: _Plan) -> dict[str, list[Finding]] | Skipped:
+async def _execute(tree: Tree, plan: _Plan, request_access: RequestAccess | None) -> dict[str, list[Finding]] | Skipped:
+    if plan.workspace_code:
+        await _ask_for_workspace_code(plan, request_access)  # before the timeout starts: the user may take a while
     if not plan.pending:
         return {}
     checker = plan.checker
@@ -140,16 +154,32 @@ async def _execute(tree: Tree, plan: _Plan) -> dict[str, list[Finding]] | Skippe
         return Skipped(checker.name, f"crashed: {str(exc).strip()[:500] or type(exc).__name__}")
 
 
+async def _ask_for_workspace_code(plan: _Plan, request_access: RequestAccess | None) -> None:
+    """One question for all the units that would start code the workspace ships; refused, they are left out."""
+    checker = plan.checker
+    assert isinstance(checker, RunsWorkspaceCode)
+    code = _listed(list(dict.fromkeys(plan.workspace_code.values())))
+    question = f"iac_check wants to run {checker.command}, which starts {code}"
+    if request_access is None:
+        refusal: str | None = NO_ONE_TO_ASK
+    else:
+        refusal = await request_access(f"iac_check:{checker.name}", "workspace_code", question)
+    if refusal is None:
+        return
+    plan.pending = [unit for unit in plan.pending if unit.rel not in plan.workspace_code]
+    plan.refused = Skipped(checker.name, f"{refusal.rstrip('.')} ({checker.command} would start {code})")
+
+
+def _listed(items: list[str]) -> str:
+    shown = ", ".join(items[:EXCLUDED_SHOWN])
+    return f"{shown} and {len(items) - EXCLUDED_SHOWN} more" if len(items) > EXCLUDED_SHOWN else shown
+
+
 def _excluded(name: str, selection: Selection) -> list[Skipped]:
     by_reason: dict[str, list[str]] = {}
     for rel, reason in selection.excluded:
         by_reason.setdefault(reason, []).append(rel)
-    skipped = []
-    for reason, rels in by_reason.items():
-        shown = ", ".join(rels[:EXCLUDED_SHOWN])
-        more = f" and {len(rels) - EXCLUDED_SHOWN} more" if len(rels) > EXCLUDED_SHOWN else ""
-        skipped.append(Skipped(name, f"{reason}: {shown}{more}"))
-    return skipped
+    return [Skipped(name, f"{reason}: {_listed(rels)}") for reason, rels in by_reason.items()]
 
 
 def _scope(workspace: Path, target: Path) -> PurePosixPath | None:
