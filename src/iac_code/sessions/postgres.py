@@ -4,7 +4,7 @@
     iac_messages   one row per message: (session_id, seq) and the same JSON line files.py writes
 
 Every text goes in as JSON text (iac_code.database.json_text), so anything the file store holds, U+0000
-included, comes back unchanged: the record's strings as JSON string literals (converted in `_row` and
+included, comes back unchanged: the record's strings as JSON string literals (converted in `_column` and
 `_record` alone), permissions and messages as JSON documents in `json` columns.
 
 Same semantics as the file store, including the ids it accepts, the cursor format and the repair on
@@ -22,7 +22,6 @@ from typing import Any, cast
 
 from psycopg import sql
 from psycopg.rows import TupleRow
-from psycopg.types.json import Json
 
 from iac_code.database.json_text import from_json_text, to_json_text
 from iac_code.database.pool import Connection, Pool, open_pool
@@ -60,9 +59,9 @@ def _record(row: TupleRow) -> SessionRecord:
     return SessionRecord(session_id, cwd, title, _iso(created_at), _iso(updated_at), model, mode, dict(permissions))
 
 
-def _column(name: str, value: object) -> object:
-    """A record field as its column holds it: JSON, never text PostgreSQL would refuse (see json_text)."""
-    return Json(dict(value)) if name == "permissions" else to_json_text(value)  # type: ignore[call-overload]
+def _column(name: str, value: object) -> str:
+    """A record field as its column holds it: JSON text, never text PostgreSQL would refuse (see json_text)."""
+    return to_json_text(dict(value) if name == "permissions" else value)  # type: ignore[call-overload]
 
 
 def _cwd_key(cwd: str) -> str:
