@@ -82,6 +82,9 @@ def _prompt_list_and_load(two: Cluster, model: ScriptedOpenAI) -> None:
     assert [s["title"] for s in listed["result"]["sessions"]] == [PROMPT]
     unknown = _call(client, stream, 5, "no/such\x00method", {"x": "\x00"})[-1]["data"]
     assert unknown["error"]["code"] == -32601, unknown
+    # Answered as a single instance answers them: nothing listed there, nothing to delete.
+    assert _call(client, stream, 7, "session/list", {"cwd": "/no\x00where"})[-1]["data"]["result"]["sessions"] == []
+    assert "result" in _call(client, stream, 8, "session/delete", {"sessionId": "no\x00such"})[-1]["data"]
 
     other = _client_on_another_instance(two.url, host)
     other_stream = other.stream()
