@@ -34,7 +34,7 @@ def _write_as_version_3(url: str) -> None:
         )
         conn.execute("""INSERT INTO iac_messages VALUES ('old', 1, '{"role":"user","text":"hi"}\n')""")
         conn.execute("INSERT INTO iac_connections (connection_id, owner, host) VALUES ('c1', 'h', 'h')")
-        conn.execute("""INSERT INTO iac_inflight VALUES ('c1', '5', '5')""")
+        conn.execute("""INSERT INTO iac_inflight VALUES ('c1', '5', '5'), ('c1', '"5"', '"\\"5\\""')""")
         for message in (PROMPT, HOLDS_NUL, CANCEL):  # queued, not taken yet (the one holding U+0000 never could be)
             conn.execute(
                 "INSERT INTO iac_inbound (connection_id, message, received_by) VALUES ('c1', %s, 'h')",
@@ -65,12 +65,15 @@ async def test_rows_of_the_previous_schema_read_back_and_queued_requests_stay_tr
             assert [r.session_id for r in (await store.list(CWD))[0]] == ["new", "old"]
 
             assert await InboundQueue(pool, "h").take("c1") == [PROMPT, HOLDS_NUL, CANCEL]
-            await EventLog(pool, "h").append("c1", "", {"jsonrpc": "2.0", "id": 5, "result": {}})
+            for answered in (5, '"5"'):
+                await EventLog(pool, "h").append("c1", "", {"jsonrpc": "2.0", "id": answered, "result": {}})
             async with pool.connection() as conn:
                 in_flight = await (
                     await conn.execute("SELECT request_key, request_id::text FROM iac_inflight")
                 ).fetchall()
-            assert in_flight == [('"q"', '"q"')]  # 5 was answered; the message holding U+0000 could not be read
+            assert in_flight == [
+                ('"q"', '"q"')
+            ]  # 5 and '"5"' were answered; the message holding U+0000 could not be read
         finally:
             await pool.close()
     finally:

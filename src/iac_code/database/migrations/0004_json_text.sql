@@ -18,7 +18,11 @@ ALTER TABLE iac_sessions
     ALTER COLUMN permissions TYPE json USING permissions::json,
     ALTER COLUMN permissions SET DEFAULT '{}';
 
+-- Keys stay distinct once all are converted, not midway ('x' may become a '"x"' not yet converted):
+-- the key is checked once, at the end.
+ALTER TABLE iac_inflight DROP CONSTRAINT iac_inflight_pkey;
 UPDATE iac_inflight SET request_key = to_json(request_key)::text;
+ALTER TABLE iac_inflight ADD PRIMARY KEY (connection_id, request_key);
 
 ALTER TABLE iac_inbound ADD COLUMN request_key text, ADD COLUMN request_id json;  -- NULL: not a request
 -- Messages queued before this version, unless they hold an escaped U+0000 (they could never be taken).
