@@ -18,6 +18,7 @@ from iac_code.iac.cache import ResultCache, cache_key
 from iac_code.iac.checker import Checker, CheckerUnavailable, Selection, Tree, Unit
 from iac_code.iac.classify import FileKind, is_candidate
 from iac_code.iac.findings import Finding, Skipped
+from iac_code.iac.limits import LimitExceeded
 from iac_code.iac.sources import load_sources
 from iac_code.iac.walk import list_candidate_files
 
@@ -133,7 +134,7 @@ async def _execute(tree: Tree, plan: _Plan) -> dict[str, list[Finding]] | Skippe
         return await asyncio.wait_for(checker.check(tree, plan.pending), checker.timeout)
     except TimeoutError:
         return Skipped(checker.name, f"timed out after {checker.timeout:g} s")
-    except CheckerUnavailable as exc:
+    except (CheckerUnavailable, LimitExceeded) as exc:
         return Skipped(checker.name, str(exc))
     except Exception as exc:  # a checker's bug or its tool's crash must not take the others down
         log.warning("iac_check: %s crashed: %s", checker.name, exc, exc_info=True)

@@ -204,7 +204,7 @@ class WorkerPool:
     def __init__(self, name: str, handler: Path, python: str, size: int, limits: Limits | None = None) -> None:
         self.name = name
         self.python = python
-        self.workers = [WarmWorker(f"{name}-{n}", handler, python, limits=limits) for n in range(1, size + 1)]
+        self.workers = [WarmWorker(f"{name} worker {n}", handler, python, limits=limits) for n in range(1, size + 1)]
         self._idle: queue.SimpleQueue[WarmWorker] = queue.SimpleQueue()
         for worker in self.workers:
             self._idle.put(worker)

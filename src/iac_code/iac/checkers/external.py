@@ -97,7 +97,7 @@ async def run_program(argv: list[str], cwd: Path, timeout: float) -> ProgramRun:
         await kill_process_group(process)
         raise
     run = ProgramRun(process.returncode or 0, stdout.decode(errors="replace"), stderr.decode(errors="replace"))
-    hit = limits.exceeded(Path(argv[0]).name, process.returncode, run.stderr[-2000:]) if run.code else None
+    hit = limits.exceeded(Path(argv[0]).name, process.returncode, run.stderr) if run.code else None
     if hit is not None:
         raise hit
     return run
