@@ -16,6 +16,7 @@ from typing import Any
 
 from iac_code.iac.cache import ResultCache, cache_key
 from iac_code.iac.checker import Checker, CheckerUnavailable, Selection, Tree, Unit
+from iac_code.iac.checkers.yaml_screen import screen_tree
 from iac_code.iac.classify import FileKind, is_candidate
 from iac_code.iac.findings import Finding, Skipped
 from iac_code.iac.limits import LimitExceeded
@@ -62,6 +63,7 @@ async def run_checks(
 ) -> CheckReport:
     """Check `target` (a file or directory inside `workspace`) with `checkers` (all, or those `requested`)."""
     tree = await asyncio.to_thread(_tree, workspace, target)
+    await screen_tree(tree)  # YAML alias bombs judged in a worker now, so that select() never waits for one
     report = CheckReport(files=sum(1 for s in tree.sources if s.kind is not FileKind.OTHER))
     names = list(requested) if requested else list(checkers)
     plans = await asyncio.to_thread(_plan_all, tree, [checkers[n] for n in names], cache, report, bool(requested))

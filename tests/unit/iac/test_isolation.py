@@ -135,3 +135,33 @@ def _alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat").read_text()
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_parse_past_the_checkers_timeout_kills_its_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutdown_workers()
+    monkeypatch.setattr(StructuredSyntaxChecker, "timeout", 1.0)
+    (tmp_path / "values.yaml").write_text("apiVersion: v1\nkind: List\nitems: [" + "1," * 750_000 + "1]\n")
+    parse_workers.prewarm_parse_workers()
+    pids = [worker.pid for worker in parse_workers.parse_pool().workers]
+    try:
+        raw = check_yaml(tmp_path)
+        assert raw["skipped"] == [{"tool": "yaml-syntax", "reason": "timed out after 1 s"}]
+        deadline = time.monotonic() + 5
+        while all(pid is not None and _alive(pid) for pid in pids):
+            assert time.monotonic() < deadline, "the worker parsing past the timeout was left running"
+            time.sleep(0.02)
+    finally:
+        shutdown_workers()
+
+
+def test_a_worker_request_past_its_cpu_time_is_stopped_by_the_kernel(tmp_path: Path) -> None:
+    handler = tmp_path / "spinner.py"
+    handler.write_text("def handle(request):\n    while True:\n        pass\n")
+    worker = WarmWorker("spinner", handler, sys.executable, limits=Limits(memory_bytes=512 * MB, cpu_seconds=1))
+    started = time.monotonic()
+    try:
+        with pytest.raises(LimitExceeded, match=r"spinner exceeded its CPU time limit \(1 s\)"):
+            worker.request({}, timeout=60)  # the parent would wait a minute; the kernel stops it first
+    finally:
+        worker.close()
+    assert time.monotonic() - started < 30

@@ -6,12 +6,15 @@ millisecond took the checkov worker to 3.3 GB. So those checkers' select() passe
 `screen_yaml`, which moves the units holding such a file to `excluded`, with the reason.
 
 Only a file that defines an anchor can be a bomb, so the others are let through after a byte scan; those
-that do are composed in a parse worker (`alias_verdicts`). Verdicts are kept by content digest: a
-re-check of an unchanged tree reads nothing.
+that do are composed in a parse worker (`alias_verdicts`). The engine calls `screen_tree` before the
+checkers' select() (which runs on a thread that must not wait for a worker), so select() only looks the
+verdicts up. Verdicts are kept by content digest: a re-check of an unchanged tree reads nothing. A file a
+worker could not judge is not handed over either, and judged again by the next check.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 from collections import OrderedDict
@@ -20,7 +23,7 @@ from pathlib import Path
 from iac_code.iac.checker import Selection, Tree
 from iac_code.iac.classify import STRUCTURED_KINDS
 from iac_code.iac.limits import LimitExceeded
-from iac_code.iac.parse_workers import call_in_worker_blocking
+from iac_code.iac.parse_workers import call_in_worker, call_in_worker_blocking
 from iac_code.iac.safe_read import read_beneath
 from iac_code.iac.sources import SourceFile
 from iac_code.iac.walk import MAX_FILE_BYTES
@@ -35,6 +38,24 @@ FAILED = "could not be screened for YAML alias bombs"
 
 _verdicts: OrderedDict[str, str] = OrderedDict()  # content digest -> reason ("" : fine)
 _verdicts_lock = threading.Lock()
+
+
+async def screen_tree(tree: Tree) -> None:
+    """Judge the tree's YAML files not judged yet (and retry those a failed worker could not judge), in a
+    parse worker without holding a thread: the checkers' select() then finds every verdict made."""
+    sources = [s for s in tree.sources if _screened_kind(s)]
+    with _verdicts_lock:
+        unknown = [s for s in sources if _verdicts.get(s.digest, FAILED).startswith(FAILED)]
+    if not unknown:
+        return
+    suspects = await asyncio.to_thread(_suspects, tree, unknown)
+    args = {"root": str(tree.workspace), "files": [s.rel for s in suspects]}
+    try:
+        refused = await call_in_worker(f"{__name__}:alias_verdicts", args, SCREEN_TIMEOUT) if suspects else {}
+    except (WorkerError, LimitExceeded) as exc:
+        _remember({s.digest: f"{FAILED} ({exc})" for s in suspects})  # not known to be safe: not handed over
+        return
+    _remember({s.digest: refused.get(s.rel, "") for s in suspects})
 
 
 def screen_yaml(tree: Tree, selection: Selection) -> Selection:
@@ -71,20 +92,36 @@ def _screened_kind(source: SourceFile) -> bool:
 
 
 def _verdicts_for(tree: Tree, sources: list[SourceFile]) -> dict[str, str]:
+    """The verdicts on `sources`: those screen_tree made, the others made now (blocking: a select() called
+    without the engine's screen_tree first, or a Helm chart's files beyond the tree)."""
     with _verdicts_lock:
         known = {s.digest: _verdicts[s.digest] for s in sources if s.digest in _verdicts}
-    unknown = {s.digest: s for s in sources if s.digest not in known}
-    fresh = {digest: "" for digest in unknown}
-    suspects = [s for s in unknown.values() if _has_anchor(tree, s)]
-    if suspects:
-        fresh.update(_compose_in_worker(tree, suspects))
+    unknown = [s for s in sources if s.digest not in known]
+    if not unknown:
+        return known
+    suspects = _suspects(tree, unknown)
+    args = {"root": str(tree.workspace), "files": [s.rel for s in suspects]}
+    try:
+        refused = call_in_worker_blocking(f"{__name__}:alias_verdicts", args, SCREEN_TIMEOUT) if suspects else {}
+        fresh = {s.digest: refused.get(s.rel, "") for s in suspects}
+    except (WorkerError, LimitExceeded) as exc:
+        fresh = {s.digest: f"{FAILED} ({exc})" for s in suspects}
+    return {**known, **_remember(fresh)}
+
+
+def _suspects(tree: Tree, sources: list[SourceFile]) -> list[SourceFile]:
+    """The files that define an anchor; the others are judged fine at once (no anchor: no alias to expand)."""
+    suspects = [s for s in sources if _has_anchor(tree, s)]
+    _remember({s.digest: "" for s in sources if s not in suspects})
+    return suspects
+
+
+def _remember(verdicts: dict[str, str]) -> dict[str, str]:
     with _verdicts_lock:
-        for digest, verdict in fresh.items():
-            if not verdict.startswith(FAILED):  # a worker that failed may not fail next time
-                _verdicts[digest] = verdict
+        _verdicts.update(verdicts)
         while len(_verdicts) > MEMO_SIZE:
             _verdicts.popitem(last=False)
-    return {**known, **fresh}
+    return verdicts
 
 
 def _has_anchor(tree: Tree, source: SourceFile) -> bool:
@@ -93,12 +130,3 @@ def _has_anchor(tree: Tree, source: SourceFile) -> bool:
     except OSError:
         return False  # unreadable: the tools cannot read it either
     return _ANCHOR.search(data) is not None
-
-
-def _compose_in_worker(tree: Tree, suspects: list[SourceFile]) -> dict[str, str]:
-    args = {"root": str(tree.workspace), "files": [s.rel for s in suspects]}
-    try:
-        refused: dict[str, str] = call_in_worker_blocking(f"{__name__}:alias_verdicts", args, SCREEN_TIMEOUT)
-    except (WorkerError, LimitExceeded) as exc:
-        return {s.digest: f"{FAILED} ({exc})" for s in suspects}  # not known to be safe: not handed over
-    return {s.digest: refused.get(s.rel, "") for s in suspects}
