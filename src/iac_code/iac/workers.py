@@ -293,9 +293,11 @@ def worker_pool(name: str, handler: Path, size: int, limits: Limits | None = Non
 def shutdown_workers() -> None:
     """Stop every warm worker. Call when the agent shuts down (also runs at interpreter exit)."""
     with _workers_lock:
-        workers = list(_workers.values())
+        entries = list(_workers.values())
         _workers.clear()
-    # Side by side: each takes most of a second to leave (its interpreter unloads checkov or cfn-lint).
+    workers = [w for entry in entries for w in (entry.workers if isinstance(entry, WorkerPool) else [entry])]
+    # Side by side: each takes most of a second to leave (its interpreter unloads checkov or cfn-lint), and
+    # a busy one gets a grace second before it is killed.
     closing = [threading.Thread(target=worker.close, name=f"close-{worker.name}") for worker in workers]
     for thread in closing:
         thread.start()

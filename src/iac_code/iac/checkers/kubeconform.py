@@ -10,6 +10,7 @@ Manifests whose YAML aliases expand past the loader's bound are not handed to ku
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,14 @@ from iac_code.iac.checkers.external import ProgramChecker, run_program
 from iac_code.iac.checkers.yaml_screen import screen_yaml
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
+from iac_code.iac.limits import LimitExceeded
 from iac_code.iac.parse_workers import call_in_worker
 from iac_code.iac.safe_read import read_beneath
 from iac_code.iac.walk import MAX_FILE_BYTES
+from iac_code.iac.workers import WorkerError
 from iac_code.iac.yamlnodes import compose_documents, line_of, mapping_get, scalar
+
+log = logging.getLogger(__name__)
 
 BATCH = 200
 SCHEMA_TROUBLE = ("could not find schema", "failed downloading schema", "error while downloading schema")
@@ -70,7 +75,11 @@ class KubeconformChecker(ProgramChecker):
     async def _lines(self, tree: Tree, problems: list[_Problem]) -> list[int | None]:
         targets = [[p.rel, p.kind, p.name, p.path] for p in problems]
         args = {"root": str(tree.workspace), "targets": targets}
-        lines: list[int | None] = await call_in_worker(f"{__name__}:find_lines", args, self.timeout)
+        try:
+            lines: list[int | None] = await call_in_worker(f"{__name__}:find_lines", args, self.timeout)
+        except (WorkerError, LimitExceeded) as exc:
+            log.info("kubeconform: no lines for its findings: %s", exc)
+            return [None] * len(problems)  # the findings stand without their lines
         return lines
 
 
