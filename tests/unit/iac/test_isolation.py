@@ -165,3 +165,12 @@ def test_a_worker_request_past_its_cpu_time_is_stopped_by_the_kernel(tmp_path: P
     finally:
         worker.close()
     assert time.monotonic() - started < 30
+
+
+def test_a_file_nested_too_deeply_is_a_finding_and_the_other_files_are_still_checked(tmp_path: Path) -> None:
+    (tmp_path / "deep.yaml").write_text("apiVersion: v1\nkind: List\nitems: " + "[" * 5000 + "]" * 5000 + "\n")
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [x\n")
+    raw = check_yaml(tmp_path)
+    assert raw["ran"] == ["yaml-syntax"] and raw["skipped"] == []
+    found = {(f["rule"], f["file"], f["severity"]) for f in raw["findings"]}  # type: ignore[attr-defined]
+    assert found == {("too-deep", "deep.yaml", "warning"), ("yaml-syntax", "pod.yaml", "error")}

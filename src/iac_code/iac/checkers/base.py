@@ -22,6 +22,8 @@ from iac_code.iac.safe_read import read_beneath
 from iac_code.iac.sources import SourceFile
 from iac_code.iac.walk import MAX_FILE_BYTES
 
+TOO_DEEP = "nested too deeply to be parsed (over a thousand levels): not checked"
+
 
 class FileByFileChecker:
     """Subclasses set name, summary, kinds, `package` (whose version keys the cache) and write check_file()."""
@@ -70,7 +72,10 @@ def check_files(checker: str, root: str, files: list[list[str]]) -> dict[str, li
         except OSError:
             continue  # gone, swapped for a link or grown past the cap since it was listed: nothing to parse
         source = SourceFile(path=Path(root, rel), rel=rel, kind=FileKind(kind), digest="")
-        findings = instance.check_file(source, data.decode("utf-8", errors="replace"))
+        try:
+            findings = instance.check_file(source, data.decode("utf-8", errors="replace"))
+        except RecursionError:  # the parsers recurse per level: one file must not void the others' results
+            findings = [Finding(instance.name, "too-deep", "warning", rel, None, TOO_DEEP)]
         results[rel] = [finding.to_dict() for finding in findings]
     return results
 
