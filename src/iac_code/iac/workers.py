@@ -96,9 +96,10 @@ class WarmWorker:
                 if not isinstance(exc, OSError):
                     raise
                 raise WorkerError(f"{self.name} worker failed: {exc}{self._stderr_tail()}") from None
-            if answer.get("limit") == "memory" and self.limits is not None:
+            if answer.get("limit") == "memory":
                 self._kill()  # it leaves by itself: not one more request for it
-                raise self.limits.out_of_memory(self.name)
+                if self.limits is not None:
+                    raise self.limits.out_of_memory(self.name)
         if not answer.get("ok"):
             raise WorkerError(str(answer.get("error") or "the worker reported an unknown error"))
         return answer.get("result")
