@@ -1,10 +1,10 @@
 """Running the checkers' command-line tools (terraform/tofu, tflint, kubeconform) found on PATH.
 
-Each runs under PROGRAM_LIMITS (limits.py): RLIMIT_DATA, because these are Go programs and the Go runtime
-reserves more address space at start than any sane RLIMIT_AS allows (terraform fails to start under 1 GB
-of it, but runs `fmt` and `validate` under 128 MB of heap); and RLIMIT_CPU of the run's timeout, so a
-tool left behind by a killed agent still ends. The limits are per process: a provider plugin that
-terraform starts gets its own.
+Each runs under limits (limits.py): PROGRAM_MEMORY of RLIMIT_DATA, because these are Go programs and the
+Go runtime reserves more address space at start than any useful RLIMIT_AS allows (terraform fails to
+start under 1 GB of it, but runs `fmt` and `validate` under 128 MB of heap); and RLIMIT_CPU of the run's
+timeout, so a tool left behind by a killed agent still ends. The limits are per process: a provider
+plugin that terraform starts gets its own.
 """
 
 from __future__ import annotations
