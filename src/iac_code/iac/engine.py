@@ -16,8 +16,10 @@ from typing import Any
 
 from iac_code.iac.cache import ResultCache, cache_key
 from iac_code.iac.checker import Checker, CheckerUnavailable, RunsWorkspaceCode, Selection, Tree, Unit
+from iac_code.iac.checkers.yaml_screen import screen_tree
 from iac_code.iac.classify import FileKind, is_candidate
 from iac_code.iac.findings import Finding, Skipped
+from iac_code.iac.limits import LimitExceeded
 from iac_code.iac.sources import load_sources
 from iac_code.iac.walk import list_candidate_files
 from iac_code.tools.base import RequestAccess
@@ -67,6 +69,7 @@ async def run_checks(
     """Check `target` (a file or directory inside `workspace`) with `checkers` (all, or those `requested`).
     A checker that would start code the workspace ships asks `request_access` first (refused without it)."""
     tree = await asyncio.to_thread(_tree, workspace, target)
+    await screen_tree(tree)  # YAML alias bombs judged in a worker now, so that select() never waits for one
     report = CheckReport(files=sum(1 for s in tree.sources if s.kind is not FileKind.OTHER))
     names = list(requested) if requested else list(checkers)
     plans = await asyncio.to_thread(_plan_all, tree, [checkers[n] for n in names], cache, report, bool(requested))
@@ -147,7 +150,7 @@ async def _execute(tree: Tree, plan: _Plan, request_access: RequestAccess | None
         return await asyncio.wait_for(checker.check(tree, plan.pending), checker.timeout)
     except TimeoutError:
         return Skipped(checker.name, f"timed out after {checker.timeout:g} s")
-    except CheckerUnavailable as exc:
+    except (CheckerUnavailable, LimitExceeded) as exc:
         return Skipped(checker.name, str(exc))
     except Exception as exc:  # a checker's bug or its tool's crash must not take the others down
         log.warning("iac_check: %s crashed: %s", checker.name, exc, exc_info=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import logging
 import shutil
@@ -17,9 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.iac.checker import CheckerUnavailable, Selection, Tree, Unit
+from iac_code.iac.checkers.yaml_screen import screen_yaml
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
-from iac_code.iac.workers import WorkerError, warm_worker
+from iac_code.iac.limits import MB, Limits
+from iac_code.iac.parse_workers import prewarm_parse_workers
+from iac_code.iac.workers import WarmWorker, WorkerError, ask, warm_worker
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +55,10 @@ CHECKOV_SERIOUS = frozenset(
 SEVERITY_REVISION = "1"  # bump when CHECKOV_SERIOUS changes: it is part of the cache key
 # checkov talks to no platform without an API key; these keep it from trying anything else on the way.
 CHECKOV_ENV = {"LOG_LEVEL": "ERROR", "BC_SKIP_MAPPING": "TRUE"}
+# Heap per worker: checking 300 files uses ~260 MB (checkov) and ~140 MB (cfn-lint); a graph of a big
+# Terraform configuration or a large SAM template can take a few times that. Past 1 GB it is an attack
+# (the alias bomb took checkov to 3.3 GB). CPU time per request: the checker's timeout.
+WORKER_MEMORY = 1024 * MB
 
 
 class WorkerChecker:
@@ -82,11 +88,16 @@ class WorkerChecker:
             "files": [[str(f.path), f.rel] for f in unit.files],
         }
 
+    def limits(self) -> Limits:
+        return Limits(memory_bytes=WORKER_MEMORY, cpu_seconds=int(self.timeout))
+
+    def worker(self) -> WarmWorker:
+        return warm_worker(self.name, HANDLERS / self.handler, self.python(), self.env, self.limits())
+
     async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
-        worker = warm_worker(self.name, HANDLERS / self.handler, self.python(), self.env)
         request = {"units": [self.payload(tree, unit) for unit in units]}
         try:
-            answer = await asyncio.to_thread(worker.request, request, self.timeout)
+            answer = await ask(self.worker(), request, self.timeout)
         except WorkerError as exc:
             raise RuntimeError(str(exc)) from None
         results: dict[str, Any] = answer["results"]
@@ -101,7 +112,7 @@ class CfnLintChecker(WorkerChecker):
     package = "cfn-lint"
 
     def select(self, tree: Tree) -> Selection:
-        return Selection(units=tree.file_units({FileKind.CLOUDFORMATION}))
+        return screen_yaml(tree, Selection(units=tree.file_units({FileKind.CLOUDFORMATION})))
 
 
 class CheckovChecker(WorkerChecker):
@@ -129,7 +140,7 @@ class CheckovChecker(WorkerChecker):
             selection.excluded.extend((chart.rel, "Helm charts need `helm` on PATH") for chart in charts)
         else:
             selection.units.extend(charts)
-        return selection
+        return screen_yaml(tree, selection)
 
     def payload(self, tree: Tree, unit: Unit) -> dict[str, Any]:
         if unit.is_dir:
@@ -140,15 +151,15 @@ class CheckovChecker(WorkerChecker):
 
 
 def prewarm_workers(checkers: Sequence[WorkerChecker] = (CfnLintChecker(), CheckovChecker())) -> threading.Thread:
-    """Start the heavy checkers' workers in the background (e.g. when a session opens on a workspace that
-    has infrastructure), so the first iac_check does not wait seconds for checkov's import."""
+    """Start the checkers' workers in the background (e.g. when a session opens on a workspace that has
+    infrastructure), so the first iac_check does not wait seconds for checkov's import: the parse
+    workers first (they are quick to start and every check uses them), then the heavy ones."""
 
     def start() -> None:
+        prewarm_parse_workers()
         for checker in checkers:
             try:
-                warm_worker(checker.name, HANDLERS / checker.handler, checker.python(), checker.env).request(
-                    {"units": []}, checker.timeout
-                )
+                checker.worker().start(checker.timeout)
             except (CheckerUnavailable, WorkerError) as exc:
                 log.info("not prewarming %s: %s", checker.name, exc)
 
