@@ -6,7 +6,10 @@ from outside goes to the file named by FIXTURE_EVENTS, one line per event ("canc
 
 `--crash` makes it write to stderr and exit before answering anything, like a server with a broken
 config; `--silent` makes it never answer, like a server stuck at start; `--linger` keeps it running
-after its stdin closes, so only a kill stops it. Other arguments are ignored
+after its stdin closes, so only a kill stops it. `--escapees=FILE` first starts two processes out of
+reach of its process group, like a server's daemons: `sleep 313` in its own session (`setsid`), and one
+in its own session whose parent exits at once (a double fork, so it is orphaned); it writes
+{"server", "setsid", "daemon"} pids to FILE as JSON. Other arguments are ignored
 (tests pass a unique marker to find the process in /proc).
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 import socket
 import subprocess
@@ -22,6 +26,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Literal
 
 import uvicorn
@@ -115,7 +120,8 @@ def state_files() -> list[Any]:
 @server.tool(description="Where the server runs: its cwd, pid, process group and whether it got the secret.")
 def whereami() -> str:
     secret = os.environ.get(SECRET_VARIABLE)
-    return f"cwd={os.getcwd()} pid={os.getpid()} pgid={os.getpgid(0)} secret={'set' if secret else 'unset'}"
+    ids = f"pid={os.getpid()} ppid={os.getppid()} pgid={os.getpgid(0)}"
+    return f"cwd={os.getcwd()} {ids} secret={'set' if secret else 'unset'}"
 
 
 @server.tool(description="Start a helper process that ignores stdin, like a server's worker; returns its pid.")
@@ -193,7 +199,27 @@ def serve_http(transport: Literal["http", "sse"]) -> Iterator[str]:
         sock.close()
 
 
+ESCAPEE = ["sleep", "313"]  # ends by itself if nothing ends it sooner
+# The middle process of the double fork: starts the daemon in its own session, prints its pid, exits.
+DOUBLE_FORK = (
+    "import subprocess, sys; "
+    "print(subprocess.Popen(sys.argv[1:], start_new_session=True, stdin=subprocess.DEVNULL,"
+    " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)"
+)
+
+
+def start_escapees(pid_file: Path) -> None:
+    quiet: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    setsid = subprocess.Popen(ESCAPEE, start_new_session=True, **quiet)
+    middle = subprocess.run([sys.executable, "-c", DOUBLE_FORK, *ESCAPEE], capture_output=True, text=True, check=True)
+    pids = {"server": os.getpid(), "setsid": setsid.pid, "daemon": int(middle.stdout)}
+    pid_file.write_text(json.dumps(pids))
+
+
 def main(argv: list[str]) -> None:
+    for arg in argv:
+        if arg.startswith("--escapees="):
+            start_escapees(Path(arg.removeprefix("--escapees=")))
     if "--crash" in argv:
         print("fixture: cannot read /etc/fixture.conf: permission denied", file=sys.stderr, flush=True)
         sys.exit(3)

@@ -1,4 +1,5 @@
-"""Run one command so that nothing it starts outlives it. shell.py runs this file as a script:
+"""Run one command so that nothing it starts outlives it. shell.py (bash commands) and mcp/stdio.py
+(stdio MCP servers) run this file as a script:
 
     python -I -S reaper.py AGENT_PID PROGRAM [ARGS...]
 
@@ -8,12 +9,14 @@ every orphan among the command's descendants is re-parented here instead of to i
 stay in this process's tree, where they can be found and ended. That happens when
 
 - the command exits: what it left running gets SIGTERM, then SIGKILL after a grace;
-- this process gets SIGTERM, SIGINT or SIGHUP (the agent's timeout or a cancelled turn);
+- this process gets SIGTERM, SIGINT or SIGHUP (the agent's timeout, a cancelled turn, a stopped server);
 - the agent dies, even by SIGKILL: PR_SET_PDEATHSIG turns its death into our SIGTERM.
 
-It then exits as the command did (same code, or killed by the same signal). Standard library only,
-and no import of iac_code: it starts with `-I -S` to cost a few milliseconds. Linux only; elsewhere
-it still runs the command and ends what is left of its tree as far as /proc shows it.
+The command inherits this process's stdin, stdout and stderr, which this process never reads or
+writes (an MCP server's JSON-RPC goes through them). It then exits as the command did (same code, or
+killed by the same signal). Standard library only, and no import of iac_code: it starts with `-I -S`
+to cost a few milliseconds. Linux only; elsewhere it still runs the command and ends what is left of
+its tree as far as /proc shows it.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from tests.e2e.mcp.servers import (
     fixture_server,
     marker,
     processes_with,
+    servers_with,
     wait_until_gone,
 )
 from tests.e2e.mcp.through_agent import announced, call, open_session
@@ -27,9 +28,9 @@ def _servers(word: str) -> list[dict]:
 
 
 def _running(word: str) -> list[int]:
-    pids = processes_with(word)
-    assert len(pids) == 2, pids
-    return pids
+    """The two servers' processes, their supervisors included."""
+    assert len(servers_with(word)) == 2, processes_with(word)
+    return processes_with(word)
 
 
 @pytest.mark.parametrize("method", ["session/close", "session/delete"])
@@ -64,7 +65,7 @@ def test_an_evicted_session_stops_its_servers_and_starts_them_again_when_used(sp
     agent, word = spawn(IAC_CODE_SESSION_IDLE_SECONDS="2"), marker()
     session_id, _ = open_session(agent, workspace, _servers(word))
     deadline = time.monotonic() + 30
-    while len(processes_with(word)) < 2:  # calls keep the session in memory while its servers start
+    while len(servers_with(word)) < 2:  # calls keep the session in memory while its servers start
         assert time.monotonic() < deadline, "the servers never started"
         agent.result("session/set_mode", {"sessionId": session_id, "modeId": "default"})
         time.sleep(0.2)
