@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import socket
@@ -42,6 +43,7 @@ PIXEL_PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 )
 SECRET_VARIABLE = "FIXTURE_SECRET"
+WIRE_OUT = ""  # what fd 1 was at start (a pipe), for hang_up
 
 server = MCPServer("fixture", instructions="A fixture server for iac-code's tests.")
 
@@ -122,6 +124,17 @@ def whereami() -> str:
     secret = os.environ.get(SECRET_VARIABLE)
     ids = f"pid={os.getpid()} ppid={os.getppid()} pgid={os.getpgid(0)}"
     return f"cwd={os.getcwd()} {ids} secret={'set' if secret else 'unset'}"
+
+
+@server.tool(description="Let go of stdout and keep running: what it writes from now on goes nowhere.")
+def hang_up() -> str:
+    # The SDK serves the wire from a duplicate of fd 1 (and points fd 1 at stderr): let go of every copy.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor is gone by now
+            if os.readlink(f"/proc/self/fd/{fd}") == WIRE_OUT:
+                os.dup2(devnull, int(fd))
+    return "never read"
 
 
 @server.tool(description="Start a helper process that ignores stdin, like a server's worker; returns its pid.")
@@ -217,6 +230,8 @@ def start_escapees(pid_file: Path) -> None:
 
 
 def main(argv: list[str]) -> None:
+    global WIRE_OUT
+    WIRE_OUT = os.readlink("/proc/self/fd/1")
     for arg in argv:
         if arg.startswith("--escapees="):
             start_escapees(Path(arg.removeprefix("--escapees=")))

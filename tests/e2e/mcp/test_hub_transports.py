@@ -34,6 +34,7 @@ FIXTURE_TOOLS = {
     "state_files",
     "whereami",
     "start_helper",
+    "hang_up",
     "crash",
     "grow",
 }
