@@ -104,12 +104,14 @@ async def _turn(loop: AgentLoop, prompt: str, output_format: str, allow_infra_ch
 
 
 def _answer_unasked(request: PermissionRequest, allow_infra_changes: bool) -> None:
-    name = request.call.name
+    name = request.subject
     if request.infrastructure_change and allow_infra_changes:
         request.resolve("allow_once")
         return
     if request.infrastructure_change:
         hint = "an infrastructure change: allow those with --allow-infra-changes"
+    elif name != request.call.name:  # asked by a running call: code the workspace ships, which --yes does not cover
+        hint = f"{request.title}: allow it with --allow-tools {name}"
     else:
         hint = f"allow it with --allow-tools {name} or --yes"
     print(f"iac-code: denied {name} ({hint})", file=sys.stderr)

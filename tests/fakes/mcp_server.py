@@ -6,7 +6,10 @@ from outside goes to the file named by FIXTURE_EVENTS, one line per event ("canc
 
 `--crash` makes it write to stderr and exit before answering anything, like a server with a broken
 config; `--silent` makes it never answer, like a server stuck at start; `--linger` keeps it running
-after its stdin closes, so only a kill stops it. Other arguments are ignored
+after its stdin closes, so only a kill stops it. `--escapees=FILE` first starts two processes out of
+reach of its process group, like a server's daemons: `sleep 313` in its own session (`setsid`), and one
+in its own session whose parent exits at once (a double fork, so it is orphaned); it writes
+{"server", "setsid", "daemon"} pids to FILE as JSON. Other arguments are ignored
 (tests pass a unique marker to find the process in /proc).
 """
 
@@ -14,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -22,6 +27,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Literal
 
 import uvicorn
@@ -37,6 +43,7 @@ PIXEL_PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 )
 SECRET_VARIABLE = "FIXTURE_SECRET"
+WIRE_OUT = ""  # what fd 1 was at start (a pipe), for hang_up
 
 server = MCPServer("fixture", instructions="A fixture server for iac-code's tests.")
 
@@ -115,7 +122,19 @@ def state_files() -> list[Any]:
 @server.tool(description="Where the server runs: its cwd, pid, process group and whether it got the secret.")
 def whereami() -> str:
     secret = os.environ.get(SECRET_VARIABLE)
-    return f"cwd={os.getcwd()} pid={os.getpid()} pgid={os.getpgid(0)} secret={'set' if secret else 'unset'}"
+    ids = f"pid={os.getpid()} ppid={os.getppid()} pgid={os.getpgid(0)}"
+    return f"cwd={os.getcwd()} {ids} secret={'set' if secret else 'unset'}"
+
+
+@server.tool(description="Let go of stdout and keep running: what it writes from now on goes nowhere.")
+def hang_up() -> str:
+    # The SDK serves the wire from a duplicate of fd 1 (and points fd 1 at stderr): let go of every copy.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor is gone by now
+            if os.readlink(f"/proc/self/fd/{fd}") == WIRE_OUT:
+                os.dup2(devnull, int(fd))
+    return "never read"
 
 
 @server.tool(description="Start a helper process that ignores stdin, like a server's worker; returns its pid.")
@@ -193,7 +212,29 @@ def serve_http(transport: Literal["http", "sse"]) -> Iterator[str]:
         sock.close()
 
 
+ESCAPEE = ["sleep", "313"]  # ends by itself if nothing ends it sooner
+# The middle process of the double fork: starts the daemon in its own session, prints its pid, exits.
+DOUBLE_FORK = (
+    "import subprocess, sys; "
+    "print(subprocess.Popen(sys.argv[1:], start_new_session=True, stdin=subprocess.DEVNULL,"
+    " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)"
+)
+
+
+def start_escapees(pid_file: Path) -> None:
+    quiet: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    setsid = subprocess.Popen(ESCAPEE, start_new_session=True, **quiet)
+    middle = subprocess.run([sys.executable, "-c", DOUBLE_FORK, *ESCAPEE], capture_output=True, text=True, check=True)
+    pids = {"server": os.getpid(), "setsid": setsid.pid, "daemon": int(middle.stdout)}
+    pid_file.write_text(json.dumps(pids))
+
+
 def main(argv: list[str]) -> None:
+    global WIRE_OUT
+    WIRE_OUT = os.readlink("/proc/self/fd/1")
+    for arg in argv:
+        if arg.startswith("--escapees="):
+            start_escapees(Path(arg.removeprefix("--escapees=")))
     if "--crash" in argv:
         print("fixture: cannot read /etc/fixture.conf: permission denied", file=sys.stderr, flush=True)
         sys.exit(3)

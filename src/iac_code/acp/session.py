@@ -241,7 +241,7 @@ class Session:
         if choice == "cancelled":
             self._cancelled.set()
         elif (remembered := remembered_after(choice)) is not None:
-            self.always[request.call.name] = remembered
+            self.always[request.subject] = remembered
             self._save(permissions=dict(self.always))  # flushed with the turn
         request.resolve(choice)
 

@@ -38,6 +38,9 @@ class PermissionRequest:
     options: tuple[OptionKind, ...]
     infrastructure_change: bool
     answer: asyncio.Future[Choice]
+    # What an "always" answer is remembered for: the tool's name, or what a running call asked about
+    # (ToolContext.request_access), e.g. "iac_check:terraform-validate".
+    subject: str
 
     def resolve(self, choice: Choice) -> None:
         if not self.answer.done():  # the turn may have been cancelled meanwhile

@@ -38,7 +38,7 @@ from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.messages import Message, ToolCall, context_messages, tool_result, unanswered_tool_calls, user
 from iac_code.providers.base import ModelProvider, ProviderError, ToolSchema, Usage
 from iac_code.tools.backends import LocalIO, WorkspaceIO
-from iac_code.tools.base import Category, Tool, ToolContext, ToolError, ToolResult
+from iac_code.tools.base import Access, Category, Tool, ToolContext, ToolError, ToolResult
 from iac_code.tools.describe import describe_call
 from iac_code.tools.plan import TOOL_NAME as PLAN_TOOL
 
@@ -289,8 +289,36 @@ class AgentLoop:
         async def run_subagent(prompt: str) -> str:
             return await follow_subagent(self._subagent().run(prompt), call, emit)
 
+        async def request_access(subject: str, access: Access, question: str) -> str | None:
+            return await self._request_access(call, subject, access, question, emit)
+
         subagent = run_subagent if self.allow_subagents else None
-        return ToolContext(workspace=self.workspace, run_subagent=subagent, io=self.io, progress=progress)
+        return ToolContext(
+            workspace=self.workspace,
+            run_subagent=subagent,
+            io=self.io,
+            progress=progress,
+            request_access=request_access,
+        )
+
+    async def _request_access(
+        self, call: ToolCall, subject: str, access: Access, question: str, emit: Emit
+    ) -> str | None:
+        """A running call asks for more than its tool's access (see ToolContext.request_access)."""
+        verdict = self.judge(subject, access)
+        if isinstance(verdict, Refuse):
+            return verdict.reason
+        if isinstance(verdict, Ask):
+            shown = self._announced.get(call.id)
+            start = ToolUseStart(
+                call, question, shown.kind if shown else "other", "read", shown.locations if shown else []
+            )
+            choice = await self._ask(start, verdict, emit, subject)
+            if choice == "cancelled":
+                raise _TurnCancelled
+            if choice.startswith("reject"):
+                return PERMISSION_DENIED
+        return None
 
     async def _run_parallel(self, calls: list[ToolCall], emit: Emit) -> None:
         if not calls:
@@ -302,7 +330,14 @@ class AgentLoop:
                 await emit(ToolRunning(call))
                 return await self._execute(self.tools[call.name], call, emit)
 
-        results = await asyncio.gather(*(one(c) for c in calls))
+        running = [asyncio.ensure_future(one(c)) for c in calls]
+        try:
+            results = await asyncio.gather(*running)
+        except BaseException:  # a cancelled turn (or a user's "cancel" in one call) stops its siblings too
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
         for call, result in zip(calls, results, strict=True):
             await self._finish(call, result, emit)
 
@@ -316,7 +351,7 @@ class AgentLoop:
             await self._finish(call, ToolResult(verdict.reason, is_error=True), emit)
             return
         if isinstance(verdict, Ask):
-            choice = await self._ask(start, verdict, emit)
+            choice = await self._ask(start, verdict, emit, call.name)
             if choice == "cancelled":
                 raise _TurnCancelled
             if choice.startswith("reject"):
@@ -326,10 +361,17 @@ class AgentLoop:
         await self._finish(call, await self._execute(tool, call, emit), emit)
 
     @staticmethod
-    async def _ask(start: ToolUseStart, ask: Ask, emit: Emit) -> Choice:
+    async def _ask(start: ToolUseStart, ask: Ask, emit: Emit, subject: str) -> Choice:
         answer: asyncio.Future[Choice] = asyncio.get_running_loop().create_future()
         request = PermissionRequest(
-            start.call, start.title, start.kind, start.locations, ask.options, ask.infrastructure_change, answer
+            start.call,
+            start.title,
+            start.kind,
+            start.locations,
+            ask.options,
+            ask.infrastructure_change,
+            answer,
+            subject,
         )
         await emit(request)
         return await answer
@@ -339,7 +381,7 @@ class AgentLoop:
             return await tool.run(call.arguments, self._context(call, emit))
         except ToolError as exc:
             return ToolResult(str(exc), is_error=True)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, _TurnCancelled):
             raise
         except Exception as exc:  # a tool bug must not end the session: the model sees it and can adapt
             log.exception("tool %s failed", call.name)

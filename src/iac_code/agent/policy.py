@@ -9,9 +9,13 @@ The table (ask* = allow once / reject once only, asked every time; a remembered 
     execute         ask      ask           refuse     ask     run
     external        ask      ask           refuse     refuse  run
     infra_change    ask*     ask*          refuse     refuse  ask*
+    workspace_code  ask      ask           refuse     refuse  ask
 
 Elsewhere a remembered allow_always answers where the table says ask, and a remembered reject_always
 refuses wherever the table would run or ask: the user's "never" outranks a lenient mode.
+"workspace_code" is code the repository ships that a read-only tool would start (the provider plugins a
+committed `.terraform/` holds, tflint plugins): never run unasked the first time, even when bypassing
+permissions, and never in the modes that promise nothing runs; an "always allow" holds for the session.
 This module is also the one list of modes.
 """
 
@@ -55,6 +59,7 @@ PLAN_MODE_REFUSAL = (
     "Not run: the session is in plan mode, where files and infrastructure are not changed. "
     "Describe the change you would make instead; the user can switch modes to apply it."
 )
+WORKSPACE_CODE_REFUSAL = "not run in read-only or plan mode, where code the workspace ships never runs"
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,7 @@ Judge = Callable[[str, Access], Verdict]
 
 _RUN, _ASK, _ASK_ONCE = Run(), Ask(EVERY_OPTION), Ask(ONCE_OPTIONS, infrastructure_change=True)
 _READ_ONLY, _PLAN = Refuse(PERMISSION_DENIED), Refuse(PLAN_MODE_REFUSAL)
+_NO_WORKSPACE_CODE = Refuse(WORKSPACE_CODE_REFUSAL)
 
 _TABLE: dict[Access, dict[Mode, Verdict]] = {
     "read": dict.fromkeys(MODE_IDS, _RUN),
@@ -109,6 +115,13 @@ _TABLE: dict[Access, dict[Mode, Verdict]] = {
         "read-only": _READ_ONLY,
         "plan": _PLAN,
         "bypass-permissions": _ASK_ONCE,
+    },
+    "workspace_code": {
+        "default": _ASK,
+        "accept-edits": _ASK,
+        "read-only": _NO_WORKSPACE_CODE,
+        "plan": _NO_WORKSPACE_CODE,
+        "bypass-permissions": _ASK,
     },
 }
 

@@ -6,12 +6,12 @@ session id) and wakes the connection's owner. Retention keeps the newest `max_ev
 periodically by any instance). What retention removes is remembered per stream, so a reader
 reconnecting with an older Last-Event-ID is told which ids it lost instead of silently missing them.
 The owner records how far it delivered the connection stream, where a reader without Last-Event-ID
-starts. Logging a response ends its request's time in flight (inbound.py).
+starts. Logging a response ends its request's time in flight (inbound.py). Messages are stored as JSON
+text (database/json_text.py) and never read by SQL: U+0000 is anywhere a client or a model put it.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +20,7 @@ from acp.http.protocol import message_id_key
 
 from iac_code.cluster.connections import UnknownConnection
 from iac_code.cluster.wakeups import notify_owner_sql
+from iac_code.database.json_text import from_json_text, to_json_text
 from iac_code.database.pool import Pool
 
 CONNECTION_STREAM = ""
@@ -32,9 +33,10 @@ _RECORD_TRIMS = """
     SET lost_through = greatest(iac_event_trims.lost_through, excluded.lost_through)"""
 
 
-def compact_json(message: dict[str, Any]) -> str:
-    """How messages are stored: no spaces, non-ASCII text as is."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+def request_key(message_id: Any) -> str:
+    """How `iac_inflight` names a request: its JSON-RPC id as the protocol keys it (1 and "1" alike), as
+    JSON text (an id may hold U+0000)."""
+    return to_json_text(message_id_key(message_id))
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class StoredEvent:
 
     @property
     def message(self) -> dict[str, Any]:
-        return json.loads(self.text)  # type: ignore[no-any-return]
+        return from_json_text(self.text)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -110,10 +112,10 @@ class EventLog:
             "connection": connection_id,
             "stream": stream,
             "count": len(messages),
-            "messages": f"[{','.join(compact_json(message) for message in messages)}]",
+            "messages": to_json_text(messages),
             "keep": self.retention.max_events,
             "me": self.instance_id,
-            "answers": [message_id_key(m.get("id")) for m in messages if "method" not in m and "id" in m],
+            "answers": [request_key(m.get("id")) for m in messages if "method" not in m and "id" in m],
             "as_host": as_host,
         }
         async with self.pool.connection() as conn:

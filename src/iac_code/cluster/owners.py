@@ -29,11 +29,18 @@ from acp import RequestError
 
 from iac_code.acp.residency import Residency, SessionOwners
 from iac_code.cluster.leases import SessionLeases
+from iac_code.sessions.records import SESSION_ID
 
 logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.1
 ASK_AGAIN_SECONDS = 1.0
+
+
+def _names_a_session(session_id: str) -> bool:
+    """Whether a store would accept the id. Others need no lease (no session has them, and the store
+    refuses them as it would alone), and may hold what PostgreSQL's text cannot (U+0000)."""
+    return SESSION_ID.fullmatch(session_id) is not None
 
 
 class LeasedSessionOwners(SessionOwners):
@@ -48,6 +55,8 @@ class LeasedSessionOwners(SessionOwners):
     # -- SessionOwners -----------------------------------------------------------------------
 
     async def reserve(self, session_id: str) -> None:
+        if not _names_a_session(session_id):
+            return
         try:
             async with self._exclusive(session_id):
                 await self._take_lease(session_id)
@@ -122,7 +131,7 @@ class LeasedSessionOwners(SessionOwners):
 
     async def _give_up(self, session_id: str) -> None:
         async with self._exclusive(session_id):
-            if self.get(session_id) is None:  # not taken again meanwhile
+            if self.get(session_id) is None and _names_a_session(session_id):  # not taken again meanwhile
                 try:
                     await self.leases.release(session_id)
                 except psycopg.OperationalError:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
@@ -159,6 +159,22 @@ class Checker(Protocol):
 def unsafe_exclusions(unsafe: Mapping[str, object]) -> list[tuple[str, str]]:
     """Selection.excluded entries for the directories of `unsafe` (tree.unsafe_terraform_dirs, unsafe_charts)."""
     return [(rel, UNSAFE_DIRECTORY) for rel in sorted(unsafe)]
+
+
+@runtime_checkable
+class RunsWorkspaceCode(Protocol):
+    """A checker whose tool may start code the repository ships (provider or linter plugins): the engine asks
+    before such a unit is checked, as an "execute" of the workspace's code, and leaves it out if refused."""
+
+    @property
+    def command(self) -> str:
+        """What runs, as the user knows it ("terraform validate")."""
+        ...
+
+    def workspace_code(self, tree: Tree, unit: Unit) -> str | None:
+        """The workspace's code that checking `unit` would start ("the provider plugins in net/.terraform"),
+        or None when it starts none."""
+        ...
 
 
 def is_initialized(directory: Path) -> bool:

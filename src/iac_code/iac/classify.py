@@ -45,16 +45,18 @@ STRUCTURED_SUFFIXES = (".yaml", ".yml", ".json", ".template", ".ros")
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 CHART_FILE = "Chart.yaml"
 
+# Indentation is `[^\S\n]*`, never `\s*`: with re.M, `^\s*` spans newlines from every line start, and a
+# file of blank lines took time quadratic in its size (2 MB: hours, in the agent, holding the GIL).
 _ROS = re.compile(
-    r"""^\s*["']?ROSTemplateFormatVersion["']?\s*:|["']?Type["']?\s*:\s*["']?(ALIYUN|DATASOURCE)::""", re.M
+    r"""^[^\S\n]*["']?ROSTemplateFormatVersion["']?\s*:|["']?Type["']?\s*:\s*["']?(ALIYUN|DATASOURCE)::""", re.M
 )
 _CFN = re.compile(
-    r"""^\s*["']?AWSTemplateFormatVersion["']?\s*:|["']?Type["']?\s*:\s*["']?AWS::\w+::\w+"""
+    r"""^[^\S\n]*["']?AWSTemplateFormatVersion["']?\s*:|["']?Type["']?\s*:\s*["']?AWS::\w+::\w+"""
     r"""|["']?Transform["']?\s*:\s*["']?AWS::Serverless""",
     re.M,
 )
-_K8S_API = re.compile(r"""^["']?apiVersion["']?\s*:|^\s*"apiVersion"\s*:""", re.M)
-_K8S_KIND = re.compile(r"""^["']?kind["']?\s*:\s*["']?(\w+)|^\s*"kind"\s*:\s*"(\w+)""", re.M)
+_K8S_API = re.compile(r"""^["']?apiVersion["']?\s*:|^[^\S\n]*"apiVersion"\s*:""", re.M)
+_K8S_KIND = re.compile(r"""^["']?kind["']?\s*:\s*["']?(\w+)|^[^\S\n]*"kind"\s*:\s*"(\w+)""", re.M)
 
 
 def is_candidate(name: str) -> bool:

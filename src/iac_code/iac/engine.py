@@ -20,17 +20,21 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from iac_code.iac.cache import ResultCache, cache_key
-from iac_code.iac.checker import Checker, CheckerUnavailable, Selection, Tree, Unit
+from iac_code.iac.checker import Checker, CheckerUnavailable, RunsWorkspaceCode, Selection, Tree, Unit
+from iac_code.iac.checkers.yaml_screen import screen_tree
 from iac_code.iac.classify import FileKind, is_candidate
 from iac_code.iac.findings import Finding, Skipped
+from iac_code.iac.limits import LimitExceeded
 from iac_code.iac.sources import LeftOut, load_sources
 from iac_code.iac.walk import walk_candidates
+from iac_code.tools.base import RequestAccess
 
 log = logging.getLogger(__name__)
 
 EXCLUDED_SHOWN = 5  # units named in a skip reason before "and N more"
 UNSAFE_RULE = "unsafe-file"
 WHOLE_DIRECTORY_PROGRAMS = "terraform validate, tflint and checkov"
+NO_ONE_TO_ASK = "not run: no one can be asked whether code the workspace ships may run"
 
 
 @dataclass
@@ -62,6 +66,8 @@ class _Plan:
     failed: dict[str, str]  # unit rel -> why the checker failed on it in an earlier, remembered run
     pending: list[Unit]
     keys: dict[str, str]  # unit rel -> cache key
+    workspace_code: dict[str, str] = field(default_factory=dict)  # pending unit rel -> the code it would start
+    refused: Skipped | None = None  # the units left out because that code may not run
 
 
 @dataclass(frozen=True)
@@ -76,18 +82,23 @@ async def run_checks(
     checkers: Mapping[str, Checker],
     cache: ResultCache,
     requested: Sequence[str] | None = None,
+    request_access: RequestAccess | None = None,
 ) -> CheckReport:
-    """Check `target` (a file or directory inside `workspace`) with `checkers` (all, or those `requested`)."""
+    """Check `target` (a file or directory inside `workspace`) with `checkers` (all, or those `requested`).
+    A checker that would start code the workspace ships asks `request_access` first (refused without it)."""
     tree = await asyncio.to_thread(_tree, workspace, target)
+    await screen_tree(tree)  # YAML alias bombs judged in a worker now, so that select() never waits for one
     report = CheckReport(files=sum(1 for s in tree.sources if s.kind is not FileKind.OTHER))
     names = list(requested) if requested else list(checkers)
     plans = await asyncio.to_thread(_plan_all, tree, [checkers[n] for n in names], cache, report, bool(requested))
-    outcomes = await asyncio.gather(*(_execute(tree, plan) for plan in plans))
+    outcomes = await asyncio.gather(*(_execute(tree, plan, request_access) for plan in plans))
     fresh: dict[str, list[Finding]] = {}
     failures: dict[str, str] = {}
     scope = _scope(workspace, target)
     for plan, outcome in zip(plans, outcomes, strict=True):
         report.skipped.extend(_remembered(plan))
+        if plan.refused is not None:
+            report.skipped.append(plan.refused)
         if isinstance(outcome, _Failure):
             report.skipped.append(outcome.skipped)
             if outcome.remembered:
@@ -139,11 +150,11 @@ def _plan_all(
             if explicit and not selection.excluded:
                 report.skipped.append(Skipped(checker.name, "nothing to check: no files of the kinds it checks"))
             continue
-        plans.append(_plan(checker, version, selection.units, cache))
+        plans.append(_plan(tree, checker, version, selection.units, cache))
     return plans
 
 
-def _plan(checker: Checker, version: str, units: list[Unit], cache: ResultCache) -> _Plan:
+def _plan(tree: Tree, checker: Checker, version: str, units: list[Unit], cache: ResultCache) -> _Plan:
     plan = _Plan(checker, version, cached={}, failed={}, pending=[], keys={})
     for unit in units:
         key = plan.keys[unit.rel] = cache_key(checker.name, version, unit.digest)
@@ -154,10 +165,16 @@ def _plan(checker: Checker, version: str, units: list[Unit], cache: ResultCache)
             plan.failed[unit.rel] = failure
         else:
             plan.pending.append(unit)
+            if isinstance(checker, RunsWorkspaceCode) and (code := checker.workspace_code(tree, unit)):
+                plan.workspace_code[unit.rel] = code
     return plan
 
 
-async def _execute(tree: Tree, plan: _Plan) -> dict[str, list[Finding]] | _Failure:
+async def _execute(
+    tree: Tree, plan: _Plan, request_access: RequestAccess | None
+) -> dict[str, list[Finding]] | _Failure:
+    if plan.workspace_code:
+        await _ask_for_workspace_code(plan, request_access)  # before the timeout starts: the user may take a while
     if not plan.pending:
         return {}
     checker = plan.checker
@@ -165,6 +182,8 @@ async def _execute(tree: Tree, plan: _Plan) -> dict[str, list[Finding]] | _Failu
         return await asyncio.wait_for(checker.check(tree, plan.pending), checker.timeout)
     except TimeoutError:
         return _Failure(Skipped(checker.name, f"timed out after {checker.timeout:g} s"), remembered=True)
+    except LimitExceeded as exc:  # a costly input, like a timeout: paid once
+        return _Failure(Skipped(checker.name, str(exc)), remembered=True)
     except CheckerUnavailable as exc:
         return _Failure(Skipped(checker.name, str(exc)), remembered=False)
     except Exception as exc:  # a checker's bug or its tool's crash must not take the others down
@@ -203,6 +222,22 @@ def _left_out_counts(left_out: LeftOut) -> dict[str, int]:
         "unsafe": len(left_out.unsafe),
     }
     return {why: count for why, count in counts.items() if count}
+
+
+async def _ask_for_workspace_code(plan: _Plan, request_access: RequestAccess | None) -> None:
+    """One question for all the units that would start code the workspace ships; refused, they are left out."""
+    checker = plan.checker
+    assert isinstance(checker, RunsWorkspaceCode)
+    code = _named(list(dict.fromkeys(plan.workspace_code.values())))
+    question = f"iac_check wants to run {checker.command}, which starts {code}"
+    if request_access is None:
+        refusal: str | None = NO_ONE_TO_ASK
+    else:
+        refusal = await request_access(f"iac_check:{checker.name}", "workspace_code", question)
+    if refusal is None:
+        return
+    plan.pending = [unit for unit in plan.pending if unit.rel not in plan.workspace_code]
+    plan.refused = Skipped(checker.name, f"{refusal.rstrip('.')} ({checker.command} would start {code})")
 
 
 def _excluded(name: str, selection: Selection) -> list[Skipped]:

@@ -7,6 +7,11 @@ import) and its `handle(request: dict) -> dict` is called for every request.
 
 The worker leaves when its stdin closes, when its parent process is gone, or after a long idle time.
 Anything a library prints goes to stderr: stdout carries the protocol only.
+
+Limits: the parent starts it under a memory limit (RLIMIT_DATA). A MemoryError is answered, and then the
+worker leaves (what the handler held is in an unknown state); the next request starts a fresh one. Each
+request gets IAC_CODE_WORKER_CPU_SECONDS of CPU time (RLIMIT_CPU raised to what it has used plus that):
+a handler that spins past it gets SIGXCPU, even if the parent that would kill it is gone.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import resource
 import select
 import sys
 import threading
@@ -23,6 +29,7 @@ from typing import Any
 
 IDLE_EXIT_SECONDS = float(os.environ.get("IAC_CODE_WORKER_IDLE_SECONDS", "1800"))
 PARENT_POLL_SECONDS = 1.0
+CPU_SECONDS = int(os.environ.get("IAC_CODE_WORKER_CPU_SECONDS", "0"))  # per request; 0: unbounded
 
 
 def main(argv: list[str]) -> int:
@@ -40,16 +47,34 @@ def main(argv: list[str]) -> int:
         line = sys.stdin.readline()
         if not line:
             return 0  # parent closed the pipe
-        protocol.write(json.dumps(_answer(handle, line)) + "\n")
+        _allow_cpu(CPU_SECONDS)
+        answer = _answer(handle, line)
+        protocol.write(json.dumps(answer) + "\n")
         protocol.flush()
+        if answer.get("limit"):
+            return 3  # out of memory: leave rather than answer the next request from a damaged state
 
 
 def _answer(handle: Any, line: str) -> dict[str, Any]:
     try:
         return {"ok": True, "result": handle(json.loads(line))}
+    except MemoryError:
+        return {"ok": False, "error": "MemoryError", "limit": "memory"}
     except Exception as exc:  # reported to the parent, which marks the checker skipped
         lines = traceback.format_exception_only(type(exc), exc)
         return {"ok": False, "error": "".join(lines).strip()[-2000:]}
+
+
+def _allow_cpu(seconds: int) -> None:
+    """This request may use `seconds` more of CPU time (RLIMIT_CPU counts the whole life of the process)."""
+    if seconds <= 0:
+        return
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = int(usage.ru_utime + usage.ru_stime) + 1 + seconds
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
 def _load_handler(path: str) -> Any:

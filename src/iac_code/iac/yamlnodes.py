@@ -2,6 +2,12 @@
 
 `!Ref Foo`, `!GetAtt A.B`, `!Sub ...` are legal in templates but unknown to a plain YAML loader; here
 any `!Tag` is read as `{"Fn::Tag": value}` / `{"Ref": value}` nodes, which is how the long form reads.
+
+Aliases are bounded. A node tree shares an anchored node with every alias of it, so composing is cheap,
+but whatever walks the tree (the ROS checks, checkov, cfn-lint, a JSON dump) visits it once per alias:
+ten nested lists of ten aliases in 730 bytes are 10^10 nodes to walk. So the loader counts, as it
+composes, how many nodes the aliases stand for (an anchored node's size includes the aliases inside it)
+and stops past MAX_ALIAS_NODES; an alias inside the node it names (a cycle) is refused too.
 """
 
 from __future__ import annotations
@@ -10,11 +16,59 @@ import json
 from collections.abc import Iterator
 
 import yaml
+from yaml.composer import ComposerError
+from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+# Real templates alias a few shared blocks (tags, environment lists): hundreds of nodes. A walk over
+# 100,000 more costs the ROS checks ~0.1 s and checkov tens of MB; past that it is a bomb, not a template.
+MAX_ALIAS_NODES = 100_000
+
+
+class AliasLimitError(ComposerError):
+    """The aliases of a document stand for too many nodes, or for a node that contains them."""
 
 
 class TemplateLoader(yaml.SafeLoader):
-    """A safe loader that composes nodes only; unknown tags are kept on the nodes, not rejected."""
+    """A safe loader that composes nodes only; unknown tags are kept on the nodes, not rejected.
+    Aliases may stand for MAX_ALIAS_NODES nodes in all (AliasLimitError past that)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._composed = 0  # nodes so far, each alias counted as the size of the node it names
+        self._aliased = 0  # the part of `_composed` that aliases stand for
+        self._sizes: dict[int, int] = {}  # id(anchored node) -> its size, once it is composed
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        if self.check_event(AliasEvent):
+            self._count_alias()
+            return super().compose_node(parent, index)
+        anchor = self.peek_event().anchor  # type: ignore[no-untyped-call]
+        before = self._composed
+        node = super().compose_node(parent, index)
+        self._composed += 1
+        if anchor is not None:
+            self._sizes[id(node)] = self._composed - before
+        return node
+
+    def compose_document(self) -> Node | None:
+        self._sizes = {}  # anchors are per document (the base class forgets them after each)
+        return super().compose_document()
+
+    def _count_alias(self) -> None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        node = self.anchors.get(event.anchor)
+        if node is None:
+            return  # undefined: the base class reports it
+        size = self._sizes.get(id(node))
+        if size is None:
+            message = f"YAML alias *{event.anchor} is inside the node it names"
+            raise AliasLimitError(None, None, message, event.start_mark)
+        self._composed += size
+        self._aliased += size
+        if self._aliased > MAX_ALIAS_NODES:
+            message = f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} nodes"
+            raise AliasLimitError(None, None, message, event.start_mark)
 
 
 def compose_documents(text: str) -> list[Node]:
@@ -105,6 +159,8 @@ def parse_structured(name: str, text: str) -> list[Node]:
         return [] if node is None else [node]
     try:
         return compose_documents(text)
+    except AliasLimitError as exc:
+        raise StructuredSyntaxError("yaml-aliases", error_line(exc), str(exc.problem)) from None
     except yaml.YAMLError as exc:
         raise StructuredSyntaxError("yaml-syntax", error_line(exc), f"invalid YAML: {_yaml_problem(exc)}") from None
 

@@ -96,7 +96,9 @@ class ServerConnection:
         task = self._task
         if task is None or task.done():
             return
-        if self.state == "ready":  # a polite shutdown (stdin closed, HTTP session deleted), bounded
+        # A polite shutdown (stdin closed, HTTP session deleted), or a crashed server's transport being
+        # stopped: bounded. Cancelling would cut that stop short (a task's cancel goes through anyio's shield).
+        if self.state != "starting":
             await asyncio.wait({task}, timeout=CLOSE_TIMEOUT)
         if not task.done():  # still starting: nothing to be polite about
             task.cancel()
@@ -150,7 +152,8 @@ class ServerConnection:
                     await self._stop.wait()
                 self._client = None
                 if self._crashed:
-                    await self._fail(f"it stopped (exit code {self._exit_code})")
+                    code = self._exit_code
+                    await self._fail("it closed its stdout" if code is None else f"it stopped (exit code {code})")
         except _StartupTimeout:
             await self._fail(f"it did not finish starting within {self._startup_timeout:g} s")
         except Exception as exc:

@@ -1,65 +1,38 @@
-"""The stdio servers' process groups, and what kills them when the agent goes.
+"""The stdio servers' process groups, stopped at the agent's graceful exit.
 
-Kept free of the SDK so `kill_all_servers` can be imported (and registered) cheaply.
-- At interpreter exit (the agent's graceful exits) every live group is killed (atexit).
-- On Linux each server gets PR_SET_PDEATHSIG: the kernel SIGKILLs it when the agent dies, even by
-  SIGKILL. A grandchild (`npx` starting `node`) does not inherit it; it sees its stdin close when the
-  agent dies, which makes MCP servers exit. A worker that detaches from stdin can outlive a SIGKILL.
+Kept free of the SDK so `kill_all_servers` can be imported (and registered) cheaply. At interpreter
+exit (atexit) every live group gets SIGTERM: a supervised server's supervisor (tools/reaper.py) then
+ends the server's whole tree, SIGKILL included for what ignores SIGTERM, so it must not be SIGKILLed
+itself. A group without a supervisor (an embedded interpreter, no `sys.executable` to run one) is
+SIGKILLed. When the agent dies by SIGKILL, the kernel tells each supervisor (PR_SET_PDEATHSIG).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import os
 import signal
-import sys
-from collections.abc import Callable
 
-PR_SET_PDEATHSIG = 1
-
-_live_groups: set[int] = set()
+_live_groups: dict[int, signal.Signals] = {}  # group → the signal that ends it
 _atexit_registered = False
 
 
-def track(group: int) -> None:
+def track(group: int, *, supervised: bool) -> None:
     global _atexit_registered
-    _live_groups.add(group)
+    _live_groups[group] = signal.SIGTERM if supervised else signal.SIGKILL
     if not _atexit_registered:
         atexit.register(kill_all_servers)
         _atexit_registered = True
 
 
 def untrack(group: int) -> None:
-    _live_groups.discard(group)
+    _live_groups.pop(group, None)
 
 
 def kill_all_servers() -> None:
-    """SIGKILL every running stdio server's process group (at exit; safe to call from a signal path)."""
-    for group in list(_live_groups):
+    """End every running stdio server's process tree (at exit; safe to call from a signal path)."""
+    for group, signum in list(_live_groups.items()):
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(group, signal.SIGKILL)
+            os.killpg(group, signum)
     _live_groups.clear()
-
-
-def die_with_parent() -> Callable[[], None] | None:
-    """A preexec hook asking Linux to SIGKILL the child when we die; None elsewhere.
-
-    Linux ties PDEATHSIG to the thread that forked: the asyncio loop's thread, which lives as long
-    as the agent does. The hook resolves prctl before the fork and only calls it in the child.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def hook() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os._exit(1)
-
-    return hook

@@ -1,20 +1,27 @@
 """Stdio MCP servers, spawned by us rather than by the SDK's `stdio_client`, for three reasons:
 
-- on Linux the server gets PR_SET_PDEATHSIG, so the kernel kills it when the agent dies, even by
-  SIGKILL (the SDK has no hook for that; see processes.py);
+- the server runs under tools/reaper.py (as bash commands do), a supervisor that is a child subreaper
+  and gets SIGTERM when the agent dies, even by SIGKILL: whatever the server starts, even in another
+  session (`setsid`) or double-forked, ends with it (the SDK has no hook for that);
 - its stderr is kept (the last lines) for the log when it fails, instead of being copied to ours;
 - it starts in the session's cwd, in its own process group that is killed whole when it stops.
 
-The streams handed to the SDK's `Client` carry one JSON-RPC message per line, as the spec says.
+The supervisor only forks and execs the server: the server inherits the pipes, so the JSON-RPC on
+its stdin and stdout and its stderr pass through untouched, and the supervisor exits as the server
+did, once it has ended what the server left running. The streams handed to the SDK's `Client` carry
+one JSON-RPC message per line, as the spec says.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
+import os
+import shutil
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 
 import anyio
@@ -23,8 +30,15 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from iac_code.mcp.config import StdioServer
-from iac_code.mcp.processes import die_with_parent, track, untrack
-from iac_code.tools.shell import command_environment, kill_process_group, spawn, wait_for_exit
+from iac_code.mcp.processes import track, untrack
+from iac_code.tools.shell import (
+    REAPER_GRACE,
+    command_environment,
+    contained,
+    kill_process_group,
+    spawn,
+    wait_for_exit,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -58,23 +72,25 @@ Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObj
 async def stdio_transport(
     spec: StdioServer, cwd: Path, stderr: StderrTail, on_exit: ExitCallback
 ) -> AsyncIterator[Streams]:
-    """Start the server; yield the SDK's (read, write) streams; stop it (group killed) on the way out.
+    """Start the server; yield the SDK's (read, write) streams; stop it (its tree ended) on the way out.
 
-    `on_exit(returncode)` is called when the server's stdout ends, i.e. when it exited or closed it.
-    Raises OSError when the command cannot be started.
+    `on_exit(returncode)` is called when the server's stdout ends, i.e. when it exited (and what it
+    left running was ended) or closed it. Raises OSError when the command cannot be started.
     """
+    env = {**command_environment(), **spec.env}
+    check_startable(spec.command, cwd, env)
+    server = (spec.command, *spec.args)
+    command = contained(*server)  # under the supervisor, unless no interpreter can run it
     process = await spawn(
-        spec.command,
-        *spec.args,
+        *command,
         cwd=cwd,
-        env={**command_environment(), **spec.env},
+        env=env,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         limit=MAX_MESSAGE_BYTES,
-        preexec_fn=die_with_parent(),
     )
-    track(process.pid)
+    track(process.pid, supervised=command != server)
     to_client, from_server = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_server, from_client = anyio.create_memory_object_stream[SessionMessage](0)
     try:
@@ -94,12 +110,27 @@ async def stdio_transport(
             stream.close()
 
 
+def check_startable(command: str, cwd: Path, env: Mapping[str, str]) -> None:
+    """Raise FileNotFoundError or PermissionError as exec would for a command that cannot start:
+    under the supervisor, a failed exec would only show as exit code 127."""
+    if os.sep not in command:  # searched on the server's PATH, as execvp does
+        if shutil.which(command, path=os.pathsep.join(os.get_exec_path(env))) is None:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
+        return
+    path = cwd / command  # a relative path is the server's cwd's
+    if not path.exists():
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
+    if path.is_dir() or not os.access(path, os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), command)
+
+
 async def stop_process(process: asyncio.subprocess.Process) -> None:
-    """Close stdin (the spec's polite way), wait briefly, then kill the whole process group."""
+    """Close stdin (the spec's polite way), wait briefly, then SIGTERM the process group (the
+    supervisor then ends the rest of the server's tree) and SIGKILL what is left after its sweep."""
     if process.stdin is not None:
         process.stdin.close()
     await wait_for_exit(process, STDIN_CLOSE_GRACE)
-    await kill_process_group(process)  # also whatever the server started, even after it exited
+    await kill_process_group(process, REAPER_GRACE)  # also whatever the server started, even after it exited
 
 
 async def _read_stdout(

@@ -3,6 +3,10 @@
     iac_sessions   one row per session: the SessionRecord, a normalised cwd for list(), the last message seq
     iac_messages   one row per message: (session_id, seq) and the same JSON line files.py writes
 
+Every text goes in as JSON text (iac_code.database.json_text), so anything the file store holds, U+0000
+included, comes back unchanged: the record's strings as JSON string literals (converted in `_column` and
+`_record` alone), permissions and messages as JSON documents in `json` columns.
+
 Same semantics as the file store, including the ids it accepts, the cursor format and the repair on
 load; the schema comes from iac_code.database (migrations). Every method is one round trip or one short
 transaction, so a crash (of this process or of the database) never leaves half a write.
@@ -14,12 +18,12 @@ import logging
 import os
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from psycopg import sql
 from psycopg.rows import TupleRow
-from psycopg.types.json import Jsonb
 
+from iac_code.database.json_text import from_json_text, to_json_text
 from iac_code.database.pool import Connection, Pool, open_pool
 from iac_code.messages import Message
 from iac_code.sessions.disk import encode_line
@@ -51,7 +55,18 @@ def _moment(iso: str) -> datetime | None:
 
 def _record(row: TupleRow) -> SessionRecord:
     session_id, cwd, title, created_at, updated_at, model, mode, permissions = row
+    cwd, title, model, mode = (cast(str, from_json_text(text)) for text in (cwd, title, model, mode))
     return SessionRecord(session_id, cwd, title, _iso(created_at), _iso(updated_at), model, mode, dict(permissions))
+
+
+def _column(name: str, value: object) -> str:
+    """A record field as its column holds it: JSON text, never text PostgreSQL would refuse (see json_text)."""
+    return to_json_text(dict(value) if name == "permissions" else value)  # type: ignore[call-overload]
+
+
+def _cwd_key(cwd: str) -> str:
+    """What list(cwd) compares: the normalised path, as the cwd column holds it."""
+    return to_json_text(os.path.normpath(cwd))
 
 
 def _line(message: Message) -> str:
@@ -92,14 +107,14 @@ class PostgresSessionStore:
             ON CONFLICT (session_id) DO NOTHING"""
         params = [
             record.session_id,
-            record.cwd,
-            os.path.normpath(record.cwd),
-            record.title,
+            _column("cwd", record.cwd),
+            _cwd_key(record.cwd),
+            _column("title", record.title),
             _moment(record.created_at),
             _moment(record.updated_at),
-            record.model,
-            record.mode,
-            Jsonb(dict(record.permissions)),
+            _column("model", record.model),
+            _column("mode", record.mode),
+            _column("permissions", record.permissions),
         ]
         async with self._pool.connection() as conn:
             cursor = await conn.execute(query, params)
@@ -115,9 +130,7 @@ class PostgresSessionStore:
         if unknown:
             raise ValueError(f"cannot update {', '.join(sorted(unknown))}")
         _check_id(session_id)
-        values = dict(changes)
-        if "permissions" in values:
-            values["permissions"] = Jsonb(dict(values["permissions"]))  # type: ignore[call-overload]
+        values = {name: _column(name, value) for name, value in changes.items()}
         assignments = [sql.SQL("{} = %s").format(sql.Identifier(name)) for name in values]
         query = sql.SQL("UPDATE iac_sessions SET {} WHERE session_id = %s RETURNING {}").format(
             sql.SQL(", ").join([*assignments, _BUMP]), _COLUMNS
@@ -162,7 +175,7 @@ class PostgresSessionStore:
         params: list[Any] = []
         if cwd is not None:
             conditions.append(sql.SQL("cwd_key = %s"))
-            params.append(os.path.normpath(cwd))
+            params.append(_cwd_key(cwd))
         if cursor:
             updated_at, session_id = decode_cursor(cursor)
             conditions.append(sql.SQL("(updated_at, session_id) < (%s, %s)"))

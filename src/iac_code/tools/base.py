@@ -19,12 +19,17 @@ if TYPE_CHECKING:
 Category = Literal["read", "write", "execute"]
 # How one call is judged by the permission policy: its tool's category, or something stricter decided
 # from its arguments ("infra_change": a command that changes real infrastructure) or from where the tool
-# comes from ("external": an MCP tool its server does not mark read-only).
-Access = Literal["read", "write", "execute", "external", "infra_change"]
+# comes from ("external": an MCP tool its server does not mark read-only), or asked for in the middle of a
+# call ("workspace_code": a read-only tool about to start code the repository ships, e.g. provider plugins).
+Access = Literal["read", "write", "execute", "external", "infra_change", "workspace_code"]
 Kind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
 
 # Runs a sub-agent on a self-contained task and returns its final answer.
 RunSubagent = Callable[[str], Awaitable[str]]
+# Asks, in the middle of a call, for an access its tool's own did not cover: `subject` is what is judged and
+# remembered ("iac_check:terraform-validate"), `question` the title the user reads. None: go ahead;
+# otherwise the reason it may not (for the tool's result). A user who cancels stops the whole turn.
+RequestAccess = Callable[[str, Access, str], Awaitable[str | None]]
 # Shows what a running call is doing (a client terminal, a sub-agent's steps): ACP tool-call content as
 # JSON (`{"type": "content" | "diff" | "terminal", ...}`), replacing what the call showed so far.
 ReportProgress = Callable[[list[dict[str, Any]]], Awaitable[None]]
@@ -101,6 +106,8 @@ class ToolContext:
     # local disk and processes. Paths are confined to the workspace by either.
     io: WorkspaceIO = field(default=None)  # type: ignore[assignment]
     progress: ReportProgress | None = None  # set by the loop for each call
+    # set by the loop for each call; without it (a tool run outside a turn) every such request is refused
+    request_access: RequestAccess | None = None
 
     def __post_init__(self) -> None:
         if self.io is None:

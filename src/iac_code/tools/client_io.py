@@ -10,7 +10,9 @@ Terminal lifecycle: `terminal/create` (bash -c, cwd, the agent's environment wit
 keys, `outputByteLimit`), the terminal id handed to `on_terminal` at once, `terminal/wait_for_exit`
 within the tool's timeout, `terminal/kill` on timeout or cancel, `terminal/output` for the model, and
 `terminal/release` always. The client keeps only the tail of a long output, so the head is caught
-early by polling `terminal/output` until it is complete: the model gets head and tail, as locally.
+early by polling `terminal/output` until it is complete: the model gets head and tail, as locally,
+and never more than the limit, whatever the client sends. A kill, output or release the client does
+not answer within ANSWER_SECONDS is given up: the call fails saying so, and the turn goes on.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from acp.schema import (
     ReadTextFileRequest,
     ReadTextFileResponse,
     ReleaseTerminalRequest,
+    TerminalExitStatus,
     TerminalOutputRequest,
     TerminalOutputResponse,
     WaitForTerminalExitRequest,
@@ -44,7 +47,7 @@ from iac_code.credentials import SECRET_VARIABLES
 from iac_code.tools.backends import LocalIO, OnTerminal, WorkspaceIO
 from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolError
 from iac_code.tools.shell import CommandRun
-from iac_code.tools.workspace import resolve_in_workspace
+from iac_code.tools.workspace import resolve_in_workspace, truncate_middle
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,12 @@ ClientRequest = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 METHOD_NOT_FOUND = -32601
 CLEANUP_SECONDS = 0.5  # kill and release may not hold up a cancelled turn longer than this
+# Once the command has ended or timed out, how long the client may take to answer terminal/kill,
+# terminal/output and terminal/release before the call gives up on it and fails, so that a stuck
+# editor cannot hold a turn. Each is the editor's own work on this machine (a signal, a buffer of at
+# most outputByteLimit bytes, freeing it), answered in milliseconds; 5 s leaves a busy editor on a
+# loaded machine ample room and adds little to a command's own timeout (1 to 600 s).
+ANSWER_SECONDS = 5.0
 HEAD_POLL_FIRST = 0.1  # seconds between terminal/output polls while the head of the output is caught
 HEAD_POLL_MAX = 2.0
 _DUMP: dict[str, Any] = {"mode": "json", "by_alias": True, "exclude_none": True}
@@ -61,6 +70,10 @@ _CLEANUPS: dict[str, type[KillTerminalRequest | ReleaseTerminalRequest]] = {
     "terminal/kill": KillTerminalRequest,
     "terminal/release": ReleaseTerminalRequest,
 }
+
+
+class _NoAnswer(ToolError):
+    """The client did not answer a request within ANSWER_SECONDS."""
 
 
 class _MethodNotFound(ToolError):
@@ -170,37 +183,47 @@ class ClientIO:
         try:
             if on_terminal is not None:
                 await on_terminal(terminal_id)
-            return await self._follow(terminal_id, timeout, output_limit)
+            run = await self._follow(terminal_id, timeout, output_limit)
         except BaseException:  # cancelled turn (or a failed request): the command must not outlive it
-            await self._settle("terminal/kill", terminal_id)
+            await self._settle("terminal/kill", terminal_id, CLEANUP_SECONDS)
+            await self._settle("terminal/release", terminal_id, CLEANUP_SECONDS)
             raise
-        finally:
-            await self._settle("terminal/release", terminal_id)
+        # An editor that has already left a request unanswered is not waited for long a second time.
+        patience = CLEANUP_SECONDS if run.problem else ANSWER_SECONDS
+        if not await self._settle("terminal/release", terminal_id, patience) and run.problem is None:
+            run.problem = _unanswered("release the terminal", "terminal/release")
+        return run
 
     async def _follow(self, terminal_id: str, timeout: float, output_limit: int) -> CommandRun:
         head = _Head()
         watch = asyncio.ensure_future(self._catch_head(terminal_id, output_limit // 2, head))
-        wait = WaitForTerminalExitRequest(session_id=self._session_id, terminal_id=terminal_id)
-        exited: WaitForTerminalExitResponse | None = None
         try:
-            exited = WaitForTerminalExitResponse.model_validate(
-                await asyncio.wait_for(self._call("terminal/wait_for_exit", wait), timeout)
-            )
-        except TimeoutError:
-            kill = KillTerminalRequest(session_id=self._session_id, terminal_id=terminal_id)
-            await self._call("terminal/kill", kill)
+            exited = await self._wait_for_exit(terminal_id, timeout)
+            if exited is None:
+                kill = KillTerminalRequest(session_id=self._session_id, terminal_id=terminal_id)
+                await self._ask("terminal/kill", kill)
+        except _NoAnswer:
+            problem = f"{_unanswered('stop the terminal', 'terminal/kill')} The command may still be running there."
+            return _command_run(head.text, None, terminal_id, timed_out=True, problem=problem)
         finally:
             watch.cancel()
             await asyncio.wait([watch])
-        final = await self._output(terminal_id)
-        status = exited or final.exit_status
-        return CommandRun(
-            _head_and_tail(head.text, final, output_limit),
-            exit_code=status.exit_code if status else None,
-            signal=status.signal if status else None,
-            timed_out=exited is None,
-            terminal_id=terminal_id,
-        )
+        try:
+            final = await self._output(terminal_id)
+        except _NoAnswer:
+            problem = _unanswered("send the terminal's output", "terminal/output")
+            return _command_run(head.text, exited, terminal_id, timed_out=exited is None, problem=problem)
+        output = _head_and_tail(head.text, final, output_limit)
+        return _command_run(output, exited or final.exit_status, terminal_id, timed_out=exited is None)
+
+    async def _wait_for_exit(self, terminal_id: str, timeout: float) -> WaitForTerminalExitResponse | None:
+        """How the command ended, or None when it was still running after `timeout` seconds."""
+        request = WaitForTerminalExitRequest(session_id=self._session_id, terminal_id=terminal_id)
+        try:
+            exited = await asyncio.wait_for(self._call("terminal/wait_for_exit", request), timeout)
+        except TimeoutError:
+            return None
+        return WaitForTerminalExitResponse.model_validate(exited)
 
     async def _catch_head(self, terminal_id: str, half: int, head: _Head) -> None:
         delay = HEAD_POLL_FIRST
@@ -217,16 +240,20 @@ class ClientIO:
 
     async def _output(self, terminal_id: str) -> TerminalOutputResponse:
         request = TerminalOutputRequest(session_id=self._session_id, terminal_id=terminal_id)
-        return TerminalOutputResponse.model_validate(await self._call("terminal/output", request))
+        return TerminalOutputResponse.model_validate(await self._ask("terminal/output", request))
 
-    async def _settle(self, method: str, terminal_id: str) -> None:
-        """Send a clean-up request that even a second cancel cannot stop, waiting for it a short while."""
+    async def _settle(self, method: str, terminal_id: str, patience: float) -> bool:
+        """Send a clean-up request that even a second cancel cannot stop; whether the client answered
+        it within `patience` seconds (an error counts: it is logged). Unanswered, it stays pending."""
         request = _CLEANUPS[method](session_id=self._session_id, terminal_id=terminal_id)
         task = asyncio.ensure_future(self._quietly(method, request))
         self._cleanups.add(task)
         task.add_done_callback(self._cleanups.discard)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(task), CLEANUP_SECONDS)
+        try:
+            await asyncio.wait_for(asyncio.shield(task), patience)
+        except TimeoutError:
+            return False
+        return True
 
     async def _quietly(self, method: str, request: BaseModel) -> None:
         try:
@@ -235,6 +262,14 @@ class ClientIO:
             log.warning("%s failed: %s", method, exc)
 
     # -- requests ----------------------------------------------------------------------------
+
+    async def _ask(self, method: str, request: BaseModel) -> Any:
+        """`_call` for a request the command's end waits on: given up after ANSWER_SECONDS."""
+        try:
+            return await asyncio.wait_for(self._call(method, request), ANSWER_SECONDS)
+        except TimeoutError:
+            log.warning("the client did not answer %s within %g s", method, ANSWER_SECONDS)
+            raise _NoAnswer(f"the editor did not answer {method} within {ANSWER_SECONDS:g} s") from None
 
     async def _call(self, method: str, request: BaseModel) -> Any:
         try:
@@ -250,9 +285,33 @@ class ClientIO:
             raise
 
 
+def _command_run(
+    output: str,
+    status: WaitForTerminalExitResponse | TerminalExitStatus | None,
+    terminal_id: str,
+    *,
+    timed_out: bool,
+    problem: str | None = None,
+) -> CommandRun:
+    return CommandRun(
+        output,
+        exit_code=status.exit_code if status else None,
+        signal=status.signal if status else None,
+        timed_out=timed_out,
+        terminal_id=terminal_id,
+        problem=problem,
+    )
+
+
+def _unanswered(what: str, method: str) -> str:
+    return f"The editor did not {what} within {ANSWER_SECONDS:g} s (no answer to {method})."
+
+
 def _head_and_tail(head: str, final: TerminalOutputResponse, output_limit: int) -> str:
-    """The whole output when the client kept it all; else the caught head, a cut mark and the tail."""
+    """At most `output_limit` characters of the output, its head and tail kept (as locally, where the
+    limit is in bytes: never more characters). The client's whole output when it kept it all, cut in
+    the middle if it ignored `outputByteLimit`; else the caught head, a cut mark and the tail."""
     if not final.truncated:
-        return final.output
+        return truncate_middle(final.output, output_limit)
     tail = final.output[-(output_limit - len(head)) :]  # the head is at most half the limit
     return f"{head}\n\n[... output cut ...]\n\n{tail}"

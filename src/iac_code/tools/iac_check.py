@@ -1,6 +1,7 @@
 """iac_check: validate, lint and scan the workspace's infrastructure code offline, with file:line findings.
 
-Read-only: it never asks permission, never runs `terraform init`, never touches the network. The work is
+Read-only: it never runs `terraform init` and never touches the network. It asks only before a checker would
+start code the repository ships (the provider plugins of a committed `.terraform/`, tflint plugins). The work is
 done by iac_code.iac (classification, checkers, cache, warm workers); this module is the tool's face:
 arguments, confinement to the workspace, and the three views of the result (rawOutput for clients,
 locations for editors, a compact text for the model).
@@ -80,7 +81,9 @@ class IacCheckTool:
         if not target.exists():
             raise ToolError(f"path not found: {args.get('path')}")
         requested = self._requested(args.get("checks"))
-        report = await run_checks(ctx.workspace, target, self.checkers, self._result_cache(), requested)
+        report = await run_checks(
+            ctx.workspace, target, self.checkers, self._result_cache(), requested, ctx.request_access
+        )
         root = ctx.workspace.resolve()
         return ToolResult(
             text=render_text(report),

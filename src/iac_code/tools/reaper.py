@@ -1,4 +1,5 @@
-"""Run one command so that nothing it starts outlives it. shell.py runs this file as a script:
+"""Run one command so that nothing it starts outlives it. shell.py (bash commands) and mcp/stdio.py
+(stdio MCP servers) run this file as a script:
 
     python -I -S reaper.py AGENT_PID PROGRAM [ARGS...]
 
@@ -8,12 +9,15 @@ every orphan among the command's descendants is re-parented here instead of to i
 stay in this process's tree, where they can be found and ended. That happens when
 
 - the command exits: what it left running gets SIGTERM, then SIGKILL after a grace;
-- this process gets SIGTERM, SIGINT or SIGHUP (the agent's timeout or a cancelled turn);
+- this process gets SIGTERM, SIGINT or SIGHUP (the agent's timeout, a cancelled turn, a stopped server);
 - the agent dies, even by SIGKILL: PR_SET_PDEATHSIG turns its death into our SIGTERM.
 
-It then exits as the command did (same code, or killed by the same signal). Standard library only,
-and no import of iac_code: it starts with `-I -S` to cost a few milliseconds. Linux only; elsewhere
-it still runs the command and ends what is left of its tree as far as /proc shows it.
+The command inherits this process's stdin, stdout and stderr, which this process never reads or
+writes (an MCP server's JSON-RPC goes through them); it lets go of its own stdin and stdout once the
+command has started. It then exits as the command did (same code, or killed by the same signal).
+Standard library only, and no import of iac_code: it starts with `-I -S` to cost a few milliseconds.
+Linux only; elsewhere it still runs the command and ends what is left of its tree as far as /proc
+shows it.
 """
 
 from __future__ import annotations
@@ -50,7 +54,9 @@ def main(argv: list[str]) -> None:
         _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
         if os.getppid() != agent_pid:  # the agent died before PR_SET_PDEATHSIG took effect
             raise _Stop
-        status = _wait_for(_start(command))
+        child = _start(command)
+        _let_go_of_input_and_output()
+        status = _wait_for(child)
     except _Stop:
         pass
     for signum in STOP_SIGNALS:  # nothing may interrupt the sweep now
@@ -84,6 +90,17 @@ def _start(command: list[str]) -> int:
             os._exit(127)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     return pid
+
+
+def _let_go_of_input_and_output() -> None:
+    """Point our stdin and stdout at /dev/null: the command's reader must see the end of its output
+    when the command closes it, and its writer a broken pipe when the command stops reading, not when
+    we exit. Our stderr stays: it is where anything we would say goes."""
+    with contextlib.suppress(OSError):  # no /dev/null (a bare sandbox): they end when we do, as before
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
+        os.close(devnull)
 
 
 def _wait_for(child: int) -> int:

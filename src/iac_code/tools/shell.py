@@ -209,6 +209,9 @@ class CommandRun:
     signal: str | None = None  # the signal that ended it: "signal 9 (SIGKILL)", or the client's "SIGKILL"
     timed_out: bool = False
     terminal_id: str | None = None  # the client's terminal that ran it, for the tool call's live output
+    # What the editor failed to do around the command (a request it never answered): the call fails
+    # with it, and a timed-out command is then not said to have been killed.
+    problem: str | None = None
 
 
 async def run_bash(
@@ -261,12 +264,17 @@ async def _run_to_end(
 
 
 def bash_result(run: CommandRun, timeout: float) -> ToolResult:
-    """What the model reads: the output, then how the command ended (an error unless it exited 0)."""
+    """What the model reads: the output, how the command ended, and what the editor failed to do
+    (an error unless it exited 0 and the editor did its part)."""
     if run.timed_out:
-        return ToolResult(f"{run.output}\nCommand timed out after {timeout} s and was killed.".lstrip(), is_error=True)
-    status = f"Killed by {run.signal}" if run.signal else f"Exit code: {run.exit_code}"
-    text = f"{run.output.rstrip()}\n{status}" if run.output.strip() else f"(no output)\n{status}"
-    return ToolResult(text, is_error=run.exit_code != 0)
+        killed = "." if run.problem else " and was killed."
+        text = f"{run.output}\nCommand timed out after {timeout} s{killed}".lstrip()
+    else:
+        status = f"Killed by {run.signal}" if run.signal else f"Exit code: {run.exit_code}"
+        text = f"{run.output.rstrip()}\n{status}" if run.output.strip() else f"(no output)\n{status}"
+    if run.problem:
+        return ToolResult(f"{text}\n{run.problem}", is_error=True)
+    return ToolResult(text, is_error=run.timed_out or run.exit_code != 0)
 
 
 def _signal_name(number: int) -> str:

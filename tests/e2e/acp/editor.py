@@ -128,16 +128,21 @@ class Editor:
     ) -> CreateTerminalResponse:  # fmt: skip
         self.log.append("terminal/create")
         variables = {v.name: v.value for v in env or []}
-        self.created.append({"command": command, "args": args, "cwd": cwd, "env": variables})
+        self.created.append(
+            {"command": command, "args": args, "cwd": cwd, "env": variables, "output_byte_limit": output_byte_limit}
+        )
         process = await asyncio.create_subprocess_exec(
             command, *(args or []), cwd=cwd, env=variables, stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
-        terminal = Terminal(process, output_byte_limit)
+        terminal = Terminal(process, self._kept_output(output_byte_limit))
         terminal.reader = asyncio.ensure_future(terminal.read())
         terminal_id = f"term-{next(self._ids)}"
         self.terminals[terminal_id] = terminal
         return CreateTerminalResponse(terminal_id=terminal_id)
+
+    def _kept_output(self, output_byte_limit: int | None) -> int | None:
+        return output_byte_limit
 
     async def terminal_output(self, session_id: str, terminal_id: str, **_: Any) -> TerminalOutputResponse:
         self.log.append("terminal/output")
@@ -175,6 +180,41 @@ class Editor:
         for terminal in self.terminals.values():
             self._kill(terminal)
             await terminal.process.wait()
+
+
+class CarelessEditor(Editor):
+    """An editor that misbehaves as a careless or stuck one might: with `keeps_everything` a terminal
+    keeps its whole output whatever `outputByteLimit` said; the terminal/* methods in `silent` get
+    no answer at all (the request waits until the connection closes)."""
+
+    def __init__(self, *, keeps_everything: bool = False, silent: tuple[str, ...] = ()) -> None:
+        super().__init__()
+        self.keeps_everything = keeps_everything
+        self.silent = silent
+
+    def _kept_output(self, output_byte_limit: int | None) -> int | None:
+        return None if self.keeps_everything else output_byte_limit
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
+        await self._maybe_silent("terminal/output")
+        return await super().terminal_output(session_id, terminal_id, **kwargs)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        await self._maybe_silent("terminal/wait_for_exit")
+        return await super().wait_for_terminal_exit(session_id, terminal_id, **kwargs)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> KillTerminalResponse:
+        await self._maybe_silent("terminal/kill")
+        return await super().kill_terminal(session_id, terminal_id, **kwargs)
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:
+        await self._maybe_silent("terminal/release")
+        return await super().release_terminal(session_id, terminal_id, **kwargs)
+
+    async def _maybe_silent(self, method: str) -> None:
+        if method in self.silent:
+            self.log.append(method)
+            await asyncio.get_running_loop().create_future()  # cancelled when the connection closes
 
 
 @contextlib.asynccontextmanager

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import signal
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 from tests.e2e import npm
+from tests.processes import wait_for_text
 
 from iac_code.mcp import ChangeCallback, McpHub, ServerSpec, StdioServer
 
@@ -27,6 +31,26 @@ def fixture_server(name: str = "fixture", *args: str, events: Path | None = None
     if events is not None:
         env["FIXTURE_EVENTS"] = str(events)
     return StdioServer(name, sys.executable, ("-m", "tests.fakes.mcp_server", *args), env)
+
+
+def tree_server(name: str, pid_file: Path, *args: str) -> StdioServer:
+    """The fixture server starting, before it serves, a `setsid` child and a double-forked daemon
+    (their pids and its own go to `pid_file`): a process tree its process group does not hold."""
+    return fixture_server(name, f"--escapees={pid_file}", *args)
+
+
+@contextlib.contextmanager
+def tree_pids(pid_file: Path) -> Iterator[list[int]]:
+    """The pids a tree_server wrote (server, setsid child, daemon); whatever is left of them when the
+    test ends is killed, so a failing test leaves nothing running."""
+    pids = list(json.loads(wait_for_text(pid_file, 60)).values())
+    try:
+        yield pids
+    finally:
+        for pid in pids:
+            if any(word in _cmdline(pid) for word in (b"313", str(pid_file).encode())):  # not a reused pid
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
 
 
 def everything_server(program: npm.NodeProgram, word: str) -> StdioServer:
@@ -61,6 +85,18 @@ def processes_with(word: str) -> list[int]:
     return found
 
 
+def servers_with(word: str) -> list[int]:
+    """processes_with(word) but the supervisors (tools/reaper.py) that run the servers."""
+    return [pid for pid in processes_with(word) if b"reaper.py" not in _cmdline(pid)]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # gone
+        return b""
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -84,8 +120,9 @@ def wait_for_event(events: Path, event: str, timeout: float = 5) -> None:
         time.sleep(0.02)
 
 
-def pid_of(whereami: str) -> int:
-    return int(dict(word.split("=", 1) for word in whereami.split())["pid"])
+def pid_of(whereami: str, which: str = "pid") -> int:
+    """A pid the fixture's whereami told: its own ("pid"), its parent's ("ppid"), its group ("pgid")."""
+    return int(dict(word.split("=", 1) for word in whereami.split())[which])
 
 
 @contextlib.asynccontextmanager

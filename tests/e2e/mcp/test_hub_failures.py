@@ -111,6 +111,21 @@ async def test_a_server_that_dies_mid_session_is_reported_once_and_its_tools_go(
             await crash.run({}, ToolContext(workspace=tmp_path))
 
 
+async def test_a_server_that_closes_its_stdout_but_runs_on_is_reported_stopped_at_once(tmp_path):
+    # Its supervisor (tools/reaper.py) must not hold the pipe open: the end of stdout is what tells.
+    problems = Problems()
+    async with McpHub([fixture_server("mute")], tmp_path, on_problem=problems) as hub:
+        await _settle(hub)
+        hang_up = next(tool for tool in hub.tools() if tool.name == "mcp__mute__hang_up")
+        started = time.monotonic()
+        with pytest.raises(ToolError, match="MCP server 'mute'"):
+            await hang_up.run({}, ToolContext(workspace=tmp_path))
+        assert time.monotonic() - started < 5  # the stdin-close grace, not the call timeout (120 s)
+        await asyncio.sleep(0.05)  # reports are awaited by the connection task
+        assert hub.status() == {"mute": "failed"}
+        assert problems.seen == [("mute", "MCP server 'mute' is unavailable: it closed its stdout")]
+
+
 async def test_a_failing_problem_callback_does_not_break_the_hub(tmp_path):
     def explode(server: str, message: str) -> None:
         raise RuntimeError("client gone")

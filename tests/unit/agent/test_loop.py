@@ -394,3 +394,65 @@ async def test_a_sub_agent_has_no_plan_of_its_own_and_shares_the_backend():
     await collect(loop.run("go"))
     assert provider.tool_names[0] == ["agent", "look", "update_plan"]
     assert provider.tool_names[1] == ["look"] and seen["io"] is loop.io
+
+
+class AskingTool(FakeTool):
+    """A read tool that, while running, asks for the workspace's code (as iac_check does)."""
+
+    def __init__(self, name: str = "checker") -> None:
+        super().__init__(name)
+        self.answers: list[str | None] = []
+
+    async def run(self, args, ctx):
+        refusal = await ctx.request_access(f"{self.name}:plugins", "workspace_code", "start the plugins?")
+        self.answers.append(refusal)
+        return await super().run(args, ctx)
+
+
+async def test_a_running_call_asks_under_its_own_subject_and_a_remembered_answer_is_found_by_it():
+    remembered: dict[str, str] = {}
+    judged: list[tuple[str, str]] = []
+
+    def judge(name, access):
+        judged.append((name, access))
+        return decide(access, "bypass-permissions", remembered.get(name))
+
+    async def always(request):
+        remembered[request.subject] = "allow"
+        return "allow_always"
+
+    tool = AskingTool()
+    loop = make_loop(FakeProvider(call("checker"), say("ok"), call("checker"), say("ok")), [tool], judge=judge)
+    events = await collect(loop.run("go"), always)
+    (asked,) = [e for e in events if isinstance(e, PermissionRequest)]
+    assert asked.subject == "checker:plugins" and asked.title == "start the plugins?" and asked.call.id == "c1"
+    assert "allow_always" in asked.options  # code the workspace ships may be allowed for the session
+    events = await collect(loop.run("again"), always)
+    assert [e for e in events if isinstance(e, PermissionRequest)] == []
+    assert tool.answers == [None, None] and judged[-1] == ("checker:plugins", "workspace_code")
+
+
+async def test_a_refused_access_is_the_tools_to_report():
+    async def reject(request):
+        return "reject_once"
+
+    tool = AskingTool()
+    loop = make_loop(FakeProvider(call("checker"), say("ok")), [tool], judge=ask_as_default_mode)
+    await collect(loop.run("go"), reject)
+    assert tool.answers == [PERMISSION_DENIED] and len(tool.runs) == 1
+
+
+async def test_cancelling_a_running_calls_question_stops_the_turn_and_its_parallel_siblings():
+    async def cancelled(request):
+        return "cancelled"
+
+    slow = FakeTool("slow", delay=30)
+    asking = AskingTool()
+    calls = [ToolCallReady(ToolCall("a", "slow", {})), ToolCallReady(ToolCall("b", "checker", {})), Finish("tool_use")]
+    loop = make_loop(FakeProvider(calls), [slow, asking], judge=ask_as_default_mode)
+    started = time.monotonic()
+    events = await asyncio.wait_for(collect(loop.run("go"), cancelled), 5)
+    assert time.monotonic() - started < 5 and events[-1].stop_reason == "cancelled"
+    assert asking.runs == [] and slow.running_now == 0
+    assert unanswered_tool_calls(loop.history) == []
+    assert {e.call.id for e in events if isinstance(e, ToolFinished)} == {"a", "b"}

@@ -22,6 +22,7 @@ TABLE = {
     "execute": ["ask", "ask", "refuse", "ask", "run"],
     "external": ["ask", "ask", "refuse", "refuse", "run"],
     "infra_change": ["ask*", "ask*", "refuse", "refuse", "ask*"],
+    "workspace_code": ["ask", "ask", "refuse", "refuse", "ask"],
 }
 CELLS = [(access, mode, cell) for access, row in TABLE.items() for mode, cell in zip(MODES, row, strict=True)]
 

@@ -105,12 +105,16 @@ async def test_a_dead_hosts_used_connections_are_adopted_once_with_their_unanswe
     await ConnectionOwnership(pool, "alive").claim("streamed")  # its stream is held by the survivor
     await ConnectionOwnership(pool, "alive").claim("answered")
     dead_queue = InboundQueue(pool, "dead")
-    for connection_id, message in (("streamed", request(7)), ("streamed", request("x")), ("answered", request(1))):
+    # U+0000 in ids and params: PostgreSQL never has to read a message (it could not).
+    taken = (("streamed", request(7)), ("streamed", request("x\x00")), ("answered", request("\x00")))
+    for connection_id, message in taken:
         await dead_queue.push(connection_id, message)
         await dead_queue.take(connection_id)  # the dead host took them…
     await dead_queue.push("streamed", {"jsonrpc": "2.0", "method": "session/cancel", "params": {}})
     await dead_queue.take("streamed")  # … a notification is never in flight
-    await EventLog(pool, "dead").append("answered", "", {"jsonrpc": "2.0", "id": 1, "result": {}})  # … and answered one
+    await EventLog(pool, "dead").append(
+        "answered", "", {"jsonrpc": "2.0", "id": "\x00", "result": {}}
+    )  # … answered one
     await InboundQueue(pool, "alive").push("posted", request(2))  # waiting for a host that will not take it
     # The window is wide so that the survivors' own heartbeats stay fresh on a loaded machine.
     await asyncio.sleep(1.2)
@@ -122,7 +126,7 @@ async def test_a_dead_hosts_used_connections_are_adopted_once_with_their_unanswe
     everything = sorted((a for batch in adopted for a in batch), key=lambda a: a.connection_id)
     assert [a.connection_id for a in everything] == ["answered", "posted", "streamed"]
     by_id = {a.connection_id: a for a in everything}
-    assert sorted(by_id["streamed"].interrupted, key=str) == [7, "x"]
+    assert sorted(by_id["streamed"].interrupted, key=str) == [7, "x\x00"]
     assert by_id["answered"] == Adopted("answered", []) and by_id["posted"] == Adopted("posted", [])
     assert await survivors[0].adopt_orphans(max_age=1.0) == []  # the adopters are alive
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
 from iac_code.cluster.connections import ConnectionOwnership, UnknownConnection
 from iac_code.cluster.events import CONNECTION_STREAM, EventLog, Retention
+from iac_code.cluster.inbound import InboundQueue
 from iac_code.cluster.wakeups import Wakeup
 from iac_code.database.pool import Pool
 
@@ -106,3 +108,18 @@ async def test_a_batch_longer_than_the_window_keeps_its_end_and_reports_the_rest
     assert await log.append_many("c1", CONNECTION_STREAM, [note(n) for n in range(1, 9)]) == 8
     replay = await log.events_after("c1", CONNECTION_STREAM, 0)
     assert numbers(replay) == [4, 5, 6, 7, 8] and replay.lost_through == 3
+
+
+async def test_messages_holding_nul_characters_are_logged_and_replayed_unchanged(pool: Pool, log: EventLog) -> None:
+    # PostgreSQL's text and jsonb cannot hold U+0000; an agent's message may (a model's reply, a tool's output).
+    update = {"jsonrpc": "2.0", "method": "session/update", "params": {"text": "a\x00b", "\x00": ["\x00"]}}
+    queue = InboundQueue(pool, "a")
+    await queue.push("c1", {"jsonrpc": "2.0", "id": "r\x00", "method": "session/prompt", "params": {}})
+    await queue.take("c1")  # in flight until answered
+    answer = {"jsonrpc": "2.0", "id": "r\x00", "result": {"stopReason": "end_turn"}}
+    assert await log.append_many("c1", CONNECTION_STREAM, [update, answer]) == 2
+    replay = await log.events_after("c1", CONNECTION_STREAM, 0)
+    assert [event.message for event in replay.events] == [update, answer]
+    assert replay.events[0].text == json.dumps(update, ensure_ascii=False, separators=(",", ":"))  # the SSE data
+    async with pool.connection() as conn:
+        assert await (await conn.execute("SELECT * FROM iac_inflight")).fetchall() == []  # answered: not in flight

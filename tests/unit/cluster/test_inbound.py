@@ -54,6 +54,23 @@ async def test_a_message_posted_to_the_host_follows_what_was_queued_and_is_in_fl
     assert await host.take_before("c1", {"jsonrpc": "2.0", "method": "session/cancel", "params": {}}) == []
     async with pool.connection() as conn:
         keys = await (await conn.execute("SELECT request_key FROM iac_inflight ORDER BY request_key")).fetchall()
-    assert [key for (key,) in keys] == ["1", "2", "3"]
+    assert [key for (key,) in keys] == ['"1"', '"2"', '"3"']  # JSON text: an id may hold U+0000
     with pytest.raises(UnknownConnection):
         await host.take_before("nope", request(4))
+
+
+async def test_messages_holding_nul_characters_are_taken_unchanged_and_tracked(pool: Pool) -> None:
+    # PostgreSQL's text and jsonb cannot hold U+0000; any JSON-RPC message may (a pasted prompt, a file).
+    await ConnectionOwnership(pool, "host").open("c1")
+    prompt = {"jsonrpc": "2.0", "id": "p\x00", "method": "session/prompt", "params": {"text": "a\x00b", "\x00": 1}}
+    answer = {"jsonrpc": "2.0", "id": 7, "result": {"outcome": "\x00"}}
+    posted = {"jsonrpc": "2.0", "id": 2.5, "method": "x\x00", "params": {}}
+    for message in (prompt, answer):
+        await InboundQueue(pool, "other").push("c1", message)
+    host = InboundQueue(pool, "host")
+    assert await host.take_before("c1", posted) == [prompt, answer]
+    await InboundQueue(pool, "other").push("c1", prompt)
+    assert await host.take("c1") == [prompt]
+    async with pool.connection() as conn:
+        rows = await (await conn.execute("SELECT request_key, request_id::text FROM iac_inflight")).fetchall()
+    assert sorted(rows) == [('"2.5"', "2.5"), ('"p\\u0000"', '"p\\u0000"')]  # requests only, each once

@@ -65,6 +65,19 @@ async def test_a_session_is_leased_while_held_and_free_once_forgotten(pool: Pool
         assert await a.owners.leases.holder("s1") is None
 
 
+async def test_an_id_no_session_can_have_takes_no_lease(pool: Pool, pg_url: str) -> None:
+    # session/delete claims before the store checks the id; alone the server then answers it. An id holding
+    # U+0000 (which PostgreSQL's text cannot hold) must not fail the claim nor the release behind it.
+    async with node(pg_url, "a") as a:
+        conn = residency(a.owners)
+        await conn.claim("no\x00such")
+        conn.forget("no\x00such")
+        await a.owners.renew()
+        await a.owners.close()
+        async with pool.connection() as db:
+            assert await (await db.execute("SELECT * FROM iac_leases")).fetchall() == []
+
+
 async def test_a_live_holder_hands_over_an_idle_session_and_keeps_a_busy_one(pool: Pool, pg_url: str) -> None:
     async with node(pg_url, "a") as a, node(pg_url, "b") as b:
         b.owners._release_wait = 0.5

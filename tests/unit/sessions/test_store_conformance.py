@@ -169,6 +169,40 @@ async def test_appends_keep_their_order_and_survive_another_instance(open_store:
     assert loaded == history and record.session_id == "s1"
 
 
+async def test_nul_characters_anywhere_come_back_unchanged_in_another_instance(open_store: Opener) -> None:
+    # U+0000 is valid JSON text a client or a model may send; PostgreSQL's text and jsonb cannot hold it.
+    first = await open_store()
+    fields = {"title": "t\x00itle", "model": "m\x00", "mode": "plan", "permissions": {"to\x00ol": "allow"}}
+    await new_session(first, "s1", cwd="/work/\x00dir", **fields)
+    call = ToolCall("c\x00", "read_file", {"path": "a\x00.tf", "\x00": ["\x00"]})
+    history = [
+        user("pasted\x00prompt"),
+        Message(role="assistant", text="re\x00ply", thinking="th\x00ought", tool_calls=[call]),
+        tool_result(call, "file\x00content", title="read a\x00.tf"),
+    ]
+    for message in history:
+        await first.append("s1", message)
+    updated = await first.update("s1", title="new\x00title", permissions={"\x00": "reject"})
+    other = await open_store()
+    record, loaded = await other.load("s1")
+    assert loaded == history
+    assert (record.cwd, record.title, record.model, record.permissions) == (
+        "/work/\x00dir",
+        "new\x00title",
+        "m\x00",
+        {"\x00": "reject"},
+    )
+    assert record == updated == await other.get("s1")
+    assert ids((await other.list("/work/\x00dir"))[0]) == ["s1"] and ids((await other.list("/work/"))[0]) == []
+    await other.fork("s1", "s2")
+    assert (await first.load("s2"))[1] == history and (await first.get("s2")).title == "new\x00title"
+
+
+async def test_a_lone_surrogate_in_a_record_is_stored_as_u_fffd(open_store: Opener) -> None:
+    await new_session(await open_store(), "s1", title="a\ud800b")
+    assert (await (await open_store()).get("s1")).title == "a\ufffdb"
+
+
 async def test_append_bumps_updated_at(store: Any) -> None:
     before = await new_session(store, "s1", updated_at=stamp(0))
     await store.append("s1", user("hi"))

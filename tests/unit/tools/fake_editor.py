@@ -15,6 +15,7 @@ class FakeEditor:
     buffers: path → text the editor holds (unsaved edits included). exit_after: seconds before a
     terminal's command exits with `exit_code`, None to run until killed. outputs: what successive
     terminal/output calls return (the last one repeats). missing: methods answered "method not found".
+    silent: methods never answered (the request waits until it is cancelled).
     """
 
     def __init__(
@@ -26,6 +27,7 @@ class FakeEditor:
         outputs: list[dict[str, Any]] | None = None,
         missing: tuple[str, ...] = (),
         failing: tuple[str, ...] = (),
+        silent: tuple[str, ...] = (),
     ) -> None:
         self.buffers = {str(path): text for path, text in (buffers or {}).items()}
         self.exit_after = exit_after
@@ -33,6 +35,7 @@ class FakeEditor:
         self.outputs = list(outputs or [{"output": "", "truncated": False}])
         self.missing = missing
         self.failing = failing
+        self.silent = silent
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.killed = asyncio.Event()
 
@@ -47,6 +50,8 @@ class FakeEditor:
         if method in self.failing:
             raise RequestError.internal_error({"details": f"{method} broke"})
         await asyncio.sleep(0)
+        if method in self.silent:
+            await asyncio.get_running_loop().create_future()
         if method == "fs/read_text_file":
             if params["path"] not in self.buffers:
                 raise RequestError.resource_not_found(params["path"])

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from acp.schema import ClientCapabilities, FileSystemCapabilities
 
+from iac_code.tools import client_io
 from iac_code.tools.backends import LocalIO
 from iac_code.tools.base import ToolContext, ToolError
 from iac_code.tools.client_io import ClientIO, workspace_io
@@ -174,20 +175,60 @@ async def test_release_follows_even_when_the_editor_fails_mid_way(workspace: Pat
     assert editor.methods[-2:] == ["terminal/kill", "terminal/release"]
 
 
-async def test_a_release_that_never_answers_does_not_hold_the_tool(workspace: Path) -> None:
-    editor = FakeEditor()
-    hang = asyncio.Event()
+@pytest.fixture
+def patience(monkeypatch: pytest.MonkeyPatch) -> float:
+    """A short ANSWER_SECONDS, for the tests of an editor that does not answer."""
+    monkeypatch.setattr(client_io, "ANSWER_SECONDS", 0.2)
+    return 0.2
 
-    async def slow_release(method: str, params: dict) -> object:
-        if method == "terminal/release":
-            await hang.wait()
-        return await editor(method, params)
 
-    io = ClientIO(workspace, "sess-1", slow_release, EVERYTHING)
-    run = await asyncio.wait_for(io.run("true", cwd=workspace, env=ENV, timeout=5), 2)
-    assert run.exit_code == 0
-    hang.set()
-    await asyncio.sleep(0.01)  # let the release finish in the background
+async def test_a_release_that_never_answers_fails_the_call_after_the_bound(workspace: Path, patience: float) -> None:
+    editor = FakeEditor(outputs=[{"output": "validated\n", "truncated": False}], silent=("terminal/release",))
+    run = await asyncio.wait_for(client(workspace, editor).run("true", cwd=workspace, env=ENV, timeout=5), 2)
+    assert run.exit_code == 0 and run.problem is not None
+    result = bash_result(run, 5)
+    assert result.is_error and result.text == (
+        "validated\nExit code: 0\nThe editor did not release the terminal within 0.2 s (no answer to terminal/release)."
+    )
+
+
+async def test_a_kill_that_never_answers_ends_the_call_with_what_was_caught(workspace: Path, patience: float) -> None:
+    editor = FakeEditor(
+        exit_after=None, outputs=[{"output": "planning...\n", "truncated": False}], silent=("terminal/kill",)
+    )
+    started = asyncio.get_running_loop().time()
+    run = await client(workspace, editor).run("terraform plan", cwd=workspace, env=ENV, timeout=0.3)
+    took = asyncio.get_running_loop().time() - started
+    assert 0.3 + patience <= took < 0.3 + patience + 1.5, "the kill got its time, and no more than a cleanup's"
+    assert run.timed_out and run.exit_code is None
+    assert [m for m in editor.methods if m != "terminal/output"][-2:] == ["terminal/kill", "terminal/release"]
+    result = bash_result(run, 0.3)
+    assert result.is_error and result.text == (
+        "planning...\n\nCommand timed out after 0.3 s.\nThe editor did not stop the terminal within 0.2 s "
+        "(no answer to terminal/kill). The command may still be running there."
+    )
+
+
+async def test_an_output_that_never_comes_ends_the_call_with_how_the_command_ended(
+    workspace: Path, patience: float
+) -> None:
+    editor = FakeEditor(exit_code=1, silent=("terminal/output",))
+    run = await asyncio.wait_for(client(workspace, editor).run("false", cwd=workspace, env=ENV, timeout=5), 2)
+    assert (run.output, run.exit_code, run.timed_out) == ("", 1, False)
+    assert bash_result(run, 5).text == (
+        "(no output)\nExit code: 1\n"
+        "The editor did not send the terminal's output within 0.2 s (no answer to terminal/output)."
+    )
+    assert editor.methods[-1] == "terminal/release"
+
+
+async def test_an_output_beyond_the_limit_is_cut_even_when_the_editor_ignores_the_limit(workspace: Path) -> None:
+    huge = "".join(f"{n}\n" for n in range(200_000))  # 1.3 MB, all of it kept: not "truncated"
+    editor = FakeEditor(outputs=[{"output": huge, "truncated": False}])
+    run = await client(workspace, editor).run("seq", cwd=workspace, env=ENV, timeout=5, output_limit=1000)
+    head, tail = run.output.split("\n\n[... ")
+    assert head == huge[:500] and tail.endswith(huge[-500:])
+    assert tail.removesuffix(huge[-500:]) == f"{len(huge) - 1000:,} characters cut ...]\n\n"
 
 
 async def test_long_output_keeps_its_head_and_tail(workspace: Path) -> None:

@@ -1,15 +1,27 @@
-"""Shared shape of the checkers that run in this process, one file at a time, in a worker thread."""
+"""Shared shape of our own checkers that read one file at a time (HCL, YAML, ROS).
+
+Their parsing runs in a parse worker (parse_workers.py), never in the agent: `check()` sends the files'
+names there, and `check_files()` runs in the worker, reading each file without following symlinks and
+with the walk's size cap, and calling the checker's `check_file()`.
+"""
 
 from __future__ import annotations
 
-import asyncio
+import functools
+import importlib
 from collections.abc import Sequence
 from importlib import metadata
+from pathlib import Path
+from typing import Any
 
 from iac_code.iac.checker import CheckerUnavailable, Selection, Tree, Unit
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
-from iac_code.iac.sources import SourceFile
+from iac_code.iac.parse_workers import call_in_worker
+from iac_code.iac.safe_read import read_beneath
+from iac_code.iac.sources import MAX_FILE_BYTES, SourceFile
+
+TOO_DEEP = "nested too deeply to be parsed (over a thousand levels): not checked"
 
 
 class FileByFileChecker:
@@ -37,18 +49,40 @@ class FileByFileChecker:
         return True
 
     async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
-        return await asyncio.to_thread(self._check_units, units)
+        args = {
+            "checker": f"{type(self).__module__}:{type(self).__qualname__}",
+            "root": str(tree.workspace),
+            "files": [[unit.files[0].rel, unit.files[0].kind.value] for unit in units],
+        }
+        answer: dict[str, list[dict[str, Any]]] = await call_in_worker(f"{__name__}:check_files", args, self.timeout)
+        return {rel: [Finding.from_dict(item) for item in items] for rel, items in answer.items()}
 
     def check_file(self, source: SourceFile, text: str) -> list[Finding]:
         raise NotImplementedError
 
-    def _check_units(self, units: Sequence[Unit]) -> dict[str, list[Finding]]:
-        results: dict[str, list[Finding]] = {}
-        for unit in units:
-            source = unit.files[0]
-            try:
-                text = source.text()
-            except OSError:
-                continue  # gone since it was listed: nothing to report
-            results[unit.rel] = self.check_file(source, text)
-        return results
+
+def check_files(checker: str, root: str, files: list[list[str]]) -> dict[str, list[dict[str, Any]]]:
+    """In a parse worker: `checker` ("module:Class") on `files` ([rel, kind]) under `root`, as JSON."""
+    instance = _instance(checker)
+    results: dict[str, list[dict[str, Any]]] = {}
+    for rel, kind in files:
+        try:
+            data = read_beneath(Path(root), rel, MAX_FILE_BYTES)
+        except OSError:
+            continue  # gone, swapped for a link or grown past the cap since it was listed: nothing to parse
+        source = SourceFile(path=Path(root, rel), rel=rel, kind=FileKind(kind), digest="")
+        try:
+            findings = instance.check_file(source, data.decode("utf-8", errors="replace"))
+        except RecursionError:  # the parsers recurse per level: one file must not void the others' results
+            findings = [Finding(instance.name, "too-deep", "warning", rel, None, TOO_DEEP)]
+        results[rel] = [finding.to_dict() for finding in findings]
+    return results
+
+
+@functools.cache
+def _instance(checker: str) -> FileByFileChecker:
+    module, _, name = checker.partition(":")
+    instance = getattr(importlib.import_module(module), name)()
+    if not isinstance(instance, FileByFileChecker):
+        raise TypeError(f"{checker} is not a file-by-file checker")
+    return instance

@@ -1,8 +1,16 @@
-"""Running the checkers' command-line tools (terraform/tofu, tflint, kubeconform) found on PATH."""
+"""Running the checkers' command-line tools (terraform/tofu, tflint, kubeconform) found on PATH.
+
+Each runs under limits (limits.py): PROGRAM_MEMORY of RLIMIT_DATA, because these are Go programs and the
+Go runtime reserves more address space at start than any useful RLIMIT_AS allows (terraform fails to
+start under 1 GB of it, but runs `fmt` and `validate` under 128 MB of heap); and RLIMIT_CPU of the run's
+timeout, so a tool left behind by a killed agent still ends. The limits are per process: a provider
+plugin that terraform starts gets its own.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import shutil
 import subprocess
@@ -11,12 +19,16 @@ from functools import cache
 from pathlib import Path
 
 from iac_code.iac.checker import CheckerUnavailable
+from iac_code.iac.limits import MB, Limits
 from iac_code.tools.shell import command_environment, kill_process_group, spawn
 
 # No update check, no prompt, output meant for a program.
 TOOL_ENV = {"CHECKPOINT_DISABLE": "1", "TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "NO_COLOR": "1"}
 VERSION_TIMEOUT = 20.0
 PARALLEL_RUNS = 2  # the machines this runs on may have two cores; directories are checked two at a time
+# terraform's fmt and validate take ~60 MB here; a tool past 1 GB of heap is reading something it must not
+# (a 1 MB random .tf, /dev/zero behind a name) rather than checking code.
+PROGRAM_MEMORY = 1024 * MB
 
 
 @dataclass(frozen=True)
@@ -61,9 +73,11 @@ def _version(program: str, stamp: int, args: tuple[str, ...]) -> str:
 
 
 async def run_program(argv: list[str], cwd: Path, timeout: float) -> ProgramRun:
-    """Run a checker's tool to the end, killed with its process group on timeout or cancellation."""
+    """Run a checker's tool to the end under its limits, killed with its process group on timeout or
+    cancellation; LimitExceeded when a limit stopped it."""
     env = command_environment()
     env.update(TOOL_ENV)
+    limits = Limits(memory_bytes=PROGRAM_MEMORY, cpu_seconds=max(1, math.ceil(timeout)))
     process = await spawn(
         argv[0],
         *argv[1:],
@@ -72,6 +86,7 @@ async def run_program(argv: list[str], cwd: Path, timeout: float) -> ProgramRun:
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        preexec_fn=limits.preexec,
     )
     try:
         stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
@@ -81,7 +96,11 @@ async def run_program(argv: list[str], cwd: Path, timeout: float) -> ProgramRun:
     except BaseException:
         await kill_process_group(process)
         raise
-    return ProgramRun(process.returncode or 0, stdout.decode(errors="replace"), stderr.decode(errors="replace"))
+    run = ProgramRun(process.returncode or 0, stdout.decode(errors="replace"), stderr.decode(errors="replace"))
+    hit = limits.exceeded(Path(argv[0]).name, process.returncode, run.stderr) if run.code else None
+    if hit is not None:
+        raise hit
+    return run
 
 
 class ProgramChecker:

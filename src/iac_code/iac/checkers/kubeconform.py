@@ -2,13 +2,17 @@
 
 kubeconform fetches schemas from the network unless they are cached locally (`-schema-location`); when
 none can be loaded the checker reports itself skipped rather than flagging every manifest. Its output has
-no line numbers, so the line is found from the resource's kind/name and the path of the error.
+no line numbers, so the line is found from the resource's kind/name and the path of the error, by parsing
+the manifest again: in a parse worker (`find_lines`), like every parse of the workspace's files.
+Manifests whose YAML aliases expand past the loader's bound are not handed to kubeconform (yaml_screen).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from yaml import YAMLError
@@ -16,12 +20,18 @@ from yaml.nodes import Node, SequenceNode
 
 from iac_code.iac.checker import Selection, Tree, Unit
 from iac_code.iac.checkers.external import ProgramChecker, run_program
+from iac_code.iac.checkers.yaml_screen import screen_yaml
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
+from iac_code.iac.limits import LimitExceeded
+from iac_code.iac.parse_workers import call_in_worker
 from iac_code.iac.safe_read import read_beneath
 from iac_code.iac.snapshot import snapshot
 from iac_code.iac.sources import MAX_FILE_BYTES
+from iac_code.iac.workers import WorkerError
 from iac_code.iac.yamlnodes import compose_documents, line_of, mapping_get, scalar
+
+log = logging.getLogger(__name__)
 
 BATCH = 200
 SCHEMA_TROUBLE = ("could not find schema", "failed downloading schema", "error while downloading schema")
@@ -35,11 +45,11 @@ class KubeconformChecker(ProgramChecker):
     version_args = ("-v",)
 
     def select(self, tree: Tree) -> Selection:
-        return Selection(units=tree.file_units({FileKind.KUBERNETES}))
+        return screen_yaml(tree, Selection(units=tree.file_units({FileKind.KUBERNETES})))
 
     async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
         program = self.program()
-        results: dict[str, list[Finding]] = {}
+        problems: list[_Problem] = []
         schema_errors = 0
         for start in range(0, len(units), BATCH):
             batch = units[start : start + BATCH]
@@ -55,39 +65,62 @@ class KubeconformChecker(ProgramChecker):
                 if any(s in str(resource.get("msg", "")) for s in SCHEMA_TROUBLE):
                     schema_errors += 1
                     continue
-                for finding in self._findings(tree, resource):
-                    results.setdefault(finding.file, []).append(finding)
-        if schema_errors and not results:
+                problems.extend(_problems(resource))
+        if schema_errors and not problems:
             raise RuntimeError(
                 "no Kubernetes schemas could be loaded (offline? give kubeconform a local -schema-location)"
             )
+        lines = await self._lines(tree, problems) if problems else []
+        results: dict[str, list[Finding]] = {}
+        for problem, line in zip(problems, lines, strict=True):
+            results.setdefault(problem.rel, []).append(problem.finding(self.name, line))
         return results
 
-    def _findings(self, tree: Tree, resource: dict[str, Any]) -> list[Finding]:
-        status = resource.get("status")
-        if status not in ("statusInvalid", "statusError"):
-            return []
-        rel = str(resource.get("filename", ""))
-        kind, name = str(resource.get("kind", "")), str(resource.get("name", ""))
-        errors = resource.get("validationErrors") or [{"path": "", "msg": resource.get("msg", "")}]
-        text = _read(tree, rel)
-        return [
-            Finding(
-                self.name,
-                "invalid" if status == "statusInvalid" else "error",
-                "error",
-                rel,
-                _line(text, kind, name, str(error.get("path", ""))),
-                f"{kind} {name}: {error.get('path') or ''} {error.get('msg', '')}".replace("  ", " ").strip(),
-            )
-            for error in errors
-        ]
+    async def _lines(self, tree: Tree, problems: list[_Problem]) -> list[int | None]:
+        targets = [[p.rel, p.kind, p.name, p.path] for p in problems]
+        args = {"root": str(tree.workspace), "targets": targets}
+        try:
+            lines: list[int | None] = await call_in_worker(f"{__name__}:find_lines", args, self.timeout)
+        except (WorkerError, LimitExceeded) as exc:
+            log.info("kubeconform: no lines for its findings: %s", exc)
+            return [None] * len(problems)  # the findings stand without their lines
+        return lines
 
 
-def _read(tree: Tree, rel: str) -> str:
-    """The manifest kubeconform named, read without following symlinks and within the size cap."""
+class _Problem:
+    def __init__(self, resource: dict[str, Any], error: dict[str, Any]) -> None:
+        self.invalid = resource.get("status") == "statusInvalid"
+        self.rel = str(resource.get("filename", ""))
+        self.kind, self.name = str(resource.get("kind", "")), str(resource.get("name", ""))
+        self.path = str(error.get("path", ""))
+        self.message = f"{self.kind} {self.name}: {error.get('path') or ''} {error.get('msg', '')}"
+
+    def finding(self, tool: str, line: int | None) -> Finding:
+        rule = "invalid" if self.invalid else "error"
+        return Finding(tool, rule, "error", self.rel, line, self.message.replace("  ", " ").strip())
+
+
+def _problems(resource: dict[str, Any]) -> list[_Problem]:
+    if resource.get("status") not in ("statusInvalid", "statusError"):
+        return []
+    errors = resource.get("validationErrors") or [{"path": "", "msg": resource.get("msg", "")}]
+    return [_Problem(resource, error) for error in errors]
+
+
+def find_lines(root: str, targets: list[list[str]]) -> list[int | None]:
+    """In a parse worker: for each [rel, kind, name, JSON pointer], the line it is at (None: not found)."""
+    texts: dict[str, str] = {}
+    lines = []
+    for rel, kind, name, pointer in targets:
+        if rel not in texts:
+            texts[rel] = _read(Path(root), rel)
+        lines.append(_line(texts[rel], kind, name, pointer))
+    return lines
+
+
+def _read(root: Path, rel: str) -> str:
     try:
-        return read_beneath(tree.workspace, rel, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+        return read_beneath(root, rel, MAX_FILE_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return ""
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from iac_code.iac.checker import Selection, Tree, Unit, is_initialized, unsafe_exclusions
@@ -19,6 +20,7 @@ from iac_code.iac.snapshot import snapshot
 
 FMT_BATCH = 200  # files per command line
 NOT_INITIALIZED = "not initialized (validate needs `terraform init` to have run there)"
+PLUGIN_FOLDERS = ("providers", "plugins")  # under .terraform/: where init installs providers (plugins: before 0.13)
 
 
 class TerraformChecker(ProgramChecker):
@@ -69,6 +71,18 @@ class TerraformValidateChecker(TerraformChecker):
     summary = "terraform (or tofu) validate -json in directories already initialized (if on PATH)"
     timeout = 180.0
 
+    @property
+    def command(self) -> str:
+        return f"{Path(self.program()).name} validate"
+
+    def workspace_code(self, tree: Tree, unit: Unit) -> str | None:
+        """validate starts every provider the configuration needs, from the directory's `.terraform/`: in a
+        repository that commits `.terraform/`, code anyone could have put there."""
+        data = tree.absolute(unit.rel) / ".terraform"
+        if any(_has_entries(data / folder) for folder in PLUGIN_FOLDERS):
+            return f"the provider plugins in {PurePosixPath(unit.rel, '.terraform')}"
+        return None
+
     def select(self, tree: Tree) -> Selection:
         selection = Selection()
         for unit in tree.terraform_dirs():
@@ -109,3 +123,11 @@ class TerraformValidateChecker(TerraformChecker):
         message = f"{summary}: {detail}" if detail else summary
         rel = rel_join(directory, filename) if filename else directory
         return Finding(self.name, "validate", severity, rel, line if isinstance(line, int) else None, message)
+
+
+def _has_entries(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            return any(True for _ in entries)
+    except OSError:
+        return False

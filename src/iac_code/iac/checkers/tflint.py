@@ -6,12 +6,17 @@ import asyncio
 import json
 import os
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 from typing import Any
 
 from iac_code.iac.checker import Selection, Tree, Unit, unsafe_exclusions
 from iac_code.iac.checkers.external import PARALLEL_RUNS, ProgramChecker, rel_join, run_program
 from iac_code.iac.findings import Finding, Severity
+from iac_code.iac.safe_read import read_beneath
 
+PLUGIN_FOLDER = ".tflint.d"
+CONFIG_FILE = ".tflint.hcl"
+CONFIG_LIMIT = 1024 * 1024
 SEVERITIES: dict[str, Severity] = {"error": "error", "warning": "warning", "notice": "info", "info": "info"}
 
 
@@ -20,6 +25,26 @@ class TflintChecker(ProgramChecker):
     summary = "tflint on each Terraform directory (if on PATH)"
     timeout = 180.0
     programs = ("tflint",)
+
+    command = "tflint"
+
+    def workspace_code(self, tree: Tree, unit: Unit) -> str | None:
+        """tflint loads plugins from `.tflint.d/plugins` beside it, or from the `plugin_dir` its `.tflint.hcl`
+        names: a repository can ship both. Its run has the workspace as cwd and the unit as --chdir."""
+        for rel in dict.fromkeys((unit.rel, ".")):
+            folder = PurePosixPath(rel)
+            if os.path.lexists(tree.absolute(rel) / PLUGIN_FOLDER):
+                return f"the tflint plugins in {folder / PLUGIN_FOLDER}"
+            config = (folder / CONFIG_FILE).as_posix()
+            try:
+                text = read_beneath(tree.workspace, config, CONFIG_LIMIT)
+            except FileNotFoundError:
+                continue
+            except OSError:  # unsafe or unreadable: tflint would read it all the same, so assume the worst
+                return f"whatever {config} loads"
+            if b"plugin_dir" in text:
+                return f"the plugins in the plugin_dir that {config} names"
+        return None
 
     def select(self, tree: Tree) -> Selection:
         units = tree.terraform_dirs()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import logging
 import shutil
@@ -17,11 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.iac.checker import CheckerUnavailable, Selection, Tree, Unit, unsafe_exclusions
+from iac_code.iac.checkers.yaml_screen import screen_yaml
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
+from iac_code.iac.limits import MB, Limits
+from iac_code.iac.parse_workers import prewarm_parse_workers
 from iac_code.iac.snapshot import snapshot
 from iac_code.iac.sources import SourceFile
-from iac_code.iac.workers import WorkerError, warm_worker
+from iac_code.iac.workers import WarmWorker, WorkerError, ask, warm_worker
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,10 @@ SEVERITY_REVISION = "1"  # bump when CHECKOV_SERIOUS changes: it is part of the 
 # every run, which cost 5x the scan itself on a 25-directory tree (and escaped the worker's own limits).
 CHECKOV_ENV = {"LOG_LEVEL": "ERROR", "BC_SKIP_MAPPING": "TRUE", "CHECKOV_PARALLELIZATION_TYPE": "none"}
 CHECKOV_TERRAFORM_FILES = (".tf", ".tf.json")  # what its Terraform runner parses (not .tfvars)
+# Heap per worker: checking 300 files uses ~260 MB (checkov) and ~140 MB (cfn-lint); a graph of a big
+# Terraform configuration or a large SAM template can take a few times that. Past 1 GB it is an attack
+# (the alias bomb took checkov to 3.3 GB). CPU time per request: the checker's timeout.
+WORKER_MEMORY = 1024 * MB
 
 
 class WorkerChecker:
@@ -92,12 +98,17 @@ class WorkerChecker:
             "files": [[str(copies / f.rel), f.rel] for f in self.given(unit)],
         }
 
+    def limits(self) -> Limits:
+        return Limits(memory_bytes=WORKER_MEMORY, cpu_seconds=int(self.timeout))
+
+    def worker(self) -> WarmWorker:
+        return warm_worker(self.name, HANDLERS / self.handler, self.python(), self.env, self.limits())
+
     async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
-        worker = warm_worker(self.name, HANDLERS / self.handler, self.python(), self.env)
         async with snapshot(f for unit in units for f in self.given(unit)) as copies:
             request = {"units": [self.payload(tree, unit, copies) for unit in units]}
             try:
-                answer = await asyncio.to_thread(worker.request, request, self.timeout)
+                answer = await ask(self.worker(), request, self.timeout)
             except WorkerError as exc:
                 raise RuntimeError(str(exc)) from None
         results: dict[str, Any] = answer["results"]
@@ -112,7 +123,7 @@ class CfnLintChecker(WorkerChecker):
     package = "cfn-lint"
 
     def select(self, tree: Tree) -> Selection:
-        return Selection(units=tree.file_units({FileKind.CLOUDFORMATION}))
+        return screen_yaml(tree, Selection(units=tree.file_units({FileKind.CLOUDFORMATION})))
 
 
 class CheckovChecker(WorkerChecker):
@@ -141,7 +152,7 @@ class CheckovChecker(WorkerChecker):
         else:
             selection.units.extend(charts)
         selection.excluded.extend(unsafe_exclusions({**tree.unsafe_terraform_dirs, **tree.unsafe_charts}))
-        return selection
+        return screen_yaml(tree, selection)
 
     def given(self, unit: Unit) -> list[SourceFile]:
         """A Terraform directory's .tf files only; nothing for a chart, which `helm` renders from its own
@@ -168,16 +179,15 @@ def _is_chart(unit: Unit) -> bool:
 
 
 def prewarm_workers(checkers: Sequence[WorkerChecker] = (CheckovChecker(), CfnLintChecker())) -> threading.Thread:
-    """Start the heavy checkers' workers in the background (e.g. when a session opens on a workspace that
-    has infrastructure), so the first iac_check does not wait seconds for checkov's import. They start side
-    by side: one after the other, checkov's import began only once cfn-lint had loaded its rules. The
-    thread returned ends when all are ready."""
+    """Start the checkers' workers in the background (e.g. when a session opens on a workspace that has
+    infrastructure), so the first iac_check does not wait seconds for checkov's import. They start side by
+    side, the parse workers (quick, and every check uses them) with the heavy ones: one after the other,
+    checkov's import began only once cfn-lint had loaded its rules. The thread returned ends when all are
+    ready."""
 
     def start(checker: WorkerChecker) -> None:
         try:
-            warm_worker(checker.name, HANDLERS / checker.handler, checker.python(), checker.env).request(
-                {"units": []}, checker.timeout
-            )
+            checker.worker().start(checker.timeout)
         except (CheckerUnavailable, WorkerError) as exc:
             log.info("not prewarming %s: %s", checker.name, exc)
 
@@ -185,6 +195,7 @@ def prewarm_workers(checkers: Sequence[WorkerChecker] = (CheckovChecker(), CfnLi
         threads = [
             threading.Thread(target=start, args=(c,), name=f"iac-prewarm-{c.name}", daemon=True) for c in checkers
         ]
+        threads.append(threading.Thread(target=prewarm_parse_workers, name="iac-prewarm-parsers", daemon=True))
         for thread in threads:
             thread.start()
         for thread in threads:
