@@ -30,10 +30,13 @@ _BACKEND = re.compile(r'\bbackend\s+"([^"]+)"')
 _CLOUD = re.compile(r"\bcloud\s*\{")
 _REQUIRED_VERSION = re.compile(r'\brequired_version\s*=\s*"([^"]+)"')
 _REQUIRED_PROVIDERS = re.compile(r"\brequired_providers\s*\{")
-_PROVIDER_ENTRY = re.compile(r'([\w-]+)\s*=\s*(?:\{([^{}]*)\}|"([^"]*)")')
+# Each pattern here takes linear time on any text (a file is up to 2 MB of whatever the repository holds):
+# a name starts where a name can start, a block's body stops at the next brace.
+_PROVIDER_ENTRY = re.compile(r'(?<![\w-])([\w-]+)\s*=\s*(?:\{([^{}]*)\}|"([^"]*)")')
 _SOURCE = re.compile(r'\bsource\s*=\s*"([^"]+)"')
 _VERSION = re.compile(r'\bversion\s*=\s*"([^"]+)"')
-_LOCKED = re.compile(r'provider\s+"([^"]+)"\s*\{[^}]*?\bversion\s*=\s*"([^"]+)"', re.S)
+_LOCKED_BLOCK = re.compile(r'provider\s+"([^"]+)"\s*\{([^{}]*)')
+_BRACE = re.compile(r"[{}]")
 _LOCAL_MODULE = re.compile(r'\bsource\s*=\s*"(\.{1,2}/[^"]*)"')
 _K8S_KIND = re.compile(r"""^["']?kind["']?\s*:\s*["']?(\w+)""", re.M)
 _CHART_FIELD = re.compile(r"^(name|version):\s*['\"]?([^'\"\s]+)", re.M)
@@ -109,8 +112,7 @@ def _terraform(files: list[SourceFile], hcl: dict[str, SourceFile]) -> tuple[lis
 
 
 def _describe_root(directory: str, texts: list[str], backend: str | None, lock: SourceFile | None) -> str:
-    locked = dict(_LOCKED.findall(_read(lock))) if lock else {}
-    locked = {_short_provider(k): v for k, v in locked.items()}
+    locked = _locked_versions(_read(lock)) if lock else {}
     providers = _required_providers(texts)
     parts = [f"backend {backend}" if backend else "local state"]
     required = next((m.group(1) for t in texts if (m := _REQUIRED_VERSION.search(t))), None)
@@ -132,8 +134,9 @@ def _describe_root(directory: str, texts: list[str], backend: str | None, lock: 
 def _required_providers(texts: list[str]) -> dict[str, tuple[str | None, str | None]]:
     providers: dict[str, tuple[str | None, str | None]] = {}
     for text in texts:
-        for match in _REQUIRED_PROVIDERS.finditer(text):
-            block = _braced(text, match.end() - 1)
+        position = 0
+        while (match := _REQUIRED_PROVIDERS.search(text, position)) is not None:
+            block, position = _braced(text, match.end() - 1)
             for name, body, old_style_version in _PROVIDER_ENTRY.findall(block):
                 if body:
                     source, version = _SOURCE.search(body), _VERSION.search(body)
@@ -196,16 +199,23 @@ def _text_facts(source: SourceFile, pattern: re.Pattern[str]) -> tuple[str, ...]
     return tuple(str(found) for found in pattern.findall(_read(source)))
 
 
-def _braced(text: str, open_index: int) -> str:
+def _locked_versions(lock_text: str) -> dict[str, str]:
+    """Provider (short name) -> the version .terraform.lock.hcl pins."""
+    locked = {}
+    for source, body in _LOCKED_BLOCK.findall(lock_text):
+        if version := _VERSION.search(body):
+            locked[_short_provider(source)] = version.group(1)
+    return locked
+
+
+def _braced(text: str, open_index: int) -> tuple[str, int]:
+    """The text inside the braces that open at `open_index` (to the end if they never close), and where they end."""
     depth = 0
-    for index in range(open_index, len(text)):
-        if text[index] == "{":
-            depth += 1
-        elif text[index] == "}":
-            depth -= 1
-            if depth == 0:
-                return text[open_index + 1 : index]
-    return text[open_index + 1 :]
+    for brace in _BRACE.finditer(text, open_index):
+        depth += 1 if brace.group() == "{" else -1
+        if depth == 0:
+            return text[open_index + 1 : brace.start()], brace.end()
+    return text[open_index + 1 :], len(text)
 
 
 def _short_provider(source: str) -> str:

@@ -1,5 +1,6 @@
 """summarize_workspace: what the system prompt learns about the workspace's infrastructure."""
 
+import threading
 from pathlib import Path
 
 from iac_code.iac.summary import MAX_CHARS, summarize_workspace
@@ -58,3 +59,29 @@ def test_cached_until_something_changes(tmp_path: Path) -> None:
     (workspace / "terraform/insecure/versions.tf").write_text('terraform {\n  backend "gcs" {}\n}\n')
     changed = summarize_workspace(workspace)
     assert "- terraform/insecure: backend gcs" in changed
+
+
+def test_hostile_terraform_text_is_summarised_in_linear_time(tmp_path: Path) -> None:
+    """Patterns that backtracked took 85 s on a lock file of unclosed provider blocks (the summary runs in
+    the agent's process, and the first model call waits for it); each of these takes well under a second."""
+    (tmp_path / "main.tf").write_text(
+        "terraform {\n  required_providers {\n" + "required_providers {\n" * 50_000 + "x" * 200_000 + " = 1\n"
+    )
+    (tmp_path / ".terraform.lock.hcl").write_text('provider "a" {\n' * 20_000)
+    done: list[str] = []
+    worker = threading.Thread(target=lambda: done.append(summarize_workspace(tmp_path)), daemon=True)
+    worker.start()
+    worker.join(20)
+    assert done and "- .: local state" in done[0]
+
+
+def test_locked_versions_and_required_providers_still_read(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(
+        'terraform {\n  required_providers {\n    aws = { source = "hashicorp/aws", version = "~> 5.0" }\n'
+        '    random = "3.6.0"\n  }\n}\n'
+    )
+    (tmp_path / ".terraform.lock.hcl").write_text(
+        'provider "registry.terraform.io/hashicorp/aws" {\n  version = "5.31.0"\n  hashes = ["h1:x"]\n}\n'
+    )
+    text = summarize_workspace(tmp_path)
+    assert "providers hashicorp/aws ~> 5.0 (locked 5.31.0), hashicorp/random 3.6.0" in text

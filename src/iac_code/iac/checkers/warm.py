@@ -58,7 +58,14 @@ SEVERITY_REVISION = "1"  # bump when CHECKOV_SERIOUS changes: it is part of the 
 # checkov talks to no platform without an API key; these keep it from trying anything else on the way.
 # Sequential parsing: checkov otherwise forks a pool of copies of the warm worker (hundreds of MB each) on
 # every run, which cost 5x the scan itself on a 25-directory tree (and escaped the worker's own limits).
-CHECKOV_ENV = {"LOG_LEVEL": "ERROR", "BC_SKIP_MAPPING": "TRUE", "CHECKOV_PARALLELIZATION_TYPE": "none"}
+# checkov renders a chart with `helm template --dependency-update`, which downloads the dependencies a
+# Chart.yaml names: an allow-list that matches no http(s) repository makes it skip such a chart instead.
+CHECKOV_ENV = {
+    "LOG_LEVEL": "ERROR",
+    "BC_SKIP_MAPPING": "TRUE",
+    "CHECKOV_PARALLELIZATION_TYPE": "none",
+    "CHECKOV_HELM_ALLOWED_REMOTE_REPOS": "none://",
+}
 CHECKOV_TERRAFORM_FILES = (".tf", ".tf.json")  # what its Terraform runner parses (not .tfvars)
 # Heap per worker: checking 300 files uses ~260 MB (checkov) and ~140 MB (cfn-lint); a graph of a big
 # Terraform configuration or a large SAM template can take a few times that. Past 1 GB it is an attack
