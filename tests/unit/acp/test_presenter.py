@@ -103,7 +103,9 @@ def test_progress_replaces_the_content_and_leaves_the_status_alone():
 def _request(options, infrastructure_change):
     answer = asyncio.get_running_loop().create_future()
     call = ToolCall("c2", "bash", {"command": "terraform apply"})
-    return PermissionRequest(call, "Run terraform apply", "execute", [], options, infrastructure_change, answer)
+    return PermissionRequest(
+        call, "Run terraform apply", "execute", [], options, infrastructure_change, answer, call.name
+    )
 
 
 async def test_permission_request():
