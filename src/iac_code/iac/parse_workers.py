@@ -6,7 +6,7 @@ two cores of a small machine make a warm check faster, not slower (bench/iac.py)
 starts in ~0.3 s (both side by side). They are started when a session opens on infrastructure
 (`prewarm_parse_workers`, with checkov's and cfn-lint's), else by the first check.
 
-Memory: 512 MB of heap each. The largest file a check reads (walk.MAX_FILE_BYTES, 2 MB) peaks at ~270 MB
+Memory: 512 MB of heap each. The largest file a check reads (sources.MAX_FILE_BYTES, 2 MB) peaks at ~270 MB
 of resident memory parsed as YAML or HCL, so twice that leaves room and still stops what no file of that
 size should need. CPU: 60 s per request, the parse checkers' timeout.
 """
