@@ -21,6 +21,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from iac_code.config import ConfigError, load_settings
 from iac_code.iac.findings import Finding
@@ -140,26 +141,24 @@ class ResultCache:
             self._memory.popitem(last=False)
 
     def _query(self, key: str) -> str | None:
-        db = self._connection()
-        if db is None:
-            return None
-        try:
-            row = db.execute("SELECT findings FROM results WHERE key = ?", (key,)).fetchone()
-        except sqlite3.Error as exc:
-            self._disable(exc)
-            return None
+        row = self._row("SELECT findings FROM results WHERE key = ?", key)
         return None if row is None else str(row[0])
 
     def _query_failure(self, key: str) -> tuple[str, float] | None:
+        row = self._row("SELECT reason, at FROM failures WHERE key = ?", key)
+        return None if row is None else (str(row[0]), float(row[1]))
+
+    def _row(self, query: str, key: str) -> tuple[Any, ...] | None:
+        """The disk layer's row for `key` (None: none, or no disk layer)."""
         db = self._connection()
         if db is None:
             return None
         try:
-            row = db.execute("SELECT reason, at FROM failures WHERE key = ?", (key,)).fetchone()
+            row: tuple[Any, ...] | None = db.execute(query, (key,)).fetchone()
         except sqlite3.Error as exc:
             self._disable(exc)
             return None
-        return None if row is None else (str(row[0]), float(row[1]))
+        return row
 
     def _connection(self) -> sqlite3.Connection | None:
         if self._db is not None or self._db_failed or self.path is None:
