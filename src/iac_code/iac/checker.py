@@ -102,7 +102,8 @@ class Tree:
 
     def _terraform_dir(self, rel: str) -> Unit | None:
         directory = self.absolute(rel)
-        if not self._judge(self.unsafe_terraform_dirs, rel, self._problems(directory, terraform_dir_problems)):
+        problems = _problems(self.workspace, directory, terraform_dir_problems)
+        if not self._judge(self.unsafe_terraform_dirs, rel, problems):
             return None
         sources = _directory_sources(self.workspace, directory, self.left_out)
         files = tuple(s for s in sources if s.kind in TERRAFORM_DIR_KINDS)
@@ -120,14 +121,10 @@ class Tree:
 
     def _helm_chart(self, rel: str) -> Unit | None:
         directory = self.absolute(rel)
-        if not self._judge(self.unsafe_charts, rel, self._problems(directory, tree_problems)):
+        if not self._judge(self.unsafe_charts, rel, _problems(self.workspace, directory, tree_problems)):
             return None
         files = tuple(load_sources(self.workspace, list_candidate_files(directory), self.left_out))
         return Unit(rel=rel, files=files, is_dir=True)
-
-    def _problems(self, directory: Path, scan: Callable[[Path], list[Problem]]) -> list[Problem]:
-        """`scan(directory)`'s problems, with workspace-relative paths."""
-        return [((directory / name).relative_to(self.workspace).as_posix(), why) for name, why in scan(directory)]
 
     def _judge(self, unsafe: dict[str, list[Problem]], rel: str, problems: list[Problem]) -> bool:
         """True when `problems` is empty; else the directory and its files are recorded as unsafe."""
@@ -186,6 +183,11 @@ def _parent(rel: str) -> str:
     return PurePosixPath(rel).parent.as_posix()
 
 
+def _problems(workspace: Path, directory: Path, scan: Callable[[Path], list[Problem]]) -> list[Problem]:
+    """`scan(directory)`'s problems, with workspace-relative paths."""
+    return [((directory / name).relative_to(workspace).as_posix(), why) for name, why in scan(directory)]
+
+
 def _directory_sources(workspace: Path, directory: Path, left_out: LeftOut) -> list[SourceFile]:
     """The regular files directly in `directory` (symlinks are not followed), within the size cap."""
     try:
@@ -223,10 +225,7 @@ def _local_modules(workspace: Path, files: Sequence[SourceFile], left_out: LeftO
                 if module in seen or not module.is_dir() or not module.is_relative_to(workspace):
                     continue
                 seen.add(module)
-                problems.extend(
-                    ((module / name).relative_to(workspace).as_posix(), why)
-                    for name, why in terraform_dir_problems(module)
-                )
+                problems.extend(_problems(workspace, module, terraform_dir_problems))
                 module_files = [
                     s for s in _directory_sources(workspace, module, left_out) if s.kind is FileKind.TERRAFORM
                 ]

@@ -36,9 +36,15 @@ class SourceFile:
         return self.path.parents[len(PurePosixPath(self.rel).parts) - 1]
 
     def text(self) -> str:
-        """The file's text, read without following symlinks and within the size cap (UnsafeFile, an
-        OSError, when it has been swapped for something else since it was listed)."""
-        return read_beneath(self.root, self.rel, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+        """The file's text, as `read_text` reads it."""
+        return read_text(self.root, self.rel)
+
+
+def read_text(root: Path, rel: str) -> str:
+    """The text of the workspace file `rel`, read as every check reads one: without following symlinks and
+    within the size cap (UnsafeFile, an OSError, when it has been swapped for something else since it was
+    listed), undecodable bytes replaced."""
+    return read_beneath(root, rel, MAX_FILE_BYTES).decode("utf-8", errors="replace")
 
 
 @dataclass

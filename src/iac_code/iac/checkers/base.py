@@ -18,8 +18,7 @@ from iac_code.iac.checker import CheckerUnavailable, Selection, Tree, Unit
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
 from iac_code.iac.parse_workers import call_in_worker
-from iac_code.iac.safe_read import read_beneath
-from iac_code.iac.sources import MAX_FILE_BYTES, SourceFile
+from iac_code.iac.sources import SourceFile, read_text
 
 TOO_DEEP = "nested too deeply to be parsed (over a thousand levels): not checked"
 
@@ -67,12 +66,12 @@ def check_files(checker: str, root: str, files: list[list[str]]) -> dict[str, li
     results: dict[str, list[dict[str, Any]]] = {}
     for rel, kind in files:
         try:
-            data = read_beneath(Path(root), rel, MAX_FILE_BYTES)
+            text = read_text(Path(root), rel)
         except OSError:
             continue  # gone, swapped for a link or grown past the cap since it was listed: nothing to parse
         source = SourceFile(path=Path(root, rel), rel=rel, kind=FileKind(kind), digest="")
         try:
-            findings = instance.check_file(source, data.decode("utf-8", errors="replace"))
+            findings = instance.check_file(source, text)
         except RecursionError:  # the parsers recurse per level: one file must not void the others' results
             findings = [Finding(instance.name, "too-deep", "warning", rel, None, TOO_DEEP)]
         results[rel] = [finding.to_dict() for finding in findings]

@@ -25,9 +25,8 @@ from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
 from iac_code.iac.limits import LimitExceeded
 from iac_code.iac.parse_workers import call_in_worker
-from iac_code.iac.safe_read import read_beneath
 from iac_code.iac.snapshot import snapshot
-from iac_code.iac.sources import MAX_FILE_BYTES
+from iac_code.iac.sources import read_text
 from iac_code.iac.workers import WorkerError
 from iac_code.iac.yamlnodes import compose_documents, line_of, mapping_get, scalar
 
@@ -120,7 +119,7 @@ def find_lines(root: str, targets: list[list[str]]) -> list[int | None]:
 
 def _read(root: Path, rel: str) -> str:
     try:
-        return read_beneath(root, rel, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+        return read_text(root, rel)
     except OSError:
         return ""
 

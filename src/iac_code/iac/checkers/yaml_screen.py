@@ -25,7 +25,7 @@ from iac_code.iac.classify import STRUCTURED_KINDS
 from iac_code.iac.limits import LimitExceeded
 from iac_code.iac.parse_workers import call_in_worker, call_in_worker_blocking
 from iac_code.iac.safe_read import read_beneath
-from iac_code.iac.sources import MAX_FILE_BYTES, SourceFile
+from iac_code.iac.sources import MAX_FILE_BYTES, SourceFile, read_text
 from iac_code.iac.workers import WorkerError
 from iac_code.iac.yamlnodes import StructuredSyntaxError, parse_structured
 
@@ -34,6 +34,7 @@ _ANCHOR = re.compile(rb"(?:^|[\s\[{,])&[^\s\[\]{},]", re.M)
 SCREEN_TIMEOUT = 60.0
 MEMO_SIZE = 50_000
 FAILED = "could not be screened for YAML alias bombs"
+ALIAS_VERDICTS = f"{__name__}:alias_verdicts"  # what a parse worker runs
 
 _verdicts: OrderedDict[str, str] = OrderedDict()  # content digest -> reason ("" : fine)
 _verdicts_lock = threading.Lock()
@@ -48,13 +49,13 @@ async def screen_tree(tree: Tree) -> None:
     if not unknown:
         return
     suspects = await asyncio.to_thread(_suspects, tree, unknown)
-    args = {"root": str(tree.workspace), "files": [s.rel for s in suspects]}
-    try:
-        refused = await call_in_worker(f"{__name__}:alias_verdicts", args, SCREEN_TIMEOUT) if suspects else {}
-    except (WorkerError, LimitExceeded) as exc:
-        _remember({s.digest: f"{FAILED} ({exc})" for s in suspects})  # not known to be safe: not handed over
+    if not suspects:
         return
-    _remember({s.digest: refused.get(s.rel, "") for s in suspects})
+    try:
+        refused = await call_in_worker(ALIAS_VERDICTS, _arguments(tree, suspects), SCREEN_TIMEOUT)
+    except (WorkerError, LimitExceeded) as exc:
+        refused = exc
+    _remember(_judged(suspects, refused))
 
 
 def screen_yaml(tree: Tree, selection: Selection) -> Selection:
@@ -76,8 +77,7 @@ def alias_verdicts(root: str, files: list[str]) -> dict[str, str]:
     refused = {}
     for rel in files:
         try:
-            text = read_beneath(Path(root), rel, MAX_FILE_BYTES).decode("utf-8", errors="replace")
-            parse_structured(rel, text)
+            parse_structured(rel, read_text(Path(root), rel))
         except StructuredSyntaxError as exc:
             if exc.rule == "yaml-aliases":
                 refused[rel] = exc.message
@@ -99,13 +99,25 @@ def _verdicts_for(tree: Tree, sources: list[SourceFile]) -> dict[str, str]:
     if not unknown:
         return known
     suspects = _suspects(tree, unknown)
-    args = {"root": str(tree.workspace), "files": [s.rel for s in suspects]}
-    try:
-        refused = call_in_worker_blocking(f"{__name__}:alias_verdicts", args, SCREEN_TIMEOUT) if suspects else {}
-        fresh = {s.digest: refused.get(s.rel, "") for s in suspects}
-    except (WorkerError, LimitExceeded) as exc:
-        fresh = {s.digest: f"{FAILED} ({exc})" for s in suspects}
-    return {**known, **_remember(fresh)}
+    refused: dict[str, str] | Exception = {}
+    if suspects:
+        try:
+            refused = call_in_worker_blocking(ALIAS_VERDICTS, _arguments(tree, suspects), SCREEN_TIMEOUT)
+        except (WorkerError, LimitExceeded) as exc:
+            refused = exc
+    return {**known, **_remember(_judged(suspects, refused))}
+
+
+def _arguments(tree: Tree, suspects: list[SourceFile]) -> dict[str, object]:
+    return {"root": str(tree.workspace), "files": [s.rel for s in suspects]}
+
+
+def _judged(suspects: list[SourceFile], refused: dict[str, str] | Exception) -> dict[str, str]:
+    """Each suspect's verdict: the loader's refusal, or "" (fine); when the worker could not judge them
+    (`refused` is its error), FAILED: not known to be safe, so not handed over, and judged again later."""
+    if isinstance(refused, Exception):
+        return {s.digest: f"{FAILED} ({refused})" for s in suspects}
+    return {s.digest: refused.get(s.rel, "") for s in suspects}
 
 
 def _suspects(tree: Tree, sources: list[SourceFile]) -> list[SourceFile]:
