@@ -23,6 +23,7 @@ from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from iac_code.errors import IacError, Unavailable
 from iac_code.sessions.store import SessionDamaged
 
 if TYPE_CHECKING:
@@ -57,9 +58,10 @@ def build_handler(agent: IacAgent) -> MethodHandler:
             raise
         except ValidationError as exc:
             raise RequestError.invalid_params(field_errors(exc)) from None
-        except SessionDamaged as exc:  # only this session's files are bad: say which and why
-            logger.warning("%s: %s", method, exc)
-            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
+        except IacError as exc:
+            if isinstance(exc, SessionDamaged | Unavailable):  # worth an operator's look
+                logger.warning("%s: %s", method, exc)
+            raise request_error(exc) from None
         except Exception:
             logger.exception("internal error in %s", method)
             raise RequestError(-32603, "Internal error") from None
@@ -100,6 +102,17 @@ def _with_defaults(method: str, params: Any) -> Any:
     if method in _WITH_MCP_SERVERS and isinstance(params, dict) and params.get("mcpServers") is None:
         return {**params, "mcpServers": []}
     return params
+
+
+def request_error(exc: IacError) -> RequestError:
+    """The one mapping of the neutral errors (errors.py) to JSON-RPC errors."""
+    if exc.kind == "invalid_params":
+        return RequestError.invalid_params(exc.data)
+    if exc.kind == "auth_required":
+        return RequestError(-32000, f"Authentication required: {exc.message}", exc.data or None)
+    if exc.kind == "unavailable":
+        return RequestError(-32603, exc.message, exc.data or None)
+    return RequestError(-32603, "Internal error")
 
 
 def field_errors(exc: ValidationError) -> dict[str, str]:

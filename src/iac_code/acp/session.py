@@ -36,7 +36,7 @@ from iac_code.agent.policy import Choice, Mode, OptionKind, Remembered, Verdict,
 from iac_code.agent.system_prompt import mode_instructions
 from iac_code.encodable import encodable
 from iac_code.messages import Message
-from iac_code.sessions.store import SessionStore
+from iac_code.sessions.store import RecordChanges, SessionStore
 from iac_code.sessions.writer import OrderedWriter
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.base import Access
@@ -242,7 +242,7 @@ class Session:
             self._cancelled.set()
         elif (remembered := remembered_after(choice)) is not None:
             self.always[request.subject] = remembered
-            self._save(permissions=dict(self.always))  # flushed with the turn
+            self._save(RecordChanges(permissions=dict(self.always)))  # flushed with the turn
         request.resolve(choice)
 
     async def _ask(self, request: RequestPermissionRequest, offered: Sequence[OptionKind]) -> Choice:
@@ -266,12 +266,12 @@ class Session:
     async def set_mode(self, mode: Mode) -> None:
         self.mode = mode
         self.loop.mode_instructions = mode_instructions(mode)  # from the next model call
-        self._save(mode=mode)
+        self._save(RecordChanges(mode=mode))
         await self._writes.flush()
 
     async def set_model(self, model: str) -> None:
         self.loop.provider.model = model  # the loop reads it on its next model call
-        self._save(model=model)
+        self._save(RecordChanges(model=model))
         await self._writes.flush()
 
     async def replay(self) -> None:
@@ -295,16 +295,16 @@ class Session:
         if not first_line:
             return
         self.title = first_line[:_TITLE_CHARS]
-        self._save(title=self.title)
+        self._save(RecordChanges(title=self.title))
         await self._peer.update(self.id, SessionInfoUpdate(session_update="session_info_update", title=self.title))
 
     def _on_message(self, message: Message) -> None:
         if (store := self._store) is not None:
             self._writes.submit(lambda: store.append(self.id, message))
 
-    def _save(self, **changes: object) -> None:
+    def _save(self, changes: RecordChanges) -> None:
         if (store := self._store) is not None:
-            self._writes.submit(lambda: store.update(self.id, **changes))
+            self._writes.submit(lambda: store.update(self.id, changes))
 
 
 # The session's own slash commands (commands.py): one entry per command.

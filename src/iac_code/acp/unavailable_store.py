@@ -15,7 +15,7 @@ from acp import RequestError
 
 from iac_code.config import ConfigError, Settings
 from iac_code.messages import Message
-from iac_code.sessions.store import SessionRecord, SessionStore
+from iac_code.sessions.store import RecordChanges, SessionRecord, SessionStore
 from iac_code.startup import check_sessions_dir
 
 logger = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ class UnavailableStore:
     async def append(self, session_id: str, message: Message) -> NoReturn:
         self._fail()
 
-    async def update(self, session_id: str, **changes: object) -> NoReturn:
+    async def update(self, session_id: str, changes: RecordChanges) -> NoReturn:
         self._fail()
 
     async def load(self, session_id: str) -> NoReturn:

@@ -46,11 +46,10 @@ from iac_code.sessions.disk import (
 )
 from iac_code.sessions.records import SESSION_ID, index_entry_problem, meta_problem, read_meta
 from iac_code.sessions.repair import parse_log, with_interrupted_results
-from iac_code.sessions.store import SessionDamaged, SessionNotFound, SessionRecord
+from iac_code.sessions.store import RecordChanges, SessionDamaged, SessionNotFound, SessionRecord
 
 logger = logging.getLogger(__name__)
 
-UPDATABLE_FIELDS = frozenset({"title", "model", "mode", "permissions"})
 
 # Ids become directory names: a strict charset with no dot can never name "..", a path or a temp file.
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
@@ -150,14 +149,9 @@ class FileSessionStore:
             os.close(fd)
         self._touch(session_id)
 
-    def update(self, session_id: str, **changes: object) -> SessionRecord:
-        unknown = set(changes) - UPDATABLE_FIELDS
-        if unknown:
-            raise ValueError(f"cannot update {', '.join(sorted(unknown))}")
-        if "permissions" in changes:
-            changes["permissions"] = dict(changes["permissions"])  # type: ignore[call-overload]
+    def update(self, session_id: str, changes: RecordChanges) -> SessionRecord:
         with self._locked():
-            record = replace(self.get(session_id), **changes, updated_at=iso_time())  # type: ignore[arg-type]
+            record = replace(changes.applied_to(self.get(session_id)), updated_at=iso_time())
             self._save(record)
         return record
 

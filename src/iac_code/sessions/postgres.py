@@ -28,7 +28,6 @@ from iac_code.database.pool import Connection, Pool, open_pool
 from iac_code.messages import Message
 from iac_code.sessions.disk import encode_line
 from iac_code.sessions.files import (
-    UPDATABLE_FIELDS,
     InvalidSessionId,
     _check_id,
     decode_cursor,
@@ -36,7 +35,7 @@ from iac_code.sessions.files import (
     iso_time,
 )
 from iac_code.sessions.repair import parse_log, with_interrupted_results
-from iac_code.sessions.store import SessionNotFound, SessionRecord
+from iac_code.sessions.store import RecordChanges, SessionNotFound, SessionRecord
 
 logger = logging.getLogger(__name__)
 
@@ -57,11 +56,6 @@ def _record(row: TupleRow) -> SessionRecord:
     session_id, cwd, title, created_at, updated_at, model, mode, permissions = row
     cwd, title, model, mode = (cast(str, from_json_text(text)) for text in (cwd, title, model, mode))
     return SessionRecord(session_id, cwd, title, _iso(created_at), _iso(updated_at), model, mode, dict(permissions))
-
-
-def _column(name: str, value: object) -> str:
-    """A record field as its column holds it: JSON text, never text PostgreSQL would refuse (see json_text)."""
-    return to_json_text(dict(value) if name == "permissions" else value)  # type: ignore[call-overload]
 
 
 def _cwd_key(cwd: str) -> str:
@@ -107,14 +101,14 @@ class PostgresSessionStore:
             ON CONFLICT (session_id) DO NOTHING"""
         params = [
             record.session_id,
-            _column("cwd", record.cwd),
+            to_json_text(record.cwd),
             _cwd_key(record.cwd),
-            _column("title", record.title),
+            to_json_text(record.title),
             _moment(record.created_at),
             _moment(record.updated_at),
-            _column("model", record.model),
-            _column("mode", record.mode),
-            _column("permissions", record.permissions),
+            to_json_text(record.model),
+            to_json_text(record.mode),
+            to_json_text(dict(record.permissions)),
         ]
         async with self._pool.connection() as conn:
             cursor = await conn.execute(query, params)
@@ -125,12 +119,9 @@ class PostgresSessionStore:
         async with self._pool.connection() as conn:
             await self._append(conn, session_id, message)
 
-    async def update(self, session_id: str, **changes: object) -> SessionRecord:
-        unknown = set(changes) - UPDATABLE_FIELDS
-        if unknown:
-            raise ValueError(f"cannot update {', '.join(sorted(unknown))}")
+    async def update(self, session_id: str, changes: RecordChanges) -> SessionRecord:
         _check_id(session_id)
-        values = {name: _column(name, value) for name, value in changes.items()}
+        values = {name: to_json_text(value) for name, value in changes.given().items()}
         assignments = [sql.SQL("{} = %s").format(sql.Identifier(name)) for name in values]
         query = sql.SQL("UPDATE iac_sessions SET {} WHERE session_id = %s RETURNING {}").format(
             sql.SQL(", ").join([*assignments, _BUMP]), _COLUMNS

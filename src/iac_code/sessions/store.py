@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from iac_code.errors import InvalidParams, SessionNotFound
 from iac_code.messages import Message
+
+__all__ = ["Decision", "RecordChanges", "SessionDamaged", "SessionNotFound", "SessionRecord", "SessionStore"]
 
 Decision = Literal["allow", "reject"]
 
@@ -29,16 +32,40 @@ class SessionRecord:
     permissions: dict[str, Decision] = field(default_factory=dict)  # tool name → allow/reject_always
 
 
-class SessionNotFound(KeyError):
-    pass
+@dataclass(frozen=True)
+class RecordChanges:
+    """Metadata fields to change on a session's record; None leaves a field as it is."""
+
+    title: str | None = None
+    model: str | None = None
+    mode: str | None = None
+    permissions: dict[str, Decision] | None = None
+
+    def given(self) -> dict[str, str | dict[str, Decision]]:
+        """The fields to change, by name."""
+        named = {"title": self.title, "model": self.model, "mode": self.mode, "permissions": self.permissions}
+        return {name: value for name, value in named.items() if value is not None}
+
+    def applied_to(self, record: SessionRecord) -> SessionRecord:
+        """`record` with these changes (updated_at untouched)."""
+        return SessionRecord(
+            session_id=record.session_id,
+            cwd=record.cwd,
+            title=record.title if self.title is None else self.title,
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+            model=record.model if self.model is None else self.model,
+            mode=record.mode if self.mode is None else self.mode,
+            permissions=dict(record.permissions if self.permissions is None else self.permissions),
+        )
 
 
-class SessionDamaged(Exception):
-    """The session exists but its files cannot be read back (hand-edited, or not regular files).
+class SessionDamaged(InvalidParams):
+    """The session exists but its stored data cannot be read back (hand-edited, or not regular files).
     The message names the session and what is wrong; every other session is unaffected."""
 
     def __init__(self, session_id: str, problem: str) -> None:
-        super().__init__(f"session {session_id} is damaged: {problem}")
+        super().__init__("sessionId", f"session {session_id} is damaged: {problem}")
         self.session_id = session_id
 
 
@@ -50,7 +77,7 @@ class SessionStore(Protocol):
         """Append one message to the session's log; durable on return; bumps updated_at. Callers keep
         one writer per session (sessions/writer.py), so a session's appends never race."""
 
-    async def update(self, session_id: str, **changes: object) -> SessionRecord:
+    async def update(self, session_id: str, changes: RecordChanges) -> SessionRecord:
         """Change metadata fields (title, model, mode, permissions); returns the new record."""
 
     async def load(self, session_id: str) -> tuple[SessionRecord, list[Message]]:

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from iac_code.messages import Message
 from iac_code.sessions.files import FileSessionStore
-from iac_code.sessions.store import SessionRecord
+from iac_code.sessions.store import RecordChanges, SessionRecord
 
 T = TypeVar("T")
 
@@ -36,8 +36,8 @@ class ThreadedFileStore:
     async def append(self, session_id: str, message: Message) -> None:
         await self._call(self.files.append, session_id, message)
 
-    async def update(self, session_id: str, **changes: object) -> SessionRecord:
-        return await self._call(self.files.update, session_id, **changes)
+    async def update(self, session_id: str, changes: RecordChanges) -> SessionRecord:
+        return await self._call(self.files.update, session_id, changes)
 
     async def load(self, session_id: str) -> tuple[SessionRecord, list[Message]]:
         return await self._call(self.files.load, session_id)

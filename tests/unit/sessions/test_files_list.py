@@ -11,6 +11,7 @@ import pytest
 from iac_code.messages import user
 from iac_code.sessions import files
 from iac_code.sessions.files import FileSessionStore
+from iac_code.sessions.store import RecordChanges
 
 from .conftest import make_session
 
@@ -103,7 +104,7 @@ def test_another_store_sees_changes(seven: FileSessionStore, root: Path) -> None
     other = FileSessionStore(root, durable=False)
     assert len(other.list(None)[0]) == 7
     seven.delete("s6")
-    seven.update("s0", title="renamed")
+    seven.update("s0", RecordChanges(title="renamed"))
     make_session(seven, "late", cwd="/a", updated_at="2999-01-01T00:00:00.000Z")
     listed = other.list("/a")[0]
     assert ids(listed) == ["late", "s0", "s4", "s2"]  # the update bumped s0

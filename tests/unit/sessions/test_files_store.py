@@ -8,7 +8,7 @@ import pytest
 
 from iac_code.messages import Message, ToolCall, tool_result, user
 from iac_code.sessions.files import FileSessionStore
-from iac_code.sessions.store import SessionNotFound, SessionRecord
+from iac_code.sessions.store import RecordChanges, SessionNotFound, SessionRecord
 
 from .conftest import make_session
 
@@ -71,7 +71,7 @@ def test_unknown_session(store: FileSessionStore) -> None:
         lambda: store.get("nope"),
         lambda: store.load("nope"),
         lambda: store.append("nope", user("x")),
-        lambda: store.update("nope", title="x"),
+        lambda: store.update("nope", RecordChanges(title="x")),
         lambda: store.fork("nope", "new"),
         lambda: store.clear("nope"),
     ):
@@ -81,19 +81,11 @@ def test_unknown_session(store: FileSessionStore) -> None:
 
 def test_update_changes_metadata_everywhere(store: FileSessionStore, root: Path) -> None:
     before = make_session(store, "s1", created_at="2020-01-01T00:00:00.000Z", updated_at="2020-01-01T00:00:00.000Z")
-    after = store.update("s1", title="New title", mode="plan", permissions={"write_file": "reject"})
+    after = store.update("s1", RecordChanges(title="New title", mode="plan", permissions={"write_file": "reject"}))
     assert (after.title, after.mode, after.permissions) == ("New title", "plan", {"write_file": "reject"})
     assert after.updated_at > before.updated_at and after.created_at == before.created_at
     assert FileSessionStore(root).get("s1") == after
     assert json.loads((root / "s1" / "meta.json").read_text())["permissions"] == {"write_file": "reject"}
-
-
-def test_update_refuses_other_fields(store: FileSessionStore) -> None:
-    make_session(store, "s1")
-    with pytest.raises(ValueError):
-        store.update("s1", cwd="/elsewhere")
-    with pytest.raises(ValueError):
-        store.update("s1", created_at="2020-01-01T00:00:00.000Z")
 
 
 def test_returned_records_do_not_alias_the_store(store: FileSessionStore) -> None:
@@ -129,7 +121,7 @@ def test_fork_copies_log_and_metadata_independently(store: FileSessionStore, roo
     assert fork.created_at > source.created_at
     store.append("dst", user("only in the fork"))
     store.append("src", user("only in the source"))
-    store.update("dst", permissions={})
+    store.update("dst", RecordChanges(permissions={}))
     fresh = FileSessionStore(root)
     assert fresh.load("dst")[1] == [*conversation(), user("only in the fork")]
     assert fresh.load("src")[1] == [*conversation(), user("only in the source")]
@@ -188,7 +180,7 @@ def test_bad_ids_are_refused_and_never_escape_root(store: FileSessionStore, root
         lambda: store.get(bad),
         lambda: store.load(bad),
         lambda: store.append(bad, user("x")),
-        lambda: store.update(bad, title="x"),
+        lambda: store.update(bad, RecordChanges(title="x")),
         lambda: store.clear(bad),
         lambda: store.fork(bad, "other"),
     ):
@@ -220,7 +212,7 @@ def test_durable_store_round_trip(root: Path) -> None:
     for message in conversation():
         store.append("s1", message)
     store.fork("s1", "s2")
-    store.update("s2", title="U")
+    store.update("s2", RecordChanges(title="U"))
     store.clear("s1")
     fresh = FileSessionStore(root)
     assert fresh.load("s1")[1] == [] and fresh.load("s2")[1] == conversation()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from iac_code.messages import Message, ToolCall, tool_result, user
 from iac_code.sessions.files import FileSessionStore
-from iac_code.sessions.store import SessionRecord
+from iac_code.sessions.store import RecordChanges, SessionRecord
 
 
 def turn(n: int) -> list[Message]:
@@ -35,7 +35,7 @@ def many(root: Path, prefix: str, sessions: int, messages: int) -> None:
         if i % 5 == 0:
             store.delete(name)
         else:
-            store.update(name, title=f"title of {name}")
+            store.update(name, RecordChanges(title=f"title of {name}"))
 
 
 def loop(root: Path, session_id: str) -> None:
