@@ -29,7 +29,7 @@ from acp import RequestError
 
 from iac_code.acp.residency import Residency, SessionOwners
 from iac_code.cluster.leases import SessionLeases
-from iac_code.sessions.records import SESSION_ID
+from iac_code.sessions.keys import SESSION_ID
 
 logger = logging.getLogger(__name__)
 

@@ -13,23 +13,18 @@ files (and the logs' mtimes) whenever it is missing or damaged. See README.md fo
 
 from __future__ import annotations
 
-import base64
-import binascii
 import fcntl
 import functools
 import json
 import logging
 import os
-import re
 import shutil
 import threading
-import time
 import uuid
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,52 +39,21 @@ from iac_code.sessions.disk import (
     write_all,
     write_atomic,
 )
-from iac_code.sessions.records import SESSION_ID, index_entry_problem, meta_problem, read_meta
+from iac_code.sessions.keys import SESSION_ID, InvalidSessionId, check_id, decode_cursor, encode_cursor, iso_time
+from iac_code.sessions.records import index_entry_problem, meta_problem, read_meta
 from iac_code.sessions.repair import parse_log, with_interrupted_results
 from iac_code.sessions.store import RecordChanges, SessionDamaged, SessionNotFound, SessionRecord
 
 logger = logging.getLogger(__name__)
 
 
-# Ids become directory names: a strict charset with no dot can never name "..", a path or a temp file.
-_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 # Rewrite the index once dead lines (superseded snapshots, bumps, tombstones) outnumber live ones.
 _COMPACT_SLACK = 1000
-
-
-class InvalidSessionId(SessionNotFound, ValueError):
-    """An id that no session can have; callers may treat it as either "not found" or a bad argument."""
-
-
-def iso_time(seconds: float | None = None) -> str:
-    """A Unix time (default: now) as ISO 8601 UTC with milliseconds: "2026-11-30T02:36:16.123Z"."""
-    moment = datetime.fromtimestamp(time.time() if seconds is None else seconds, UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @functools.lru_cache(maxsize=4096)  # a handful of distinct cwds, compared for every session listed
 def _normpath(path: str) -> str:
     return os.path.normpath(path)
-
-
-def _check_id(session_id: str) -> str:
-    if not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
-        raise InvalidSessionId(f"invalid session id {str(session_id)[:40]!r}")
-    return session_id
-
-
-def encode_cursor(updated_at: str, session_id: str) -> str:
-    return base64.urlsafe_b64encode(f"{updated_at}|{session_id}".encode()).decode()
-
-
-def decode_cursor(cursor: str) -> tuple[str, str]:
-    try:
-        updated_at, session_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
-    except (ValueError, binascii.Error, UnicodeError):
-        raise ValueError("invalid cursor") from None
-    if not _TIMESTAMP.fullmatch(updated_at) or not SESSION_ID.fullmatch(session_id):
-        raise ValueError("invalid cursor")
-    return updated_at, session_id
 
 
 def _record(data: dict[str, Any]) -> SessionRecord:
@@ -173,7 +137,7 @@ class FileSessionStore:
         return record, repaired
 
     def get(self, session_id: str) -> SessionRecord:
-        _check_id(session_id)
+        check_id(session_id)
         with self._locked():
             self._refresh()
             data = self._records.get(session_id)
@@ -246,7 +210,7 @@ class FileSessionStore:
     # ---- files ----
 
     def _dir(self, session_id: str) -> Path:
-        return self.root / _check_id(session_id)
+        return self.root / check_id(session_id)
 
     def _open_log(self, session_id: str, flags: int) -> int:
         try:

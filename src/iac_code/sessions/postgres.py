@@ -27,13 +27,7 @@ from iac_code.database.json_text import from_json_text, to_json_text
 from iac_code.database.pool import Connection, Pool, open_pool
 from iac_code.messages import Message
 from iac_code.sessions.disk import encode_line
-from iac_code.sessions.files import (
-    InvalidSessionId,
-    _check_id,
-    decode_cursor,
-    encode_cursor,
-    iso_time,
-)
+from iac_code.sessions.keys import InvalidSessionId, check_id, decode_cursor, encode_cursor, iso_time
 from iac_code.sessions.repair import parse_log, with_interrupted_results
 from iac_code.sessions.store import RecordChanges, SessionNotFound, SessionRecord
 
@@ -94,7 +88,7 @@ class PostgresSessionStore:
     # ---- SessionStore ----
 
     async def create(self, record: SessionRecord) -> None:
-        _check_id(record.session_id)
+        check_id(record.session_id)
         query = """
             INSERT INTO iac_sessions (session_id, cwd, cwd_key, title, created_at, updated_at, model, mode, permissions)
             VALUES (%s, %s, %s, %s, coalesce(%s, now()), coalesce(%s, now()), %s, %s, %s)
@@ -120,7 +114,7 @@ class PostgresSessionStore:
             await self._append(conn, session_id, message)
 
     async def update(self, session_id: str, changes: RecordChanges) -> SessionRecord:
-        _check_id(session_id)
+        check_id(session_id)
         values = {name: to_json_text(value) for name, value in changes.given().items()}
         assignments = [sql.SQL("{} = %s").format(sql.Identifier(name)) for name in values]
         query = sql.SQL("UPDATE iac_sessions SET {} WHERE session_id = %s RETURNING {}").format(
@@ -133,7 +127,7 @@ class PostgresSessionStore:
         return _record(row)
 
     async def load(self, session_id: str) -> tuple[SessionRecord, list[Message]]:
-        _check_id(session_id)
+        check_id(session_id)
         async with self._pool.connection() as conn:
             while True:
                 record, last_seq, data = await self._read(conn, session_id)
@@ -149,7 +143,7 @@ class PostgresSessionStore:
                 # A message arrived between the read and the rewrite: read again rather than lose it.
 
     async def get(self, session_id: str) -> SessionRecord:
-        _check_id(session_id)
+        check_id(session_id)
         query = sql.SQL("SELECT {} FROM iac_sessions WHERE session_id = %s").format(_COLUMNS)
         async with self._pool.connection() as conn:
             row = await (await conn.execute(query, [session_id])).fetchone()
@@ -181,8 +175,8 @@ class PostgresSessionStore:
         return records, next_cursor
 
     async def fork(self, session_id: str, new_session_id: str) -> SessionRecord:
-        _check_id(session_id)
-        _check_id(new_session_id)
+        check_id(session_id)
+        check_id(new_session_id)
         copy_session = sql.SQL("""
             INSERT INTO iac_sessions
                 (session_id, cwd, cwd_key, title, created_at, updated_at, model, mode, permissions, last_seq)
@@ -205,7 +199,7 @@ class PostgresSessionStore:
         return _record(row)
 
     async def clear(self, session_id: str) -> None:
-        _check_id(session_id)
+        check_id(session_id)
         bump = sql.SQL("UPDATE iac_sessions SET {} WHERE session_id = %s").format(_BUMP)
         async with self._pool.connection() as conn, conn.transaction():
             if (await conn.execute(bump, [session_id])).rowcount == 0:
@@ -214,7 +208,7 @@ class PostgresSessionStore:
 
     async def delete(self, session_id: str) -> None:
         try:
-            _check_id(session_id)
+            check_id(session_id)
         except InvalidSessionId:
             return
         async with self._pool.connection() as conn:
@@ -223,7 +217,7 @@ class PostgresSessionStore:
     # ---- helpers ----
 
     async def _append(self, conn: Connection, session_id: str, message: Message) -> None:
-        _check_id(session_id)
+        check_id(session_id)
         query = sql.SQL("""
             WITH bumped AS (
                 UPDATE iac_sessions SET last_seq = last_seq + 1, {}

@@ -7,7 +7,6 @@ that got into memory would break later, far away and for everyone (one `"cwd": 5
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, get_args
@@ -15,9 +14,9 @@ from typing import Any, get_args
 from iac_code.messages import Message, Role, ToolCall
 from iac_code.safe_json import loads
 from iac_code.sessions.disk import read_regular
+from iac_code.sessions.keys import SESSION_ID
 from iac_code.sessions.store import Decision, SessionRecord
 
-SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 RECORD_FIELDS = frozenset(SessionRecord.__dataclass_fields__)
 _TEXT_FIELDS = ("cwd", "title", "created_at", "updated_at", "model", "mode")
 _DECISIONS = frozenset(get_args(Decision))
