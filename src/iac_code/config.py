@@ -68,7 +68,13 @@ class Settings:
 
     @property
     def sessions_dir(self) -> Path:
+        """The file store of earlier versions, imported into the database once (sessions/import_files.py)."""
         return self.config_dir / "sessions"
+
+    @property
+    def store_path(self) -> Path:
+        """The embedded database: sessions (and, later, the audit trail)."""
+        return self.config_dir / "iac-code.db"
 
     @property
     def model_configured(self) -> bool:

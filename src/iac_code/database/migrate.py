@@ -8,34 +8,16 @@ the versions the others applied. A migration is never edited once released; a ch
 from __future__ import annotations
 
 import logging
-import re
-from dataclasses import dataclass
-from importlib import resources
 
 from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
+
+from iac_code.database.migration_files import known_migrations
 
 logger = logging.getLogger(__name__)
 
 # Any constant works as long as nothing else in the database uses it: "iac-code" spelled in hex-ish.
 MIGRATION_LOCK = 0x1AC_C0DE
-_FILE_NAME = re.compile(r"(\d{4})_(\w+)\.sql")
-
-
-@dataclass(frozen=True)
-class Migration:
-    version: int
-    name: str
-    sql: str
-
-
-def known_migrations() -> list[Migration]:
-    found = []
-    for entry in resources.files(__package__).joinpath("migrations").iterdir():
-        match = _FILE_NAME.fullmatch(entry.name)
-        if match:
-            found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))
-    return sorted(found, key=lambda migration: migration.version)
 
 
 async def migrate(conn: AsyncConnection[TupleRow]) -> list[int]:

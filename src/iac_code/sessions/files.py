@@ -82,7 +82,7 @@ class FileSessionStore:
         # The index as last read: an open descriptor (which also pins its inode, so a replaced file
         # is always noticed), how far it was read, and the live records it describes.
         self._index_fd = -1
-        self._index_closer: weakref.finalize | None = None
+        self._index_closer: weakref.finalize[[int], FileSessionStore] | None = None
         self._offset = 0
         self._lines = 0
         self._records: dict[str, dict[str, Any]] = {}

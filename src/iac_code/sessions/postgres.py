@@ -29,12 +29,12 @@ from iac_code.messages import Message
 from iac_code.sessions.disk import encode_line
 from iac_code.sessions.keys import InvalidSessionId, check_id, decode_cursor, encode_cursor, iso_time
 from iac_code.sessions.repair import parse_log, with_interrupted_results
+from iac_code.sessions.sql_text import COLUMNS, INSERT_COLUMNS, list_query
 from iac_code.sessions.store import RecordChanges, SessionNotFound, SessionRecord
 
 logger = logging.getLogger(__name__)
 
-_COLUMNS = sql.SQL("session_id, cwd, title, created_at, updated_at, model, mode, permissions")
-_NEWEST_FIRST = sql.SQL("ORDER BY updated_at DESC, session_id DESC")
+_COLUMNS = sql.SQL(COLUMNS)
 _BUMP = sql.SQL("updated_at = greatest(updated_at, now())")  # never backwards, whatever the clocks did
 
 
@@ -89,8 +89,8 @@ class PostgresSessionStore:
 
     async def create(self, record: SessionRecord) -> None:
         check_id(record.session_id)
-        query = """
-            INSERT INTO iac_sessions (session_id, cwd, cwd_key, title, created_at, updated_at, model, mode, permissions)
+        query = f"""
+            INSERT INTO iac_sessions ({INSERT_COLUMNS})
             VALUES (%s, %s, %s, %s, coalesce(%s, now()), coalesce(%s, now()), %s, %s, %s)
             ON CONFLICT (session_id) DO NOTHING"""
         params = [
@@ -156,18 +156,13 @@ class PostgresSessionStore:
     ) -> tuple[list[SessionRecord], str | None]:
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        conditions: list[sql.Composable] = [sql.SQL("true")]
         params: list[Any] = []
         if cwd is not None:
-            conditions.append(sql.SQL("cwd_key = %s"))
             params.append(_cwd_key(cwd))
         if cursor:
             updated_at, session_id = decode_cursor(cursor)
-            conditions.append(sql.SQL("(updated_at, session_id) < (%s, %s)"))
             params += [_moment(updated_at), session_id]
-        query = sql.SQL("SELECT {} FROM iac_sessions WHERE {} {} LIMIT %s").format(
-            _COLUMNS, sql.SQL(" AND ").join(conditions), _NEWEST_FIRST
-        )
+        query = list_query("%s", by_cwd=cwd is not None, after_cursor=bool(cursor))
         async with self._pool.connection() as conn:
             rows = await (await conn.execute(query, [*params, limit + 1])).fetchall()
         records = [_record(row) for row in rows[:limit]]

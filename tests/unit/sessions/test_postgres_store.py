@@ -13,7 +13,8 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from tests.pg.server import PostgresServer
 
 from iac_code.config import load_settings
-from iac_code.database.migrate import known_migrations, migrate
+from iac_code.database.migrate import migrate
+from iac_code.database.migration_files import known_migrations
 from iac_code.database.pool import open_pool
 from iac_code.messages import Message, ToolCall, user
 from iac_code.sessions.open import open_store

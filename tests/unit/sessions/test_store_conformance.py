@@ -18,6 +18,7 @@ import pytest
 from iac_code.messages import Message, ToolCall, tool_result, user
 from iac_code.sessions.postgres import PostgresSessionStore
 from iac_code.sessions.repair import INTERRUPTED
+from iac_code.sessions.sqlite import open_sqlite_store
 from iac_code.sessions.store import RecordChanges, SessionNotFound, SessionRecord
 from iac_code.sessions.threaded import open_file_store
 
@@ -31,6 +32,13 @@ async def _files(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
     return opener
 
 
+async def _sqlite(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    async def opener() -> Any:
+        return open_sqlite_store(tmp_path / "iac-code.db", durable=False)
+
+    return opener
+
+
 async def _postgres(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
     url = request.getfixturevalue("pg_url")  # skips (or fails under CI=true) without PostgreSQL
 
@@ -40,7 +48,7 @@ async def _postgres(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
     return opener
 
 
-OPENERS = {"files": _files, "postgres": _postgres}
+OPENERS = {"files": _files, "postgres": _postgres, "sqlite": _sqlite}
 
 
 @pytest.fixture(params=sorted(OPENERS))

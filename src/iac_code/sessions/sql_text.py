@@ -1,0 +1,27 @@
+"""SQL text the PostgreSQL and SQLite stores share: both have the same tables and columns, and both
+dialects read the list query with its keyset cursor alike. Each store passes its placeholder ("%s", "?").
+
+Not shared, because the dialects differ: time (PostgreSQL's now() and greatest(), SQLite's ISO strings
+given by Python and max()), appends (a data-modifying CTE vs UPDATE … RETURNING then INSERT) and locks
+(FOR SHARE vs BEGIN IMMEDIATE).
+"""
+
+from __future__ import annotations
+
+COLUMNS = "session_id, cwd, title, created_at, updated_at, model, mode, permissions"
+INSERT_COLUMNS = "session_id, cwd, cwd_key, title, created_at, updated_at, model, mode, permissions"
+
+
+def list_query(placeholder: str, *, by_cwd: bool, after_cursor: bool) -> str:
+    """Sessions newest updated first, ties by id (both stores sort ids bytewise), optionally of one
+    cwd_key and after a cursor's (updated_at, session_id); parameters: [cwd_key], [updated_at, session_id],
+    then the limit. The indexes on (updated_at, session_id) and (cwd_key, updated_at, session_id) serve it."""
+    conditions = ["true"]
+    if by_cwd:
+        conditions.append(f"cwd_key = {placeholder}")
+    if after_cursor:
+        conditions.append(f"(updated_at, session_id) < ({placeholder}, {placeholder})")
+    return (
+        f"SELECT {COLUMNS} FROM iac_sessions WHERE {' AND '.join(conditions)}"
+        f" ORDER BY updated_at DESC, session_id DESC LIMIT {placeholder}"
+    )
