@@ -16,26 +16,22 @@ from acp import RequestError
 from iac_code.config import ConfigError, Settings
 from iac_code.messages import Message
 from iac_code.sessions.store import RecordChanges, SessionRecord, SessionStore
-from iac_code.startup import check_sessions_dir
 
 logger = logging.getLogger(__name__)
 
 
 async def open_store(settings: Settings) -> SessionStore:
     """The stdio server's store: PostgreSQL when a database is configured (sessions/open.py), else the
-    files, or an UnavailableStore when the sessions directory cannot be used."""
-    if settings.database_url:
-        from iac_code.sessions.open import open_store as open_configured_store
-
-        return await open_configured_store(settings)
-    from iac_code.sessions.threaded import open_file_store
+    embedded database, or an UnavailableStore when it cannot be used."""
+    from iac_code.sessions.open import open_store as open_configured_store
 
     try:
-        check_sessions_dir(settings)
+        return await open_configured_store(settings)
     except ConfigError as exc:
+        if settings.database_url:
+            raise
         logger.error("%s", exc)
         return UnavailableStore(str(exc))
-    return open_file_store(settings.sessions_dir)
 
 
 class UnavailableStore:

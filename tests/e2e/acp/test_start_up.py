@@ -34,10 +34,10 @@ def test_stdin_that_cannot_be_polled_is_read_to_its_end(tmp_path, kind):
 
 
 def unwritable_config_dir(tmp_path):
-    """A config directory whose sessions/ cannot be created (a file has its name), even for root."""
+    """A config directory whose session database cannot be written (a directory has its name), even for root."""
     config = tmp_path / "config"
     config.mkdir()
-    (config / "sessions").write_text("not a directory")
+    (config / "iac-code.db").mkdir()
     return config
 
 
@@ -49,7 +49,7 @@ def test_an_unwritable_config_dir_answers_session_new_with_an_error(tmp_path):
         agent.initialize()
         error = agent.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})["error"]
         assert error["code"] == -32603
-        assert "IAC_CODE_CONFIG_DIR" in error["message"] and str(tmp_path / "config" / "sessions") in error["message"]
+        assert "IAC_CODE_CONFIG_DIR" in error["message"] and str(tmp_path / "config" / "iac-code.db") in error["message"]
         assert agent.call("session/list", {})["error"]["code"] == -32603
         assert agent.result("initialize", {"protocolVersion": 1})["protocolVersion"] == 1, "still serving"
     finally:

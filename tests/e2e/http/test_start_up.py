@@ -40,7 +40,7 @@ def test_a_port_out_of_range_is_one_line(tmp_path):
 
 def test_an_unwritable_config_dir_stops_the_start(tmp_path):
     (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "sessions").write_text("a file where the sessions directory should be")
+    (tmp_path / "config" / "iac-code.db").mkdir()  # a directory where the session database should be
     line = one_line(start(tmp_path, "--port", "0"))
     assert "IAC_CODE_CONFIG_DIR" in line and "sessions" in line
 

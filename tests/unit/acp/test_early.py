@@ -79,8 +79,8 @@ async def test_the_early_session_is_stored_with_its_workspace_and_model(tmp_path
     assert (record.cwd, record.model) == (str(tmp_path.resolve()), "qwen-max")
 
 
-async def test_an_unusable_sessions_directory_is_left_to_the_agent(tmp_path):
-    (tmp_path / "sessions").write_text("not a directory")
+async def test_an_unusable_session_database_is_left_to_the_agent(tmp_path):
+    (tmp_path / "iac-code.db").mkdir()
     answers = EarlyAnswers(Settings(config_dir=tmp_path))
     assert await answers.answer(_new_session(str(tmp_path))) is None
     assert answers.store is None

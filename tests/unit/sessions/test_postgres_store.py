@@ -20,7 +20,6 @@ from iac_code.messages import Message, ToolCall, user
 from iac_code.sessions.open import open_store
 from iac_code.sessions.postgres import PostgresSessionStore
 from iac_code.sessions.store import SessionRecord
-from iac_code.sessions.threaded import ThreadedFileStore
 
 
 async def test_instances_starting_together_apply_each_migration_once(postgres_server: PostgresServer) -> None:
@@ -113,8 +112,3 @@ async def test_open_store_picks_postgres_when_a_database_is_configured(pg_url: s
         assert await store.list(None) == ([], None)
     finally:
         await store.close()
-
-
-async def test_open_store_defaults_to_files(tmp_path) -> None:
-    store = await open_store(load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)}))
-    assert isinstance(store, ThreadedFileStore) and store.files.root == tmp_path / "sessions"

@@ -323,7 +323,8 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
     with loading_for_good():  # what serving needs, loaded now with the collector paused (see preload.py)
         import iac_code.acp.server  # noqa: F401
         from iac_code.providers.presets import available_models, check_settings, warm_up
-        from iac_code.startup import check_sessions_dir, listening_socket
+        from iac_code.sessions.open import check_store_path
+        from iac_code.startup import listening_socket
 
     options = options_from_args(args, dict(settings.env))  # the token is no longer in os.environ
     refusal = bind_refusal(args.host, options.token, args.allow_insecure_bind)
@@ -332,7 +333,7 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     # Each raises a one-line ConfigError (exit 2): a problem found after start-up would go unseen.
     check_settings(settings)
-    check_sessions_dir(settings)
+    check_store_path(settings)
     listener = listening_socket(args.host, args.port)
     warm_up(settings)
     if settings.model_configured:
