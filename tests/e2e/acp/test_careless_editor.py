@@ -16,6 +16,7 @@ from acp import text_block
 from acp.client.connection import ClientSideConnection
 from tests.e2e.acp.editor import CarelessEditor, editing
 from tests.e2e.acp.test_editor_client import calls, finals, open_session, tool_texts
+from tests.e2e.sessions.flows import stored_messages
 
 from iac_code.tools.base import MAX_OUTPUT_CHARS
 from iac_code.tools.client_io import ANSWER_SECONDS
@@ -51,10 +52,6 @@ async def prompt_within(conn: ClientSideConnection, session_id: str, seconds: fl
     return response.stop_reason, time.monotonic() - started
 
 
-def size(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-
-
 async def test_a_50_mb_output_reaches_the_model_the_editor_and_the_log_capped(model, workspace, careless):
     editor, conn, config = careless
     editor.keeps_everything = True  # it ignores outputByteLimit
@@ -70,7 +67,8 @@ async def test_a_50_mb_output_reaches_the_model_the_editor_and_the_log_capped(mo
     assert grown < len(json.dumps(text)) + ROOM, "what the model server received: the capped output and the call"
     updates = [u.model_dump_json() for u in editor.of_kind("tool_call_update")]
     assert updates and max(map(len, updates)) < len(json.dumps(text)) + ROOM
-    assert 0 < size(config / "sessions") < 4 * MAX_OUTPUT_CHARS, "the session log"
+    logged = sum(len(json.dumps(message)) for message in stored_messages(config, session_id))
+    assert 0 < logged < 4 * MAX_OUTPUT_CHARS, "the session log"
 
 
 async def test_a_kill_the_editor_never_answers_is_given_up_and_the_turn_goes_on(model, workspace, careless):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from tests.e2e.acp.wire import model_env
+from tests.e2e.sessions.flows import stored_messages
 
 from iac_code.messages import Message, unanswered_tool_calls
 
@@ -50,8 +51,7 @@ def test_server_stops_when_stdout_is_gone_and_keeps_the_session(tmp_path, model)
 
     assert proc.wait(timeout=15) == 0
     assert b"the client is gone" in proc.stderr.read()
-    log = (tmp_path / "config" / "sessions" / session_id / "messages.jsonl").read_text().splitlines()
-    history = [Message.from_dict(json.loads(line)) for line in log]
+    history = [Message.from_dict(data) for data in stored_messages(tmp_path / "config", session_id)]
     assert [m.role for m in history][:2] == ["user", "assistant"]
     assert history[1].text.startswith("word"), "what was streamed before the client left is kept"
     assert unanswered_tool_calls(history) == []

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.e2e.acp.wire import AgentProcess, Agents
+from tests.e2e.sessions.flows import stored_messages
 
 from iac_code.image_data import MAX_IMAGE_DATA_CHARS
 
@@ -43,8 +43,7 @@ def test_an_image_prompt_reaches_the_model_as_a_data_url(with_images, model, wor
     # The image stays in the conversation: the next turn still shows it to the model, and it is on disk.
     agent.prompt(session_id, "And the fix?")
     assert user_contents(model.requests[-1])[0] == [DATA_URL, {"type": "text", "text": "Why did this fail?"}]
-    log = (config / "sessions" / session_id / "messages.jsonl").read_text().splitlines()
-    assert json.loads(log[0])["images"] == [{"mime_type": "image/png", "data": PNG}]
+    assert stored_messages(config, session_id)[0]["images"] == [{"mime_type": "image/png", "data": PNG}]
 
 
 def test_an_image_over_the_limit_is_refused_and_the_session_goes_on(with_images, model, workspace):

@@ -49,7 +49,9 @@ def test_an_unwritable_config_dir_answers_session_new_with_an_error(tmp_path):
         agent.initialize()
         error = agent.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})["error"]
         assert error["code"] == -32603
-        assert "IAC_CODE_CONFIG_DIR" in error["message"] and str(tmp_path / "config" / "iac-code.db") in error["message"]
+        assert (
+            "IAC_CODE_CONFIG_DIR" in error["message"] and str(tmp_path / "config" / "iac-code.db") in error["message"]
+        )
         assert agent.call("session/list", {})["error"]["code"] == -32603
         assert agent.result("initialize", {"protocolVersion": 1})["protocolVersion"] == 1, "still serving"
     finally:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -37,3 +39,16 @@ def last_model_messages(model: ScriptedOpenAI) -> list[dict[str, Any]]:
 def model_saw(model: ScriptedOpenAI, text: str) -> bool:
     """Whether the latest model request holds `text` in any message."""
     return any(text in str(m.get("content") or "") for m in last_model_messages(model))
+
+
+def stored_messages(config_dir: Path, session_id: str) -> list[dict[str, Any]]:
+    """The session's messages as the server stored them (Message.to_dict()), read from its database."""
+    with sqlite3.connect(config_dir / "iac-code.db") as conn:
+        rows = conn.execute("SELECT body FROM iac_messages WHERE session_id = ? ORDER BY seq", [session_id])
+        return [json.loads(body) for (body,) in rows]
+
+
+def edit_database(config_dir: Path, statement: str, *params: object) -> None:
+    """Change the server's database by hand, as a person with the sqlite3 shell might."""
+    with sqlite3.connect(config_dir / "iac-code.db") as conn:
+        conn.execute(statement, params)
