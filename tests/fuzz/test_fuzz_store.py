@@ -1,10 +1,13 @@
-"""The store readers against corrupt files: whatever a file of one session holds, that session loads or
-reports SessionNotFound / SessionDamaged, and every other session, the listing and new sessions work."""
+"""The store readers against corrupt data. The import of an old file store: whatever a file of one session
+holds, that session is imported (repaired) or skipped, and every other session is imported. The SQLite store:
+whatever a row of one session holds, that session loads or reports SessionDamaged, and every other
+session, the listing and new sessions work."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,15 +17,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from iac_code.database.sqlite import connect
 from iac_code.messages import Message, ToolCall, tool_result, user
 from iac_code.sessions.files import FileSessionStore
-from iac_code.sessions.store import SessionDamaged, SessionNotFound, SessionRecord
+from iac_code.sessions.import_files import import_file_store
+from iac_code.sessions.sqlite import SqliteSessions
+from iac_code.sessions.store import SessionDamaged, SessionRecord
 
 from .conftest import FUZZ, NASTY_TEXT, json_values
 
 CALL = ToolCall(id="call_1", name="read_file", arguments={"path": "main.tf"})
 HISTORY = [user("hello"), Message(role="assistant", text="", tool_calls=[CALL]), tool_result(CALL, "ok")]
-TARGETS = ["index.jsonl", "b/meta.json", "b/messages.jsonl"]
+TARGETS = ["b/meta.json", "b/messages.jsonl"]  # what the import reads (never index.jsonl)
 
 
 @pytest.fixture(scope="module")
@@ -124,19 +130,72 @@ def test_a_corrupt_file_stays_with_its_session(pristine: Path, target: str, muta
         root = Path(folder) / "sessions"
         shutil.copytree(pristine, root)
         mutate(root / target, *mutation)
-        store = FileSessionStore(root, durable=False)
+        imported = import_file_store(connect(Path(folder) / "iac-code.db", durable=False), root)
+        assert imported is not None and imported.sessions + imported.skipped == 3
+        store = SqliteSessions(Path(folder) / "iac-code.db", durable=False)
         listed = {record.session_id for record in store.list(None)[0]}
+        assert {"a", "c"} <= listed and imported.sessions == len(listed)
+        for session_id in sorted(listed):
+            record, messages = store.load(session_id)
+            check_loaded(record, messages)
+            if session_id != "b":
+                assert messages == HISTORY
+
+
+@pytest.fixture(scope="module")
+def pristine_database(pristine: Path) -> Iterator[Path]:
+    """The same three sessions in a database."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "iac-code.db"
+        conn = connect(path, durable=False)
+        import_file_store(conn, pristine)
+        conn.close()  # the last connection checkpoints the WAL into the file: one file to copy
+        yield path
+
+
+COLUMNS = ["cwd", "title", "created_at", "updated_at", "model", "mode", "permissions"]
+CELL = st.one_of(
+    st.binary(max_size=100),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=True),
+    st.none(),
+    json_values(3).map(lambda value: json.dumps(value)),
+    NASTY_TEXT.map(lambda text: text.encode("utf-8", "surrogatepass")),
+)
+ROW_MUTATION = st.one_of(
+    st.tuples(st.sampled_from(COLUMNS), CELL).map(
+        lambda change: (f"UPDATE iac_sessions SET {change[0]} = ? WHERE session_id = 'b'", change[1])
+    ),
+    st.tuples(st.integers(1, 3), st.one_of(CELL, MESSAGE_LIKE.map(json.dumps))).map(
+        lambda change: (f"UPDATE iac_messages SET body = ? WHERE session_id = 'b' AND seq = {change[0]}", change[1])
+    ),
+)
+
+
+@settings(FUZZ, max_examples=200)
+@given(ROW_MUTATION)
+def test_a_corrupt_row_stays_with_its_session(pristine_database: Path, mutation: tuple[str, Any]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "iac-code.db"
+        shutil.copyfile(pristine_database, path)
+        with sqlite3.connect(path) as conn:
+            try:
+                conn.execute(*mutation[:1], mutation[1:])
+            except sqlite3.IntegrityError:
+                return  # a NOT NULL column refused the value: nothing was damaged
+        store = SqliteSessions(path, durable=False)
+        listed = {record.session_id for record in store.list(None)[0]}
+        assert {"a", "c"} <= listed
         for session_id in ("a", "b", "c"):
             try:
                 record, messages = store.load(session_id)
-            except (SessionNotFound, SessionDamaged):
-                # b's own files may take b down; the index may only lose what a valid entry removes
-                assert session_id == "b" or target == "index.jsonl"
+            except SessionDamaged:
+                assert session_id == "b" and "b" not in listed
                 continue
             check_loaded(record, messages)
             if session_id != "b":
-                assert messages == HISTORY and session_id in listed
+                assert messages == HISTORY
         store.create(SessionRecord(session_id="d", cwd="/w"))
         store.append("d", user("after the damage"))
-        assert FileSessionStore(root, durable=False).load("d")[1] == [user("after the damage")]
+        assert SqliteSessions(path, durable=False).load("d")[1] == [user("after the damage")]
         store.close()
