@@ -91,10 +91,6 @@ class ThreadedStore(Generic[S]):
 class ThreadedFileStore(ThreadedStore[FileSessionStore]):
     """The legacy file store, async: the baseline of bench/sessions.py and a backend of the conformance tests."""
 
-    @property
-    def files(self) -> FileSessionStore:
-        return self.inner
-
 
 def open_file_store(root: Path, *, durable: bool = True) -> ThreadedFileStore:
     """The legacy store: JSONL files under `root` (Settings.sessions_dir)."""
