@@ -13,8 +13,8 @@ from iac_code.acp.config_options import model_choices, session_state
 from iac_code.config import ConfigError, Settings
 from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
-from iac_code.sessions.store import SessionRecord, SessionStore
 from iac_code.sessions.open import open_store
+from iac_code.sessions.store import SessionRecord, SessionStore
 
 logger = logging.getLogger(__name__)
 

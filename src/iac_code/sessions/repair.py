@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
 from iac_code.messages import Message, tool_result, unanswered_tool_calls
 from iac_code.safe_json import loads
@@ -16,15 +17,22 @@ INTERRUPTED = "Tool call interrupted: the session ended before it finished."
 def parse_log(data: bytes) -> tuple[list[Message], bool, bool]:
     """The messages of a raw log, whether it ended in a torn line, and whether a middle line was bad."""
     *lines, tail = data.split(b"\n")
+    messages, bad_line = parse_lines(lines)
+    return messages, bool(tail), bad_line
+
+
+def parse_lines(lines: Iterable[bytes | str]) -> tuple[list[Message], bool]:
+    """The messages of a log's lines (one JSON message each), and whether any line was unreadable
+    (dropped with a warning)."""
     messages: list[Message] = []
-    bad_middle = False
+    bad_line = False
     for number, line in enumerate(lines, 1):
         try:
             messages.append(message_from_data(loads(line)))
         except (ValueError, TypeError, KeyError, AttributeError):
             logger.warning("dropping unreadable line %d of a session log", number)
-            bad_middle = True
-    return messages, bool(tail), bad_middle
+            bad_line = True
+    return messages, bad_line
 
 
 def with_interrupted_results(history: list[Message]) -> tuple[list[Message], bool]:

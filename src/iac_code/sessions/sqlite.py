@@ -31,7 +31,7 @@ from iac_code.messages import Message
 from iac_code.safe_json import dumps_bytes, loads
 from iac_code.sessions.keys import InvalidSessionId, check_id, decode_cursor, encode_cursor, iso_time
 from iac_code.sessions.records import record_problem
-from iac_code.sessions.repair import parse_log, with_interrupted_results
+from iac_code.sessions.repair import parse_lines, with_interrupted_results
 from iac_code.sessions.sql_text import COLUMNS, INSERT_COLUMNS, list_query
 from iac_code.sessions.store import RecordChanges, SessionDamaged, SessionNotFound, SessionRecord
 from iac_code.sessions.threaded import ThreadedStore
@@ -82,6 +82,43 @@ def _record(row: tuple[Any, ...]) -> SessionRecord:
     return SessionRecord(**data)
 
 
+# ---- helpers (call inside a transaction) ----
+
+
+def _get_row(conn: sqlite3.Connection, session_id: str) -> tuple[Any, ...]:
+    row: tuple[Any, ...] | None = conn.execute(
+        f"SELECT {COLUMNS} FROM iac_sessions WHERE session_id = ?", [session_id]
+    ).fetchone()
+    if row is None:
+        raise SessionNotFound(session_id)
+    return row
+
+
+def _read(conn: sqlite3.Connection, session_id: str) -> tuple[SessionRecord, list[Message], bool]:
+    """The record, the messages and whether a message row was unreadable (then left out)."""
+    record = _record(_get_row(conn, session_id))
+    # As bytes: no str is built only to be parsed, and bytes that are not UTF-8 make that row unreadable.
+    query = "SELECT CAST(body AS BLOB) FROM iac_messages WHERE session_id = ? ORDER BY seq"
+    messages, bad_row = parse_lines(body for (body,) in conn.execute(query, [session_id]))
+    return record, messages, bad_row
+
+
+def _append(conn: sqlite3.Connection, session_id: str, messages: Sequence[Message], *, bump: bool = True) -> None:
+    """Add `messages` after the log's last one (a repair does not count as activity: no bump)."""
+    if not messages:
+        return
+    bump_time = f", {_BUMP}" if bump else ""
+    claim = f"UPDATE iac_sessions SET last_seq = last_seq + ?{bump_time} WHERE session_id = ? RETURNING last_seq"
+    row = conn.execute(claim, [len(messages), *([iso_time()] if bump else []), session_id]).fetchone()
+    if row is None:
+        raise SessionNotFound(session_id)
+    first = row[0] - len(messages) + 1
+    conn.executemany(
+        "INSERT INTO iac_messages (session_id, seq, body) VALUES (?, ?, ?)",
+        [(session_id, seq, message_body(message)) for seq, message in enumerate(messages, first)],
+    )
+
+
 class SqliteSessions:
     """The store's blocking half. Its connection is opened by the first call, so build it anywhere and
     call it from one thread only (SqliteSessionStore's)."""
@@ -111,7 +148,7 @@ class SqliteSessions:
     def append(self, session_id: str, message: Message) -> None:
         check_id(session_id)
         with transaction(self.conn) as conn:
-            self._append(conn, session_id, [message])
+            _append(conn, session_id, [message])
 
     def update(self, session_id: str, changes: RecordChanges) -> SessionRecord:
         check_id(session_id)
@@ -127,22 +164,20 @@ class SqliteSessions:
     def load(self, session_id: str) -> tuple[SessionRecord, list[Message]]:
         check_id(session_id)
         with transaction(self.conn, write=False) as conn:
-            record, bodies = self._read(conn, session_id)
-        messages, _, bad_middle = parse_log(bodies)
+            record, messages, bad_row = _read(conn, session_id)
         repaired, _ = with_interrupted_results(messages)
-        if not bad_middle and len(repaired) == len(messages):
+        if not bad_row and len(repaired) == len(messages):
             return record, repaired
         with transaction(self.conn) as conn:  # read again under the write lock: no append can slip between
-            record, bodies = self._read(conn, session_id)
-            messages, _, bad_middle = parse_log(bodies)
+            record, messages, bad_row = _read(conn, session_id)
             repaired, in_middle = with_interrupted_results(messages)
-            if bad_middle or in_middle:
+            if bad_row or in_middle:
                 logger.warning("session %s: rewriting its log to repair it", session_id)
                 conn.execute("DELETE FROM iac_messages WHERE session_id = ?", [session_id])
                 conn.execute("UPDATE iac_sessions SET last_seq = 0 WHERE session_id = ?", [session_id])
-                self._append(conn, session_id, repaired, bump=False)
+                _append(conn, session_id, repaired, bump=False)
             else:
-                self._append(conn, session_id, repaired[len(messages) :], bump=False)
+                _append(conn, session_id, repaired[len(messages) :], bump=False)
         return record, repaired
 
     def get(self, session_id: str) -> SessionRecord:
@@ -183,12 +218,12 @@ class SqliteSessions:
             INSERT INTO iac_messages (session_id, seq, body)
             SELECT ?, seq, body FROM iac_messages WHERE session_id = ?"""
         with transaction(self.conn) as conn:
-            self._get_row(conn, session_id)
+            _get_row(conn, session_id)
             if conn.execute("SELECT 1 FROM iac_sessions WHERE session_id = ?", [new_session_id]).fetchone():
                 raise ValueError(f"session {new_session_id} already exists")
             conn.execute(copy_session, [new_session_id, now, now, session_id])
             conn.execute(copy_messages, [new_session_id, session_id])
-            return _record(self._get_row(conn, new_session_id))
+            return _record(_get_row(conn, new_session_id))
 
     def clear(self, session_id: str) -> None:
         check_id(session_id)
@@ -213,39 +248,6 @@ class SqliteSessions:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-
-    # ---- helpers (call inside a transaction) ----
-
-    def _get_row(self, conn: sqlite3.Connection, session_id: str) -> tuple[Any, ...]:
-        row: tuple[Any, ...] | None = conn.execute(
-            f"SELECT {COLUMNS} FROM iac_sessions WHERE session_id = ?", [session_id]
-        ).fetchone()
-        if row is None:
-            raise SessionNotFound(session_id)
-        return row
-
-    def _read(self, conn: sqlite3.Connection, session_id: str) -> tuple[SessionRecord, bytes]:
-        """The record and the log as the file store would hold it (JSON lines)."""
-        record = _record(self._get_row(conn, session_id))
-        rows = conn.execute("SELECT body FROM iac_messages WHERE session_id = ? ORDER BY seq", [session_id])
-        return record, "".join(f"{body}\n" for (body,) in rows).encode(errors="replace")
-
-    def _append(
-        self, conn: sqlite3.Connection, session_id: str, messages: Sequence[Message], *, bump: bool = True
-    ) -> None:
-        """Add `messages` after the log's last one (a repair does not count as activity: no bump)."""
-        if not messages:
-            return
-        bump_time = f", {_BUMP}" if bump else ""
-        claim = f"UPDATE iac_sessions SET last_seq = last_seq + ?{bump_time} WHERE session_id = ? RETURNING last_seq"
-        row = conn.execute(claim, [len(messages), *([iso_time()] if bump else []), session_id]).fetchone()
-        if row is None:
-            raise SessionNotFound(session_id)
-        first = row[0] - len(messages) + 1
-        conn.executemany(
-            "INSERT INTO iac_messages (session_id, seq, body) VALUES (?, ?, ?)",
-            [(session_id, seq, message_body(message)) for seq, message in enumerate(messages, first)],
-        )
 
 
 class SqliteSessionStore(ThreadedStore[SqliteSessions]):
