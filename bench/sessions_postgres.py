@@ -1,8 +1,10 @@
-"""The PostgreSQL session store next to the file store: append and load. Prints medians.
+"""The PostgreSQL session store next to the embedded ones (SQLite, the default, and the legacy file store):
+append and load. Prints medians.
 
 Run `python bench/sessions_postgres.py` (needs the PostgreSQL server binaries, like the tests). It starts a
-throwaway server with fsync ON, so both stores pay for durability: fdatasync per append for files, a
-WAL flush per commit for PostgreSQL. The file store is called through a thread, as its async wrapper does.
+throwaway server with fsync ON, so every store pays for durability: fdatasync per append for files, a
+WAL sync per commit for SQLite (synchronous=FULL) and PostgreSQL. The embedded stores are called through
+their thread, as served.
 Issue 14's goal: PostgreSQL adds at most 5 ms to a prompt round trip (a few appends per round trip).
 """
 
@@ -24,9 +26,10 @@ from bench.sessions import realistic_history  # noqa: E402
 from tests.pg.server import PostgresServer  # noqa: E402
 
 from iac_code.messages import Message  # noqa: E402
-from iac_code.sessions.files import FileSessionStore  # noqa: E402
 from iac_code.sessions.postgres import PostgresSessionStore  # noqa: E402
+from iac_code.sessions.sqlite import open_sqlite_store  # noqa: E402
 from iac_code.sessions.store import SessionRecord  # noqa: E402
+from iac_code.sessions.threaded import open_file_store  # noqa: E402
 
 APPENDS = 500
 LOADS = 21
@@ -61,12 +64,12 @@ async def bench(name: str, create: Callable[[SessionRecord], Awaitable[object]],
 
 async def main() -> None:
     with tempfile.TemporaryDirectory() as temp:
-        files = FileSessionStore(Path(temp) / "sessions", durable=True)
-
-        def threaded(method: Callable[..., object]) -> Callable[..., Awaitable[object]]:
-            return lambda *args: asyncio.to_thread(method, *args)
-
-        await bench("files", threaded(files.create), threaded(files.append), threaded(files.load))
+        for name, store in (
+            ("files", open_file_store(Path(temp) / "sessions")),
+            ("sqlite", open_sqlite_store(Path(temp) / "iac-code.db")),
+        ):
+            await bench(name, store.create, store.append, store.load)
+            await store.close()
     server = PostgresServer(durable=True)
     try:
         server.start()

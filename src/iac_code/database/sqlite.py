@@ -66,11 +66,15 @@ def transaction(conn: sqlite3.Connection, *, write: bool = True) -> Iterator[sql
 def migrate(conn: sqlite3.Connection) -> list[int]:
     """Apply the pending files of sqlite_migrations/, in order, in one transaction; `PRAGMA user_version`
     records the schema version. Processes opening the database together queue on the write lock, and each
-    finds what the first applied. Returns the versions this call applied."""
+    finds what the first applied. Returns the versions this call applied (usually none: then no lock is
+    taken, so a start never waits for another process's write)."""
+    migrations = known_migrations("sqlite_migrations")
+    if _schema_version(conn) >= migrations[-1].version:
+        return []
     applied = []
     with transaction(conn):
-        current = conn.execute("PRAGMA user_version").fetchone()[0]
-        for migration in known_migrations("sqlite_migrations"):
+        current = _schema_version(conn)
+        for migration in migrations:
             if migration.version <= current:
                 continue
             logger.info("applying database migration sqlite %04d_%s", migration.version, migration.name)
@@ -79,6 +83,11 @@ def migrate(conn: sqlite3.Connection) -> list[int]:
             conn.execute(f"PRAGMA user_version = {migration.version:d}")
             applied.append(migration.version)
     return applied
+
+
+def _schema_version(conn: sqlite3.Connection) -> int:
+    version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+    return version
 
 
 def statements(script: str) -> Iterator[str]:

@@ -40,11 +40,11 @@ class Imported:
 
 def import_file_store(conn: sqlite3.Connection, sessions_dir: Path) -> Imported | None:
     """Import the file store at `sessions_dir` unless it is missing or was imported already (then None)."""
-    if not sessions_dir.is_dir():
-        return None
     source = str(sessions_dir)
+    if not sessions_dir.is_dir() or _imported(conn, source):  # the usual start: no write lock taken
+        return None
     with transaction(conn):
-        if conn.execute("SELECT 1 FROM iac_imports WHERE source = ?", [source]).fetchone():
+        if _imported(conn, source):  # by another process starting at the same time
             return None
         imported = skipped = 0
         for session_dir in sorted(sessions_dir.iterdir()):
@@ -70,6 +70,10 @@ def import_file_store(conn: sqlite3.Connection, sessions_dir: Path) -> Imported 
         skipped,
     )
     return Imported(imported, skipped)
+
+
+def _imported(conn: sqlite3.Connection, source: str) -> bool:
+    return conn.execute("SELECT 1 FROM iac_imports WHERE source = ?", [source]).fetchone() is not None
 
 
 def read_file_session(session_dir: Path) -> tuple[SessionRecord, list[Message]] | None:
