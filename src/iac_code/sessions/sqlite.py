@@ -103,13 +103,12 @@ def _read(conn: sqlite3.Connection, session_id: str) -> tuple[SessionRecord, lis
     return record, messages, bad_row
 
 
-def _append(conn: sqlite3.Connection, session_id: str, messages: Sequence[Message], *, bump: bool = True) -> None:
-    """Add `messages` after the log's last one (a repair does not count as activity: no bump)."""
+def _append(conn: sqlite3.Connection, session_id: str, messages: Sequence[Message]) -> None:
+    """Add `messages` after the log's last one and bump updated_at, as the other stores do."""
     if not messages:
         return
-    bump_time = f", {_BUMP}" if bump else ""
-    claim = f"UPDATE iac_sessions SET last_seq = last_seq + ?{bump_time} WHERE session_id = ? RETURNING last_seq"
-    row = conn.execute(claim, [len(messages), *([iso_time()] if bump else []), session_id]).fetchone()
+    claim = f"UPDATE iac_sessions SET last_seq = last_seq + ?, {_BUMP} WHERE session_id = ? RETURNING last_seq"
+    row = conn.execute(claim, [len(messages), iso_time(), session_id]).fetchone()
     if row is None:
         raise SessionNotFound(session_id)
     first = row[0] - len(messages) + 1
@@ -175,17 +174,14 @@ class SqliteSessions:
                 logger.warning("session %s: rewriting its log to repair it", session_id)
                 conn.execute("DELETE FROM iac_messages WHERE session_id = ?", [session_id])
                 conn.execute("UPDATE iac_sessions SET last_seq = 0 WHERE session_id = ?", [session_id])
-                _append(conn, session_id, repaired, bump=False)
+                _append(conn, session_id, repaired)
             else:
-                _append(conn, session_id, repaired[len(messages) :], bump=False)
+                _append(conn, session_id, repaired[len(messages) :])
         return record, repaired
 
     def get(self, session_id: str) -> SessionRecord:
         check_id(session_id)
-        row = self.conn.execute(f"SELECT {COLUMNS} FROM iac_sessions WHERE session_id = ?", [session_id]).fetchone()
-        if row is None:
-            raise SessionNotFound(session_id)
-        return _record(row)
+        return _record(_get_row(self.conn, session_id))
 
     def list(
         self, cwd: str | None, cursor: str | None = None, limit: int = 50

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import stat
 import subprocess
@@ -31,6 +32,18 @@ from iac_code.sessions.sqlite import SqliteSessions
 store = SqliteSessions(Path(sys.argv[1]), durable=False)
 for n in range(int(sys.argv[3])):
     store.append("s1", user(f"{sys.argv[2]} {n}"))
+"""
+
+# Appends "m <n>" to session s1, durably, printing n once each append has returned, until killed.
+LOOP = """
+import sys
+from pathlib import Path
+from iac_code.messages import user
+from iac_code.sessions.sqlite import SqliteSessions
+store = SqliteSessions(Path(sys.argv[1]))
+for n in range(10**9):
+    store.append("s1", user(f"m {n} " + "x" * 5000))
+    print(n, flush=True)
 """
 
 
@@ -67,6 +80,21 @@ def test_two_processes_appending_to_one_session_lose_and_repeat_nothing(path: Pa
     assert len(texts) == 2 * APPENDS
     for tag in "ab":
         assert [text for text in texts if text.startswith(tag)] == [f"{tag} {n}" for n in range(APPENDS)]
+
+
+def test_every_append_that_returned_survives_a_kill_9(path: Path) -> None:
+    SqliteSessions(path).create(SessionRecord(session_id="s1", cwd="/w"))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[3] / "src")}
+    writer = subprocess.Popen([sys.executable, "-c", LOOP, str(path)], env=env, stdout=subprocess.PIPE, text=True)
+    assert writer.stdout is not None
+    acknowledged = -1
+    while acknowledged < 200:
+        acknowledged = int(writer.stdout.readline())
+    writer.send_signal(signal.SIGKILL)
+    writer.wait(10)
+    _, history = SqliteSessions(path).load("s1")
+    assert len(history) > acknowledged
+    assert [m.text.split()[1] for m in history] == [str(n) for n in range(len(history))], "no gap, nothing torn"
 
 
 @pytest.mark.parametrize(
