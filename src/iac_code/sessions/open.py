@@ -26,8 +26,9 @@ async def open_store(settings: Settings) -> SessionStore:
     Call it once per process, from the event loop, wherever a store is first needed (the early
     `session/new`, the stdio server, the HTTP server); it returns within a few milliseconds:
     - `database_url` set: PostgreSQL (the optional extra `iac-code[postgres]`, imported only then).
-    - else SQLite at `settings.store_path`: the database is opened and its schema brought up to date in
-      the store's own thread (a few ms; the event loop does not wait on the disk). The import of an old
+    - else SQLite at `settings.store_path`: the path is checked (check_store_path), the database opened
+      and its schema brought up to date, in the store's own thread (a few ms; the event loop does not
+      wait on the disk). The import of an old
       file store (`settings.sessions_dir`, once, see import_files.py) is queued in that thread right
       after, without being awaited: every call on the store runs after it, so the first `session/list`
       already shows the imported sessions. A failed import is logged and retried at the next start.
@@ -41,18 +42,29 @@ async def open_store(settings: Settings) -> SessionStore:
         return await _open_postgres(settings)
     from iac_code.sessions.sqlite import open_sqlite_store
 
-    check_store_path(settings)
     store = open_sqlite_store(settings.store_path)
     try:
-        await asyncio.wrap_future(store.submit(store.inner.connect))
-    except (sqlite3.Error, OSError) as exc:
+        await asyncio.wrap_future(store.submit(_open_database, store.inner, settings))
+    except BaseException:
         await store.close()
-        raise ConfigError(f"cannot open the session database {settings.store_path}: {exc}{_FIX}") from None
+        raise
     store.submit(_import_file_store, store.inner, settings.sessions_dir)
     return store
 
 
 _FIX = "; set IAC_CODE_CONFIG_DIR to a writable directory"
+
+
+def _open_database(sessions: SqliteSessions, settings: Settings) -> None:
+    """Run in the store's thread: check the path, connect, bring the schema up to date."""
+    check_store_path(settings)
+    try:
+        sessions.connect()
+    except (sqlite3.Error, OSError) as exc:
+        raise ConfigError(
+            f"cannot open the session database {settings.store_path}: {exc}; move it aside, or set"
+            " IAC_CODE_CONFIG_DIR to another directory"
+        ) from None
 
 
 def check_store_path(settings: Settings) -> None:
