@@ -1,1 +1,2 @@
-"""PostgreSQL plumbing shared by the session store and the cluster: the pool and the schema migrations."""
+"""The databases' plumbing: the embedded SQLite file (sqlite.py) and PostgreSQL (pool, migrations), shared by
+the session stores and the cluster."""

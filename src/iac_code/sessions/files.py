@@ -1,4 +1,7 @@
-"""The default SessionStore: one directory per session, JSON lines on disk.
+"""The file store of earlier versions (the default until SQLite): one directory per session, JSON lines.
+
+Kept for what still uses it: its format is what import_files.py reads on a first start, and the store is
+the baseline of bench/sessions.py and a backend of the conformance tests.
 
     root/
       index.jsonl           what list() and get() read: record snapshots, updated_at bumps, deletions
@@ -8,7 +11,7 @@
         meta.json           the SessionRecord, rewritten atomically; its updated_at may lag the index's
 
 The message log is the durable truth; the index is a cache that can be rebuilt from the meta.json
-files (and the logs' mtimes) whenever it is missing or damaged. See README.md for the reasoning.
+files (and the logs' mtimes) whenever it is missing or damaged. See README.md (Legacy file store).
 """
 
 from __future__ import annotations
