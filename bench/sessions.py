@@ -151,6 +151,20 @@ def bench_list(root: Path) -> None:
     start = time.perf_counter()
     imported = import_file_store(connect(root / "import.db"), root / "files" / "sessions")
     print(f"import of the 10,000-session file store: {time.perf_counter() - start:6.2f} s   ({imported})")
+    bench_list_over_the_wire(root / "sqlite")
+
+
+def bench_list_over_the_wire(config: Path) -> None:
+    """session/list through the real `iac-code acp` on the 10,000 sessions of `config`'s database."""
+    agent = AgentProcess(model_env("http://127.0.0.1:9", config))
+    agent.initialize()
+    for label, params in (("all, first page", {}), ("one cwd", {"cwd": "/home/dev/project-42"})):
+        agent.result("session/list", params)  # the first call also waits for the store to open
+        times = timings_ms(lambda params=params: agent.result("session/list", params), 21)
+        print(
+            f"session/list over stdio, 10,000 sessions, {label + ':':16} {statistics.median(times):6.2f} ms   goal ≤ 50 ms"
+        )
+    agent.close()
 
 
 def bench_load_over_the_wire(root: Path) -> None:
