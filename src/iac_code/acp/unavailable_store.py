@@ -11,9 +11,8 @@ from __future__ import annotations
 import logging
 from typing import NoReturn
 
-from acp import RequestError
-
 from iac_code.config import ConfigError, Settings
+from iac_code.errors import Unavailable
 from iac_code.messages import Message
 from iac_code.sessions.store import RecordChanges, SessionRecord, SessionStore
 from iac_code.startup import check_sessions_dir
@@ -75,4 +74,4 @@ class UnavailableStore:
         """Nothing to release (the async SessionStore closes its store when the server stops)."""
 
     def _fail(self) -> NoReturn:
-        raise RequestError(-32603, self.problem, {"config": self.problem})
+        raise Unavailable(self.problem, {"config": self.problem})

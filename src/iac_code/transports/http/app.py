@@ -346,10 +346,10 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _serve(args: argparse.Namespace, settings: Settings, options: HttpOptions, listener: socket.socket) -> None:
     """Open the session store (and, with a database, join the other instances), then serve until stopped."""
-    from iac_code.acp.residency import SessionOwners
     from iac_code.acp.server import serve
     from iac_code.iac.workers import shutdown_workers
     from iac_code.sessions.open import open_store
+    from iac_code.sessions.owners import SessionOwners
 
     store = await open_store(settings)
     try:

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from acp._transport import Transport
 
-from iac_code.acp.residency import SessionOwners
 from iac_code.cluster.connections import Adopted, ConnectionOwnership, UnknownConnection
 from iac_code.cluster.events import CONNECTION_STREAM, EventLog, Retention
 from iac_code.cluster.inbound import InboundQueue
 from iac_code.cluster.node import ClusterNode, DatabaseUnreachable
 from iac_code.cluster.wakeups import Wakeup
 from iac_code.config import Settings
+from iac_code.sessions.owners import SessionOwners
 from iac_code.transports.http.backend import OpenStream, Refusal, unknown_connection
 from iac_code.transports.http.cluster_hosting import HostedConnection
 from iac_code.transports.http.cluster_streams import QuietReader, StreamFeed
