@@ -167,10 +167,10 @@ def _discard_stdout() -> None:
 
 def _run_acp(args: argparse.Namespace, settings: Settings) -> int:
     if args.transport == "http":
-        from iac_code.transports.http.app import run_http
+        from iac_code.serve import run_http
 
         return run_http(args, settings)
-    from iac_code.transports.stdio import run_stdio
+    from iac_code.serve import run_stdio
 
     return run_stdio(settings)
 

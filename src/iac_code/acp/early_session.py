@@ -13,8 +13,8 @@ from iac_code.acp.config_options import model_choices, session_state
 from iac_code.config import ConfigError, Settings
 from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
+from iac_code.sessions.open import open_store
 from iac_code.sessions.store import SessionRecord, SessionStore
-from iac_code.sessions.threaded import open_file_store
 from iac_code.startup import check_sessions_dir
 
 logger = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ class EarlySessions:
             return None
         try:
             model = LazyProvider(self._settings).model  # the model a session/new of the agent starts with
-            store = self._store()
+            store = await self._store()
         except ConfigError:
             return None  # the agent answers it, naming the setting to fix
         session_id = f"sess_{uuid.uuid4().hex}"
@@ -49,10 +49,10 @@ class EarlySessions:
         state = session_state("default", model, model_choices(model, available_models(self._settings)))
         return _response(message, {"sessionId": session_id, **state})
 
-    def _store(self) -> SessionStore:
+    async def _store(self) -> SessionStore:
         if self.store is None:
             check_sessions_dir(self._settings)
-            self.store = open_file_store(self._settings.sessions_dir)
+            self.store = await open_store(self._settings)
         return self.store
 
 

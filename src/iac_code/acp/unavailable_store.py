@@ -2,39 +2,17 @@
 
 An editor launches the stdio server and shows its JSON-RPC errors, not its stderr, so the server
 starts anyway: `initialize` works, and every method that needs the store (session/new, load, resume,
-fork, list, delete) answers -32603 with one line saying what to fix. (HTTP refuses to start instead:
-see startup.py.)
+fork, list, delete) answers -32603 with one line saying what to fix. The start-up module (serve.py)
+chooses it; HTTP refuses to start instead (startup.py's checks).
 """
 
 from __future__ import annotations
 
-import logging
 from typing import NoReturn
 
-from iac_code.config import ConfigError, Settings
 from iac_code.errors import Unavailable
 from iac_code.messages import Message
-from iac_code.sessions.store import RecordChanges, SessionRecord, SessionStore
-from iac_code.startup import check_sessions_dir
-
-logger = logging.getLogger(__name__)
-
-
-async def open_store(settings: Settings) -> SessionStore:
-    """The stdio server's store: PostgreSQL when a database is configured (sessions/open.py), else the
-    files, or an UnavailableStore when the sessions directory cannot be used."""
-    if settings.database_url:
-        from iac_code.sessions.open import open_store as open_configured_store
-
-        return await open_configured_store(settings)
-    from iac_code.sessions.threaded import open_file_store
-
-    try:
-        check_sessions_dir(settings)
-    except ConfigError as exc:
-        logger.error("%s", exc)
-        return UnavailableStore(str(exc))
-    return open_file_store(settings.sessions_dir)
+from iac_code.sessions.store import RecordChanges, SessionRecord
 
 
 class UnavailableStore:

@@ -21,7 +21,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -32,8 +32,6 @@ from iac_code.cluster.events import CONNECTION_STREAM, EventLog, Retention
 from iac_code.cluster.inbound import InboundQueue
 from iac_code.cluster.node import ClusterNode, DatabaseUnreachable
 from iac_code.cluster.wakeups import Wakeup
-from iac_code.config import Settings
-from iac_code.sessions.owners import SessionOwners
 from iac_code.transports.http.backend import OpenStream, Refusal, unknown_connection
 from iac_code.transports.http.cluster_hosting import HostedConnection
 from iac_code.transports.http.cluster_streams import QuietReader, StreamFeed
@@ -302,15 +300,9 @@ class ClusterBackend(LocalBackend):
             self._end_quiet(connection_id)
 
 
-async def open_cluster(
-    settings: Settings, options: HttpOptions, make_serve: Callable[[SessionOwners], ServeFn]
-) -> ClusterBackend:
-    """Join the cluster of `settings.database_url`; the agents it serves take session leases."""
-    node = await ClusterNode.open(settings)
+def cluster_backend(node: ClusterNode, serve: ServeFn, options: HttpOptions) -> ClusterBackend:
+    """The connections of the cluster `node` belongs to (opened by the start-up module, serve.py); the
+    agents `serve` runs take session leases (node.owners)."""
     return ClusterBackend(
-        node,
-        make_serve(node.owners),
-        idle_timeout=options.idle_timeout,
-        max_connections=options.max_connections,
-        limits=options.limits,
+        node, serve, idle_timeout=options.idle_timeout, max_connections=options.max_connections, limits=options.limits
     )
