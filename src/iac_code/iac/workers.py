@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from iac_code.iac.limits import LimitExceeded, Limits
-from iac_code.tools.file_work import DaemonPool
-from iac_code.tools.shell import command_environment
+from iac_code.system.processes import command_environment
+from iac_code.system.threads import DaemonPool
 
 log = logging.getLogger(__name__)
 

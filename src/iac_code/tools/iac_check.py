@@ -81,9 +81,12 @@ class IacCheckTool:
         if not target.exists():
             raise ToolError(f"path not found: {args.get('path')}")
         requested = self._requested(args.get("checks"))
-        report = await run_checks(
-            ctx.workspace, target, self.checkers, self._result_cache(), requested, ctx.request_access
-        )
+        try:
+            report = await run_checks(
+                ctx.workspace, target, self.checkers, self._result_cache(), requested, ctx.request_access
+            )
+        except walk.WalkFailed as exc:
+            raise ToolError(str(exc)) from None
         root = ctx.workspace.resolve()
         return ToolResult(
             text=render_text(report),

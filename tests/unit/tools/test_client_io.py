@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from acp.schema import ClientCapabilities, FileSystemCapabilities
 
+from iac_code.system.processes import command_environment
 from iac_code.tools import client_io
 from iac_code.tools.backends import LocalIO
 from iac_code.tools.base import ToolContext, ToolError
 from iac_code.tools.client_io import ClientIO, workspace_io
-from iac_code.tools.shell import BashTool, bash_result, command_environment
+from iac_code.tools.shell import BashTool, bash_result
 
 from .fake_editor import FakeEditor
 
