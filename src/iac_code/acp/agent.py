@@ -27,6 +27,7 @@ from acp.schema import (
 )
 from pydantic import BaseModel, ValidationError
 
+from iac_code.acp.client_io import workspace_io
 from iac_code.acp.config_options import MODE_IDS, config_options, model_choices, session_state
 from iac_code.acp.handshake import initialize_result
 from iac_code.acp.outbox import Outbox
@@ -44,7 +45,6 @@ from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
 from iac_code.sessions.owners import SessionOwners
 from iac_code.sessions.store import SessionNotFound, SessionRecord, SessionStore
-from iac_code.tools.client_io import workspace_io
 
 logger = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from acp.client.connection import ClientSideConnection
 from tests.e2e.acp.editor import CarelessEditor, editing
 from tests.e2e.acp.test_editor_client import calls, finals, open_session, tool_texts
 
+from iac_code.acp.client_io import ANSWER_SECONDS
 from iac_code.tools.base import MAX_OUTPUT_CHARS
-from iac_code.tools.client_io import ANSWER_SECONDS
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
