@@ -55,6 +55,9 @@ def _load_stdio_server(settings: Settings) -> StdioServer:
         import iac_code.acp.server
         import iac_code.providers.presets
         import iac_code.sessions.open  # noqa: F401
+        from iac_code.iac.workers import configure_workers
+
+    configure_workers(settings)
     return StdioServer(settings)
 
 
@@ -115,6 +118,7 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
 
     with loading_for_good():  # what serving needs, loaded now with the collector paused (see preload.py)
         import iac_code.acp.server  # noqa: F401
+        from iac_code.iac.workers import configure_workers
         from iac_code.providers.presets import available_models, check_settings, warm_up
         from iac_code.transports.http.app import bind_refusal, options_from_args
         from iac_code.transports.http.collector import pace_collector_for_serving
@@ -128,6 +132,7 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
     check_sessions_dir(settings)
     listener = listening_socket(args.host, args.port)
     warm_up(settings)
+    configure_workers(settings)
     if settings.model_configured:
         logger.info("model: %s / %s", settings.provider, (available_models(settings) or ["?"])[0])
     else:

@@ -256,7 +256,7 @@ async def _wait_for_disconnect(receive: Receive) -> None:
 
 def options_from_args(args: argparse.Namespace, settings: Settings) -> HttpOptions:
     return HttpOptions(
-        token=settings.env.get(TOKEN_ENV, "").strip(),
+        token=settings.http_token.strip(),
         allowed_origins=list(args.allowed_origin),
         loopback_only=is_loopback_host(args.host),
         allowed_hosts=list(args.allowed_host),
