@@ -162,7 +162,7 @@ async def _serve_http(
         backend = None  # this process alone
         node = await _open_node(settings)
         if node is not None:
-            from iac_code.transports.http.cluster import cluster_backend
+            from iac_code.http_cluster.backend import cluster_backend
 
             backend = cluster_backend(node, serving(node.owners), options)
         await serve_http(serving(SessionOwners()), options, backend, listener, host=args.host, port=args.port)

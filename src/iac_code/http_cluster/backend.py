@@ -1,12 +1,12 @@
-"""The HTTP server's connections when instances share PostgreSQL and serve as one (see backend.py).
+"""The HTTP server's connections when instances share PostgreSQL and serve as one (see transports/http/backend.py).
 
 Any request may land on any instance (a plain round-robin balancer, no stickiness):
 
-- `initialize` opens the connection where it lands: that instance hosts its agent (cluster_hosting.py).
+- `initialize` opens the connection where it lands: that instance hosts its agent (hosting.py).
 - a POST is queued in the database and wakes the host, which takes it (so order holds across instances).
 - GET of the connection stream claims the connection's stream for this instance (its owner); the previous
   owner ends its stale stream. The agent stays where it runs, so a stream moving never stops a turn.
-  Events come from the shared log, after Last-Event-ID (cluster_streams.py).
+  Events come from the shared log, after Last-Event-ID (streams.py).
 - DELETE removes the connection and wakes its host and owner.
 - A database that cannot be reached answers 503; `/health` says so, so the balancer stops routing here.
 
@@ -32,9 +32,9 @@ from iac_code.cluster.events import CONNECTION_STREAM, EventLog, Retention
 from iac_code.cluster.inbound import InboundQueue
 from iac_code.cluster.node import ClusterNode, DatabaseUnreachable
 from iac_code.cluster.wakeups import Wakeup
+from iac_code.http_cluster.hosting import HostedConnection
+from iac_code.http_cluster.streams import QuietReader, StreamFeed
 from iac_code.transports.http.backend import OpenStream, Refusal, unknown_connection
-from iac_code.transports.http.cluster_hosting import HostedConnection
-from iac_code.transports.http.cluster_streams import QuietReader, StreamFeed
 from iac_code.transports.http.connections import HttpConnection, ServeFn
 from iac_code.transports.http.events import Event, EventLimits, StreamKey
 from iac_code.transports.http.local import LocalBackend, answer_initialize
