@@ -52,7 +52,10 @@ class StoredEvent:
 
     @property
     def message(self) -> dict[str, Any]:
-        return from_json_text(self.text)  # type: ignore[no-any-return]
+        message = from_json_text(self.text)
+        if not isinstance(message, dict):  # only whole JSON-RPC messages are ever appended
+            raise TypeError(f"event {self.event_id} holds {type(message).__name__}, not a message")
+        return message
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import selectors
 import signal
@@ -197,9 +198,13 @@ def _pollable(fd: int) -> bool:
 
 
 def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
+    stdin = sys.stdin.buffer
+    # read1: what is there now, up to a chunk (a BufferedReader's); another stream is read a chunk at a time.
+    read = stdin.read1 if isinstance(stdin, io.BufferedReader) else stdin.read
+
     def pump() -> None:
         try:
-            while chunk := sys.stdin.buffer.read1(_READ_CHUNK):  # type: ignore[union-attr]  # a BufferedReader
+            while chunk := read(_READ_CHUNK):
                 loop.call_soon_threadsafe(reader.feed_data, chunk)
         finally:
             loop.call_soon_threadsafe(reader.feed_eof)
