@@ -48,7 +48,7 @@ def _load_stdio_server(settings: Settings) -> StdioServer:
     from iac_code.preload import loading_for_good
 
     with loading_for_good():
-        import iac_code.acp.early_session
+        import iac_code.acp.early_session  # first: what a session/new answered early needs
         from iac_code.acp.sdk_import import import_acp
 
         import_acp()  # before anything else imports it: its models then build on first use
@@ -79,8 +79,9 @@ class StdioServer:
         from iac_code.acp.server import serve
 
         store = early_store or await _stdio_store(self._settings)
-        node = await _open_node(self._settings)
+        node = None
         try:
+            node = await _open_node(self._settings)
             if node is not None:
                 node.start()
             owners = node.owners if node is not None else None
