@@ -18,11 +18,12 @@ $(BIN)/iac-code: pyproject.toml
 run: $(BIN)/iac-code
 	$(BIN)/iac-code acp --transport http --host $(HOST) --port $(PORT)
 
-# Lint, format and type checks (configured in pyproject.toml); `make test` runs them first.
+# Lint, format and type checks, then the layers (all configured in pyproject.toml); `make test` runs them first.
 check: $(BIN)/iac-code
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: check
 	$(BIN)/python -m pytest -q

@@ -33,6 +33,7 @@ environment variables (also read from $IAC_CODE_CONFIG_DIR/config.json, lower-ca
   IAC_CODE_INSTANCE_ID        with a database: this instance's name (default: host name + random suffix)
   IAC_CODE_HEARTBEAT_SECONDS  with a database: heartbeat interval (default 5)
   IAC_CODE_LEASE_SECONDS      with a database: how long a dead instance's sessions stay locked (default 15)
+  IAC_CODE_WORKER_IDLE_SECONDS  seconds before an idle iac_check worker (checkov, cfn-lint) exits (default 1800)
   IACCODE_ACP_HTTP_TOKEN      bearer token the HTTP server requires
 
 exit codes:
@@ -126,7 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "acp":
             return _run_acp(args, settings)
         from iac_code.headless import run_headless
+        from iac_code.iac.workers import configure_workers
 
+        configure_workers(settings)
         return run_headless(args, settings)
     except ConfigError as exc:
         print(f"iac-code: {exc}", file=sys.stderr)
@@ -167,10 +170,10 @@ def _discard_stdout() -> None:
 
 def _run_acp(args: argparse.Namespace, settings: Settings) -> int:
     if args.transport == "http":
-        from iac_code.transports.http.app import run_http
+        from iac_code.serve import run_http
 
         return run_http(args, settings)
-    from iac_code.transports.stdio import run_stdio
+    from iac_code.serve import run_stdio
 
     return run_stdio(settings)
 

@@ -1,6 +1,8 @@
 """Settings: environment variables over `$IAC_CODE_CONFIG_DIR/config.json` over defaults.
 
-The variable names are the original iac-code's, so its users can switch without changes.
+The one source of every setting: nothing else in src/ reads the environment for one (the start-up hands
+what each part needs down, e.g. to the warm workers). The variable names are the original iac-code's, so
+its users can switch without changes; the HTTP token keeps its own prefix, as DESIGN.md fixes it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ ENV_KEYS = {
     "instance_id": "IAC_CODE_INSTANCE_ID",
     "heartbeat_seconds": "IAC_CODE_HEARTBEAT_SECONDS",
     "lease_seconds": "IAC_CODE_LEASE_SECONDS",
+    "worker_idle_seconds": "IAC_CODE_WORKER_IDLE_SECONDS",
+    "http_token": "IACCODE_ACP_HTTP_TOKEN",
 }
 # Settings that only config.json holds, in the shape editors use for them.
 FILE_ONLY_KEYS = ("mcpServers",)
@@ -64,6 +68,8 @@ class Settings:
     instance_id: str = ""  # with a database: this server's name among its peers ([a-z0-9_]; default: generated)
     heartbeat_seconds: float = 5.0  # with a database: how often an instance says it is alive and renews its leases
     lease_seconds: float = 15.0  # with a database: how long a dead instance's sessions stay locked
+    worker_idle_seconds: float = 1800  # an iac_check warm worker (checkov, cfn-lint) idle this long exits
+    http_token: str = field(default="", repr=False)  # the bearer token the HTTP server requires (empty: none)
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
 
     @property
@@ -75,6 +81,11 @@ class Settings:
     def store_path(self) -> Path:
         """The embedded database: sessions (and, later, the audit trail)."""
         return self.config_dir / "iac-code.db"
+
+    @property
+    def iac_cache_path(self) -> Path:
+        """iac_check's results, kept across sessions and processes (iac/cache.py)."""
+        return self.config_dir / "cache" / "iac-check.sqlite"
 
     @property
     def model_configured(self) -> bool:

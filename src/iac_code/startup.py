@@ -8,28 +8,11 @@ starts anyway and answers the affected methods with an error (see acp/unavailabl
 from __future__ import annotations
 
 import errno
-import os
 import socket
-import tempfile
 
-from iac_code.config import ConfigError, Settings
+from iac_code.config import ConfigError
 
 MAX_PORT = 65535
-
-
-def check_sessions_dir(settings: Settings) -> None:
-    """The sessions directory exists (created if needed) and a file can be written in it."""
-    directory = settings.sessions_dir
-    try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        probe, probe_path = tempfile.mkstemp(prefix=".write-test-", dir=directory)
-        os.close(probe)
-        os.unlink(probe_path)
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise ConfigError(
-            f"cannot write sessions to {directory}: {reason}; set IAC_CODE_CONFIG_DIR to a writable directory"
-        ) from None
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

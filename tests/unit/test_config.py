@@ -60,3 +60,18 @@ def test_null_in_the_config_file_means_unset(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"provider": "openai", "api_key": None, "max_turns": None}))
     settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
     assert settings.api_key == "" and settings.max_turns == 50
+
+
+def test_the_http_token_is_a_setting_never_shown(tmp_path):
+    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), "IACCODE_ACP_HTTP_TOKEN": "tok-secret"})
+    assert settings.http_token == "tok-secret"
+    assert "tok-secret" not in repr(settings)
+
+
+def test_the_worker_idle_time_and_the_cache_path_come_from_the_settings(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"worker_idle_seconds": 60}))
+    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    assert settings.worker_idle_seconds == 60
+    assert settings.iac_cache_path == tmp_path / "cache" / "iac-check.sqlite"
+    env = {"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_WORKER_IDLE_SECONDS": "5"}
+    assert load_settings(env).worker_idle_seconds == 5

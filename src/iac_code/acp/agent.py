@@ -27,11 +27,12 @@ from acp.schema import (
 )
 from pydantic import BaseModel, ValidationError
 
+from iac_code.acp.client_io import workspace_io
 from iac_code.acp.config_options import MODE_IDS, config_options, model_choices, session_state
 from iac_code.acp.handshake import initialize_result
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
-from iac_code.acp.residency import Residency, SessionOwners
+from iac_code.acp.residency import Residency
 from iac_code.acp.session import Session
 from iac_code.agent.factory import build_loop
 from iac_code.agent.loop import AgentLoop
@@ -42,8 +43,8 @@ from iac_code.messages import Message
 from iac_code.providers.images import images_enabled
 from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
+from iac_code.sessions.owners import SessionOwners
 from iac_code.sessions.store import SessionNotFound, SessionRecord, SessionStore
-from iac_code.tools.client_io import workspace_io
 
 logger = logging.getLogger(__name__)
 

@@ -16,36 +16,16 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from acp import RequestError
-
 from iac_code.acp.session import Session
+from iac_code.errors import InvalidParams
+from iac_code.sessions.owners import SessionOwners
 
 logger = logging.getLogger(__name__)
 
 
-class SessionOwners:
-    """Which connection of this process holds each session's runtime (session id → its Residency).
-    The server owns one and gives it to every connection it serves."""
-
-    def __init__(self) -> None:
-        self._by_session: dict[str, Residency] = {}
-
-    def get(self, session_id: str) -> Residency | None:
-        return self._by_session.get(session_id)
-
-    async def reserve(self, session_id: str) -> None:
-        """Called before a connection of this process takes the session. Alone, there is nothing to do;
-        instances sharing a database first take the session's lease (cluster/owners.py)."""
-
-    def set(self, session_id: str, owner: Residency) -> None:
-        self._by_session[session_id] = owner
-
-    def release(self, session_id: str, owner: Residency) -> None:
-        if self._by_session.get(session_id) is owner:
-            del self._by_session[session_id]
-
-
 class Residency:
+    """One connection's sessions: the live ones and those evicted (reloaded on their next call)."""
+
     def __init__(self, idle_seconds: float, *, can_reload: bool, owners: SessionOwners) -> None:
         self.live: dict[str, Session] = {}
         self._owners = owners
@@ -59,14 +39,15 @@ class Residency:
         await self._owners.reserve(session_id)
         owner = self._owners.get(session_id)
         if owner is not None and owner is not self:
-            held = owner.live.get(session_id)
+            held = owner.held(session_id)
             if held is not None and held.busy:
-                raise RequestError.invalid_params(
-                    {"sessionId": "a prompt is running for this session in another connection"}
-                )
+                raise InvalidParams("sessionId", "a prompt is running for this session in another connection")
             owner.forget(session_id)
             logger.info("session %s moved to another connection", session_id)
         self._owners.set(session_id, self)
+
+    def held(self, session_id: str) -> Session | None:
+        return self.live.get(session_id)
 
     def add(self, session: Session) -> None:
         self.live[session.id] = session

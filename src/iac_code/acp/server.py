@@ -10,10 +10,10 @@ from acp.connection import Connection, StreamEvent
 
 from iac_code.acp.agent import IacAgent
 from iac_code.acp.outbox import Outbox
-from iac_code.acp.residency import SessionOwners
 from iac_code.acp.router import build_handler
 from iac_code.config import Settings
 from iac_code.logs import log_frame
+from iac_code.sessions.owners import SessionOwners
 from iac_code.sessions.store import SessionStore
 
 logger = logging.getLogger(__name__)

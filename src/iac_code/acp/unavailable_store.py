@@ -2,36 +2,17 @@
 
 An editor launches the stdio server and shows its JSON-RPC errors, not its stderr, so the server
 starts anyway: `initialize` works, and every method that needs the store (session/new, load, resume,
-fork, list, delete) answers -32603 with one line saying what to fix. (HTTP refuses to start instead:
-see startup.py.)
+fork, list, delete) answers -32603 with one line saying what to fix. The start-up module (serve.py)
+chooses it; HTTP refuses to start instead (startup.py's checks).
 """
 
 from __future__ import annotations
 
-import logging
 from typing import NoReturn
 
-from acp import RequestError
-
-from iac_code.config import ConfigError, Settings
+from iac_code.errors import Unavailable
 from iac_code.messages import Message
-from iac_code.sessions.store import RecordChanges, SessionRecord, SessionStore
-
-logger = logging.getLogger(__name__)
-
-
-async def open_store(settings: Settings) -> SessionStore:
-    """The stdio server's store: PostgreSQL when a database is configured (sessions/open.py), else the
-    embedded database, or an UnavailableStore when it cannot be used."""
-    from iac_code.sessions.open import open_store as open_configured_store
-
-    try:
-        return await open_configured_store(settings)
-    except ConfigError as exc:
-        if settings.database_url:
-            raise
-        logger.error("%s", exc)
-        return UnavailableStore(str(exc))
+from iac_code.sessions.store import RecordChanges, SessionRecord
 
 
 class UnavailableStore:
@@ -71,4 +52,4 @@ class UnavailableStore:
         """Nothing to release (the async SessionStore closes its store when the server stops)."""
 
     def _fail(self) -> NoReturn:
-        raise RequestError(-32603, self.problem, {"config": self.problem})
+        raise Unavailable(self.problem, {"config": self.problem})

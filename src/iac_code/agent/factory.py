@@ -32,7 +32,7 @@ def build_loop(
     heavy checkers in the background; a one-shot run would mostly pay for workers it never uses."""
     return AgentLoop(
         provider,
-        default_tools(),
+        default_tools(settings.iac_cache_path),
         workspace,
         judge=judge,
         history=list(history),

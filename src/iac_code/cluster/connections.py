@@ -72,7 +72,7 @@ class ConnectionOwnership:
             row = await (await conn.execute(query, {"connection": connection_id, "me": self.instance_id})).fetchone()
         if row is None:
             raise UnknownConnection(connection_id)
-        return row[0]  # type: ignore[no-any-return]
+        return _owner(row[0])
 
     async def owner(self, connection_id: str) -> str | None:
         """The owner (None while no instance holds its stream). Raises UnknownConnection."""
@@ -81,7 +81,7 @@ class ConnectionOwnership:
             row = await cursor.fetchone()
         if row is None:
             raise UnknownConnection(connection_id)
-        return row[0]  # type: ignore[no-any-return]
+        return _owner(row[0])
 
     async def exists(self, connection_id: str) -> bool:
         async with self.pool.connection() as conn:
@@ -174,3 +174,10 @@ class ConnectionOwnership:
             rows = await (await conn.execute(query, {"ids": list(connection_ids), "me": self.instance_id})).fetchall()
         hosted = {row[0] for row in rows if row[1]}
         return Standing({row[0] for row in rows}, hosted, {row[0] for row in rows if row[2]})
+
+
+def _owner(value: object) -> str | None:
+    """The `owner` column (text, NULL while no instance holds the stream), checked: psycopg's rows are untyped."""
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"iac_connections.owner holds {type(value).__name__}, not text")

@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from acp.http.protocol import message_id_key
-
 from iac_code.cluster.connections import UnknownConnection
 from iac_code.cluster.wakeups import notify_owner_sql
 from iac_code.database.json_text import from_json_text, to_json_text
@@ -34,9 +32,10 @@ _RECORD_TRIMS = """
 
 
 def request_key(message_id: Any) -> str:
-    """How `iac_inflight` names a request: its JSON-RPC id as the protocol keys it (1 and "1" alike), as
-    JSON text (an id may hold U+0000)."""
-    return to_json_text(message_id_key(message_id))
+    """How `iac_inflight` names a request: its JSON-RPC id as text, so 1 and "1" alike (as the SDK's HTTP
+    transport keys ids: acp.http.protocol.message_id_key), as JSON text (an id may hold U+0000). Stored
+    keys follow this rule (migration 0004): it may not change."""
+    return to_json_text(None if message_id is None else str(message_id))
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,10 @@ class StoredEvent:
 
     @property
     def message(self) -> dict[str, Any]:
-        return from_json_text(self.text)  # type: ignore[no-any-return]
+        message = from_json_text(self.text)
+        if not isinstance(message, dict):  # only whole JSON-RPC messages are ever appended
+            raise TypeError(f"event {self.event_id} holds {type(message).__name__}, not a message")
+        return message
 
 
 @dataclass(frozen=True)

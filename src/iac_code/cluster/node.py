@@ -5,7 +5,7 @@ heartbeat loop, which every `heartbeat_seconds` says "alive" (instances.py), ren
 (owners.py) and starts the `on_tick` callbacks (the HTTP transport's housekeeping) in the background.
 A peer that misses three beats counts as dead. `close()` stops it all and deregisters, so peers take over at once.
 
-The HTTP transport builds on it (transports/http/cluster.py); so could any other server process sharing
+The HTTP transport builds on it (http_cluster/backend.py); so could any other server process sharing
 sessions with a cluster.
 """
 

@@ -1,6 +1,6 @@
 """SessionOwners across instances: a session held by a connection of this process is leased to this instance.
 
-Within one process, SessionOwners gives each session one runtime (acp/residency.py). Across instances
+Within one process, SessionOwners gives each session one runtime (sessions/owners.py). Across instances
 sharing a database, the session's lease (leases.py) says which instance may hold that runtime, so its
 history has one writer. A connection taking a session first takes its lease:
 
@@ -25,11 +25,11 @@ from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
 import psycopg
-from acp import RequestError
 
-from iac_code.acp.residency import Residency, SessionOwners
 from iac_code.cluster.leases import SessionLeases
+from iac_code.errors import InvalidParams, Unavailable
 from iac_code.sessions.keys import SESSION_ID
+from iac_code.sessions.owners import Holder, SessionOwners
 
 logger = logging.getLogger(__name__)
 
@@ -61,9 +61,9 @@ class LeasedSessionOwners(SessionOwners):
             async with self._exclusive(session_id):
                 await self._take_lease(session_id)
         except psycopg.OperationalError:
-            raise RequestError.internal_error({"database": "unreachable; retry later"}) from None
+            raise Unavailable("the database is unreachable", {"database": "unreachable; retry later"}) from None
 
-    def release(self, session_id: str, owner: Residency) -> None:
+    def release(self, session_id: str, owner: Holder) -> None:
         super().release(session_id, owner)
         if self.get(session_id) is None:
             self._spawn(self._give_up(session_id))
@@ -80,7 +80,7 @@ class LeasedSessionOwners(SessionOwners):
             owner = self.get(session_id)
             if owner is not None:
                 logger.warning("session %s was taken over by another instance; dropping it here", session_id)
-                session = owner.live.get(session_id)
+                session = owner.held(session_id)
                 owner.forget(session_id)
                 if session is not None:
                     self._spawn(session.close())
@@ -89,7 +89,7 @@ class LeasedSessionOwners(SessionOwners):
         """Another instance wants the session: let it go unless a prompt is running for it here."""
         async with self._exclusive(session_id):
             owner = self.get(session_id)
-            session = owner.live.get(session_id) if owner is not None else None
+            session = owner.held(session_id) if owner is not None else None
             if session is not None and session.busy:
                 logger.info("session %s stays here: a prompt is running (another instance asked for it)", session_id)
                 return
@@ -124,9 +124,7 @@ class LeasedSessionOwners(SessionOwners):
                 # A live holder answers within release_wait; a dead one's lease runs out within its ttl.
                 patience = self._release_wait if alive else self.leases.ttl + self._release_wait
                 if holder is not None and now - started > patience:
-                    raise RequestError.invalid_params(
-                        {"sessionId": "a prompt is running for this session on another instance"}
-                    )
+                    raise InvalidParams("sessionId", "a prompt is running for this session on another instance")
             await asyncio.sleep(POLL_SECONDS)
 
     async def _give_up(self, session_id: str) -> None:

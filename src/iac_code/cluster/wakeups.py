@@ -14,7 +14,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeGuard
 
 import psycopg
 from psycopg import sql
@@ -55,9 +55,14 @@ def notify_owner_sql(kind: WakeupKind, owner_column: str = "owner") -> str:
 
 def parse(payload: str) -> Wakeup | None:
     kind, _, subject = payload.partition(" ")
-    if kind not in _KINDS or not subject:
+    if not _is_kind(kind) or not subject:
         return None
-    return Wakeup(kind, subject)  # type: ignore[arg-type]
+    return Wakeup(kind, subject)
+
+
+def _is_kind(kind: str) -> TypeGuard[WakeupKind]:
+    """A kind another instance may send (`resync` is only ever made here)."""
+    return kind in _KINDS
 
 
 class WakeupListener:

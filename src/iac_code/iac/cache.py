@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from iac_code.config import ConfigError, load_settings
 from iac_code.iac.findings import Finding
 
 log = logging.getLogger(__name__)
@@ -34,14 +33,6 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS failures (key TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL)",
 )
 FAILURE_LIFETIME = 3600.0  # seconds
-
-
-def default_cache_path() -> Path | None:
-    """`$IAC_CODE_CONFIG_DIR/cache/iac-check.sqlite`; None (memory only) when the settings cannot be read."""
-    try:
-        return load_settings().config_dir / "cache" / "iac-check.sqlite"
-    except ConfigError:
-        return None
 
 
 def cache_key(checker: str, version: str, unit_digest: str) -> str:

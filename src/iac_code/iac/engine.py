@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 from iac_code.iac.cache import ResultCache, cache_key
 from iac_code.iac.checker import Checker, CheckerUnavailable, RunsWorkspaceCode, Selection, Tree, Unit
@@ -27,7 +27,11 @@ from iac_code.iac.findings import Finding, Skipped
 from iac_code.iac.limits import LimitExceeded
 from iac_code.iac.sources import LeftOut, load_sources
 from iac_code.iac.walk import walk_candidates
-from iac_code.tools.base import RequestAccess
+
+# How a check asks, mid-call, to start code the workspace ships: (subject, "workspace_code", question) →
+# None to go ahead, else why not. The tool passes its ToolContext.request_access (tools/base.py), which
+# takes any access; the checkers sit below the tools and name only the one they ask for.
+RequestAccess = Callable[[str, Literal["workspace_code"], str], Awaitable[str | None]]
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from iac_code.tools.base import ToolError
-from iac_code.tools.search import COMMON_FLAGS, ripgrep_path
+from iac_code.system.ripgrep import COMMON_FLAGS, MISSING, find_ripgrep
 
 MAX_FILES = 20_000
 WALK_TIMEOUT = 10.0
@@ -39,6 +38,10 @@ CANDIDATE_GLOBS = [
 EXCLUDED_GLOBS = ["!.terraform", "!node_modules", "!.terragrunt-cache"]
 
 
+class WalkFailed(Exception):
+    """The files could not be listed (ripgrep missing, failing or too slow); the message says why."""
+
+
 @dataclass(frozen=True)
 class Candidates:
     paths: list[Path]  # absolute, sorted, at most the limit
@@ -61,9 +64,12 @@ def walk_candidates(directory: Path, limit: int | None = None) -> Candidates:
         *(f"--glob={glob}" for glob in CANDIDATE_GLOBS),
         *(f"--glob={glob}" for glob in EXCLUDED_GLOBS),
     ]
+    ripgrep = find_ripgrep()
+    if ripgrep is None:
+        raise WalkFailed(MISSING)
     try:
         listing = subprocess.run(
-            [ripgrep_path(), *flags],
+            [ripgrep, *flags],
             cwd=directory,
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -71,8 +77,8 @@ def walk_candidates(directory: Path, limit: int | None = None) -> Candidates:
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise ToolError(f"listing the files under {directory} took over {WALK_TIMEOUT:.0f} s") from None
+        raise WalkFailed(f"listing the files under {directory} took over {WALK_TIMEOUT:.0f} s") from None
     if listing.returncode > 1:
-        raise ToolError(f"cannot list files: {listing.stderr.decode(errors='replace').strip()}")
+        raise WalkFailed(f"cannot list files: {listing.stderr.decode(errors='replace').strip()}")
     names = sorted(line for line in listing.stdout.decode("utf-8", errors="replace").splitlines() if line)
     return Candidates([directory / name for name in names[:limit]], max(0, len(names) - limit))

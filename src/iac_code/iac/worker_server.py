@@ -5,7 +5,9 @@ Run as `python worker_server.py HANDLER_FILE` by iac_code.iac.workers. It needs 
 installed with pipx. The handler module is loaded once (that is the warm-up: checkov takes seconds to
 import) and its `handle(request: dict) -> dict` is called for every request.
 
-The worker leaves when its stdin closes, when its parent process is gone, or after a long idle time.
+The worker leaves when its stdin closes, when its parent process is gone, or after a long idle time
+(IAC_CODE_WORKER_IDLE_SECONDS, which the parent sets from its Settings: this script runs outside the
+package and reads its two numbers from its environment).
 Anything a library prints goes to stderr: stdout carries the protocol only.
 
 Limits: the parent starts it under a memory limit (RLIMIT_DATA). A MemoryError is answered, and then the

@@ -29,13 +29,14 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from iac_code.config import Settings
 from iac_code.iac.limits import LimitExceeded, Limits
-from iac_code.tools.file_work import DaemonPool
-from iac_code.tools.shell import command_environment
+from iac_code.system.processes import command_environment
+from iac_code.system.threads import DaemonPool
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,19 @@ STDERR_LINES = 20
 CLOSE_GRACE = 1.0
 CANCEL_POLL = 0.1  # seconds between looks at a request's cancel flag while it waits
 REQUEST_THREADS = 32  # requests waiting on workers at once (each holds a daemon thread, mostly asleep)
+
+
+@dataclass
+class WorkerSettings:
+    idle_seconds: float = Settings.worker_idle_seconds  # an idle worker exits after this (worker_server.py)
+
+
+# The settings of the workers started from now on: the start-up (serve.py, cli.py) applies Settings once.
+worker_settings = WorkerSettings()
+
+
+def configure_workers(settings: Settings) -> None:
+    worker_settings.idle_seconds = settings.worker_idle_seconds
 
 
 class WorkerError(Exception):
@@ -124,6 +138,7 @@ class WarmWorker:
         self._stderr.clear()
         env = command_environment()
         env.update(self.env)
+        env["IAC_CODE_WORKER_IDLE_SECONDS"] = str(worker_settings.idle_seconds)  # what worker_server.py reads
         preexec = None
         if self.limits is not None:
             # Memory for the process's whole life; CPU time per request, which the worker sets itself.

@@ -1,7 +1,7 @@
 """The stdio servers' process groups, stopped at the agent's graceful exit.
 
 Kept free of the SDK so `kill_all_servers` can be imported (and registered) cheaply. At interpreter
-exit (atexit) every live group gets SIGTERM: a supervised server's supervisor (tools/reaper.py) then
+exit (atexit) every live group gets SIGTERM: a supervised server's supervisor (system/reaper.py) then
 ends the server's whole tree, SIGKILL included for what ignores SIGTERM, so it must not be SIGKILLed
 itself. A group without a supervisor (an embedded interpreter, no `sys.executable` to run one) is
 SIGKILLed. When the agent dies by SIGKILL, the kernel tells each supervisor (PR_SET_PDEATHSIG).

@@ -1,6 +1,6 @@
 """Stdio MCP servers, spawned by us rather than by the SDK's `stdio_client`, for three reasons:
 
-- the server runs under tools/reaper.py (as bash commands do), a supervisor that is a child subreaper
+- the server runs under system/reaper.py (as bash commands do), a supervisor that is a child subreaper
   and gets SIGTERM when the agent dies, even by SIGKILL: whatever the server starts, even in another
   session (`setsid`) or double-forked, ends with it (the SDK has no hook for that);
 - its stderr is kept (the last lines) for the log when it fails, instead of being copied to ours;
@@ -31,7 +31,7 @@ from mcp.shared.message import SessionMessage
 
 from iac_code.mcp.config import StdioServer
 from iac_code.mcp.processes import track, untrack
-from iac_code.tools.shell import (
+from iac_code.system.processes import (
     REAPER_GRACE,
     command_environment,
     contained,

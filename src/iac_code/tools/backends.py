@@ -2,7 +2,8 @@
 
 A tool reads, writes and runs through one of these instead of touching the disk itself, so the same
 tool works on the local disk and processes (`LocalIO`, here) or through the editor's own file system
-and terminals (`ClientIO`, in client_io.py). Both confine paths to the workspace before anything else.
+and terminals (`ClientIO`, in acp/client_io.py, beside the rest of ACP). Both confine paths to the
+workspace before anything else.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.iac import walk
-from iac_code.iac.cache import ResultCache, default_cache_path, shared_cache
+from iac_code.iac.cache import ResultCache, shared_cache
 from iac_code.iac.checker import Checker
 from iac_code.iac.checkers import default_checkers
 from iac_code.iac.engine import UNSAFE_RULE, CheckReport, run_checks
@@ -37,9 +37,17 @@ class IacCheckTool:
     # list and link for search tools.
     kind: Kind = "search"
 
-    def __init__(self, checkers: Mapping[str, Checker] | None = None, cache: ResultCache | None = None) -> None:
+    def __init__(
+        self,
+        checkers: Mapping[str, Checker] | None = None,
+        cache: ResultCache | None = None,
+        cache_path: Path | None = None,
+    ) -> None:
+        """`cache`: the results cache to use; else the process's one for `cache_path` (Settings.iac_cache_path;
+        None: in memory only)."""
         self.checkers = dict(checkers) if checkers is not None else default_checkers()
         self._cache = cache
+        self._cache_path = cache_path
         listed = "; ".join(f"{name}: {checker.summary}" for name, checker in self.checkers.items())
         self.description = (
             "Validate, lint and security-scan infrastructure code offline: Terraform/OpenTofu, CloudFormation, "
@@ -81,9 +89,12 @@ class IacCheckTool:
         if not target.exists():
             raise ToolError(f"path not found: {args.get('path')}")
         requested = self._requested(args.get("checks"))
-        report = await run_checks(
-            ctx.workspace, target, self.checkers, self._result_cache(), requested, ctx.request_access
-        )
+        try:
+            report = await run_checks(
+                ctx.workspace, target, self.checkers, self._result_cache(), requested, ctx.request_access
+            )
+        except walk.WalkFailed as exc:
+            raise ToolError(str(exc)) from None
         root = ctx.workspace.resolve()
         return ToolResult(
             text=render_text(report),
@@ -103,7 +114,7 @@ class IacCheckTool:
 
     def _result_cache(self) -> ResultCache:
         if self._cache is None:
-            self._cache = shared_cache(default_cache_path())
+            self._cache = shared_cache(self._cache_path)
         return self._cache
 
 

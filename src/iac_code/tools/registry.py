@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from iac_code.tools.base import Tool
 from iac_code.tools.files import EditFileTool, ListFilesTool, ReadFileTool, WriteFileTool
 from iac_code.tools.iac_check import IacCheckTool
@@ -12,14 +14,15 @@ from iac_code.tools.subagent import AgentTool
 from iac_code.tools.web import WebFetchTool
 
 
-def default_tools() -> dict[str, Tool]:
-    """Fresh instances of every built-in tool, keyed by the name the model calls."""
+def default_tools(iac_cache_path: Path | None = None) -> dict[str, Tool]:
+    """Fresh instances of every built-in tool, keyed by the name the model calls. `iac_cache_path`:
+    where iac_check keeps its results (Settings.iac_cache_path; None: in memory only)."""
     tools: list[Tool] = [
         ReadFileTool(),
         ListFilesTool(),
         GlobTool(),
         GrepTool(),
-        IacCheckTool(),
+        IacCheckTool(cache_path=iac_cache_path),
         WriteFileTool(),
         EditFileTool(),
         BashTool(),

@@ -3,19 +3,18 @@
 ripgrep runs with the searched directory as its cwd, so globs are relative to that directory; the
 paths it prints are then given back relative to the workspace, ready for read_file. Hidden files
 are searched (.github, .terraform.lock.hcl...) but .git never is. The ripgrep binary comes from the
-`ripgrep` wheel, next to the Python executable; a system `rg` on PATH is the fallback.
+`ripgrep` wheel (system/ripgrep.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
+from iac_code.system.processes import kill_process_group, spawn
+from iac_code.system.ripgrep import COMMON_FLAGS, MISSING, find_ripgrep
 from iac_code.tools.base import Access, Category, Kind, ToolContext, ToolError, ToolResult, integer_arg, required_text
-from iac_code.tools.shell import kill_process_group, spawn
 from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten
 
 GLOB_MAX_FILES = 1000
@@ -24,18 +23,11 @@ GREP_MAX_RESULTS = 2000
 GREP_MAX_CONTEXT = 10
 LINE_PREVIEW_COLUMNS = 500  # a minified file must not flood the result with one line
 
-# --no-config: RIPGREP_CONFIG_PATH must not inject flags such as --pre (runs a program per file).
-# --no-require-git: .gitignore applies even when the workspace is not a git checkout.
-COMMON_FLAGS = ["--no-config", "--no-require-git", "--hidden", "--glob=!.git", "--color=never"]
-
 
 def ripgrep_path() -> str:
-    bundled = Path(sys.executable).parent / "rg"
-    if bundled.is_file():
-        return str(bundled)
-    found = shutil.which("rg")
+    found = find_ripgrep()
     if found is None:
-        raise ToolError("ripgrep (rg) is not installed; use bash with find/grep instead")
+        raise ToolError(MISSING)
     return found
 
 

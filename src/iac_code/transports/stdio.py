@@ -3,76 +3,60 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import selectors
 import signal
 import sys
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from iac_code.acp.early import EarlyAnswers
 from iac_code.config import Settings
 from iac_code.safe_json import dumps_bytes
+
+if TYPE_CHECKING:
+    from acp._transport import Transport
+
+    from iac_code.sessions.store import SessionStore
 
 logger = logging.getLogger(__name__)
 
 _READ_CHUNK = 1 << 20  # bytes per read; lines of any length are stitched together
 
 
-def run_stdio(settings: Settings) -> int:
-    """Serve ACP on stdin/stdout until stdin closes or SIGTERM/SIGINT; 0 on a clean exit."""
-    return asyncio.run(_serve_stdio(settings))
+class Server(Protocol):
+    """What serves the connection once the SDK has loaded (the start-up module's, serve.py)."""
+
+    def on_idle(self) -> None:
+        """Called once, the first time no request is left unanswered (see acp/early.py's Handover)."""
+        ...
+
+    async def serve(self, transport: Transport, early_store: SessionStore | None, client_capabilities: Any) -> None:
+        """Serve the connection until `transport` ends."""
+        ...
 
 
-async def _serve_stdio(settings: Settings) -> int:
+def run_stdio(settings: Settings, load_server: Callable[[], Server]) -> int:
+    """Serve ACP on stdin/stdout until stdin closes or SIGTERM/SIGINT; 0 on a clean exit.
+    `load_server` runs in a thread (it imports the SDK) while early answers are given."""
+    return asyncio.run(_serve_stdio(settings, load_server))
+
+
+async def _serve_stdio(settings: Settings, load_server: Callable[[], Server]) -> int:
     transport = await StdioTransport.open()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, transport.stop)
     # The SDK takes most of a second to load; answer what can be answered meanwhile (see early.py).
-    loading = asyncio.ensure_future(asyncio.to_thread(_load_server, settings))
+    loading = asyncio.ensure_future(asyncio.to_thread(load_server))
     answers = EarlyAnswers(settings)
     early = await _answer_early_until(loading, transport, answers)
-    serve, open_store, warm_up = loading.result()
-    store = answers.store or await open_store(settings)  # the one the early sessions are in, if any
-    handover = answers.handover(transport, early, on_idle=lambda: warm_up(settings))
-    node = None
-    try:
-        if settings.database_url:  # sessions shared with other instances: take their leases like them
-            from iac_code.cluster.node import ClusterNode
-
-            node = await ClusterNode.open(settings)
-            node.start()
-        owners = node.owners if node is not None else None
-        await serve(handover, settings, store=store, owners=owners, client_capabilities=answers.client_capabilities)
-    finally:
-        if node is not None:
-            await node.close()
-        await store.close()
-        _stop_checker_workers()
+    server = loading.result()
+    handover = answers.handover(transport, early, on_idle=server.on_idle)
+    await server.serve(handover, answers.store, answers.client_capabilities)
     return 0
-
-
-def _stop_checker_workers() -> None:
-    """iac_check's warm workers (checkov, cfn-lint) go with the agent. Imported here, not at the top:
-    the handshake is answered before the tools are loaded."""
-    from iac_code.iac.workers import shutdown_workers
-
-    shutdown_workers()
-
-
-def _load_server(settings: Settings) -> tuple[Any, Any, Any]:
-    from iac_code.preload import loading_for_good
-
-    with loading_for_good():
-        import iac_code.acp.early_session  # noqa: F401  (first: what a session/new answered early needs)
-        from iac_code.acp.sdk_import import import_acp
-
-        import_acp()  # before anything else imports it: its models then build on first use
-        from iac_code.acp.server import serve
-        from iac_code.acp.unavailable_store import open_store
-        from iac_code.providers.presets import warm_up
-    return serve, open_store, warm_up
 
 
 async def _answer_early_until(
@@ -214,9 +198,13 @@ def _pollable(fd: int) -> bool:
 
 
 def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
+    stdin = sys.stdin.buffer
+    # read1: what is there now, up to a chunk (a BufferedReader's); another stream is read a chunk at a time.
+    read = stdin.read1 if isinstance(stdin, io.BufferedReader) else stdin.read
+
     def pump() -> None:
         try:
-            while chunk := sys.stdin.buffer.read1(_READ_CHUNK):  # type: ignore[union-attr]  # a BufferedReader
+            while chunk := read(_READ_CHUNK):
                 loop.call_soon_threadsafe(reader.feed_data, chunk)
         finally:
             loop.call_soon_threadsafe(reader.feed_eof)

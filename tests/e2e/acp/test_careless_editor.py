@@ -18,8 +18,8 @@ from tests.e2e.acp.editor import CarelessEditor, editing
 from tests.e2e.acp.test_editor_client import calls, finals, open_session, tool_texts
 from tests.e2e.sessions.flows import stored_messages
 
+from iac_code.acp.client_io import ANSWER_SECONDS
 from iac_code.tools.base import MAX_OUTPUT_CHARS
-from iac_code.tools.client_io import ANSWER_SECONDS
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -86,7 +86,7 @@ def processes_with(word: str) -> list[int]:
 
 
 def servers_with(word: str) -> list[int]:
-    """processes_with(word) but the supervisors (tools/reaper.py) that run the servers."""
+    """processes_with(word) but the supervisors (system/reaper.py) that run the servers."""
     return [pid for pid in processes_with(word) if b"reaper.py" not in _cmdline(pid)]
 
 

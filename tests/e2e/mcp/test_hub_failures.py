@@ -112,7 +112,7 @@ async def test_a_server_that_dies_mid_session_is_reported_once_and_its_tools_go(
 
 
 async def test_a_server_that_closes_its_stdout_but_runs_on_is_reported_stopped_at_once(tmp_path):
-    # Its supervisor (tools/reaper.py) must not hold the pipe open: the end of stdout is what tells.
+    # Its supervisor (system/reaper.py) must not hold the pipe open: the end of stdout is what tells.
     problems = Problems()
     async with McpHub([fixture_server("mute")], tmp_path, on_problem=problems) as hub:
         await _settle(hub)

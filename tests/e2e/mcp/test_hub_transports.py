@@ -166,7 +166,7 @@ async def test_a_stdio_server_runs_in_the_cwd_in_its_own_process_group_with_its_
     async with McpHub([fixture_server(events=events_file)], tmp_path) as hub:
         assert await hub.wait_ready(20)
         where = (await _run(hub, "whereami")).text
-        supervisor = pid_of(where, "ppid")  # tools/reaper.py, which leads the server's process group
+        supervisor = pid_of(where, "ppid")  # system/reaper.py, which leads the server's process group
         assert b"reaper.py" in Path(f"/proc/{supervisor}/cmdline").read_bytes()
     assert f"cwd={tmp_path} " in where and "secret=set" in where
     assert pid_of(where, "pgid") == supervisor != os.getpgid(0)

@@ -11,8 +11,9 @@ import pytest
 from acp import RequestError
 
 from iac_code.acp.agent import IacAgent
-from iac_code.acp.residency import SessionOwners
 from iac_code.config import Settings
+from iac_code.errors import InvalidParams
+from iac_code.sessions.owners import SessionOwners
 from iac_code.sessions.threaded import ThreadedFileStore, open_file_store
 
 
@@ -93,7 +94,7 @@ async def test_opening_a_session_in_another_connection_takes_it_over(tmp_path, s
         await first.set_session_mode("default", session_id)
 
     second.sessions[session_id]._busy = True
-    with pytest.raises(RequestError) as refused:
+    with pytest.raises(InvalidParams) as refused:
         await first.load_session(str(tmp_path), session_id)
     assert "another connection" in str(refused.value.data)
     second.sessions[session_id]._busy = False

@@ -7,8 +7,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import psycopg
 import pytest
-from acp import RequestError
 
 from iac_code.acp.residency import Residency
 from iac_code.cluster.leases import SessionLeases
@@ -16,6 +16,7 @@ from iac_code.cluster.node import ClusterNode
 from iac_code.cluster.owners import LeasedSessionOwners
 from iac_code.config import Settings
 from iac_code.database.pool import Pool
+from iac_code.errors import InvalidParams, Unavailable
 
 
 class FakeSession:
@@ -89,7 +90,7 @@ async def test_a_live_holder_hands_over_an_idle_session_and_keeps_a_busy_one(poo
         await on_b.claim("idle")
         assert idle.flushed and "idle" not in on_a.live
         assert await b.owners.leases.holder("idle") == "b"
-        with pytest.raises(RequestError) as refused:
+        with pytest.raises(InvalidParams) as refused:
             await on_b.claim("busy")
         assert "another instance" in str(refused.value.data)
         assert "busy" in on_a.live and await a.owners.leases.holder("busy") == "a"
@@ -115,3 +116,18 @@ async def test_a_session_whose_lease_was_taken_over_is_dropped(pool: Pool, pg_ur
         assert "s1" not in conn.live
         await a.owners.close()
         assert session.closed
+
+
+class UnreachableLeases(SessionLeases):
+    def __init__(self) -> None:
+        pass  # no pool: every call fails as with the database gone
+
+    async def acquire(self, session_id: str) -> None:
+        raise psycopg.OperationalError("connection refused")
+
+
+async def test_an_unreachable_database_is_a_neutral_unavailable_error() -> None:
+    owners = LeasedSessionOwners(UnreachableLeases(), instance_max_age=1.0)
+    with pytest.raises(Unavailable) as refused:
+        await owners.reserve("sess_0123456789abcdef0123456789abcdef")
+    assert refused.value.data == {"database": "unreachable; retry later"}

@@ -31,6 +31,7 @@ def test_payloads_that_are_not_wakeups_are_ignored() -> None:
     assert parse("event c1") == Wakeup("event", "c1")
     assert parse("closed c1") == Wakeup("closed", "c1") and parse("release s1") == Wakeup("release", "s1")
     assert parse("event") is None and parse("reboot c1") is None
+    assert parse("resync c1") is None, "only the listener itself makes a resync"
     assert channel("abc") == "iac_abc"
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from iac_code.iac import walk
 from iac_code.iac.cache import ResultCache
 from iac_code.iac.checker import Selection, Tree, Unit
 from iac_code.iac.classify import FileKind
@@ -134,6 +135,13 @@ def test_confined_to_the_workspace(tmp_path: Path) -> None:
         run_tool(workspace, {"path": "link/outside.tf"})
     with pytest.raises(ToolError, match="path not found"):
         run_tool(workspace, {"path": "nope"})
+
+
+def test_a_walk_that_cannot_list_the_files_is_the_tools_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "main.tf").write_text('resource "x" "y" {}\n')
+    monkeypatch.setattr(walk, "find_ripgrep", lambda: None)  # the checkers sit below the tools: WalkFailed
+    with pytest.raises(ToolError, match="ripgrep"):
+        run_tool(tmp_path, {"path": "."})
 
 
 def test_gitignored_files_are_not_checked(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from iac_code.iac.workers import WarmWorker, WorkerError
+from iac_code.config import Settings
+from iac_code.iac.workers import WarmWorker, WorkerError, configure_workers
 
 HANDLER = """
 import os, time
@@ -110,3 +111,15 @@ def test_prewarm_starts_the_heavy_workers_in_the_background() -> None:
     worker = warm_worker(checker.name, Path("unused"), checker.python())  # the registry's worker, already running
     assert worker.pid is not None
     os.kill(worker.pid, 0)
+
+
+def test_an_idle_worker_exits_after_the_settings_idle_time(worker: WarmWorker) -> None:
+    configure_workers(Settings(worker_idle_seconds=0.3))
+    try:
+        pid = worker.request({}, timeout=30)["pid"]
+        deadline = time.monotonic() + 10
+        while worker._process is not None and worker._process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert worker._process is not None and worker._process.poll() == 0, f"worker {pid} still running"
+    finally:
+        configure_workers(Settings())

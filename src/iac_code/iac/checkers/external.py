@@ -20,7 +20,7 @@ from pathlib import Path
 
 from iac_code.iac.checker import CheckerUnavailable
 from iac_code.iac.limits import MB, Limits
-from iac_code.tools.shell import command_environment, kill_process_group, spawn
+from iac_code.system.processes import command_environment, kill_process_group, spawn
 
 # No update check, no prompt, output meant for a program.
 TOOL_ENV = {"CHECKPOINT_DISABLE": "1", "TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "NO_COLOR": "1"}

@@ -10,9 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import functools
 import logging
-import os
 import re
 import socket
 import time
@@ -32,7 +30,6 @@ from iac_code import __version__
 from iac_code.config import Settings
 from iac_code.safe_json import JsonError, NonFiniteNumber, loads
 from iac_code.transports.http.backend import Backend, OpenStream, Refusal, ResponseHeaders
-from iac_code.transports.http.collector import pace_collector_for_serving
 from iac_code.transports.http.connections import MAX_REQUESTS_IN_FLIGHT, ServeFn
 from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits
 from iac_code.transports.http.guard import TOKEN_ENV, GuardMiddleware, is_loopback_host
@@ -257,9 +254,9 @@ async def _wait_for_disconnect(receive: Receive) -> None:
 # -- running it ---------------------------------------------------------------------------------
 
 
-def options_from_args(args: argparse.Namespace, environ: dict[str, str] | os._Environ[str]) -> HttpOptions:
+def options_from_args(args: argparse.Namespace, settings: Settings) -> HttpOptions:
     return HttpOptions(
-        token=environ.get(TOKEN_ENV, "").strip(),
+        token=settings.http_token.strip(),
         allowed_origins=list(args.allowed_origin),
         loopback_only=is_loopback_host(args.host),
         allowed_hosts=list(args.allowed_host),
@@ -317,63 +314,18 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def run_http(args: argparse.Namespace, settings: Settings) -> int:
-    from iac_code.preload import loading_for_good
-
-    with loading_for_good():  # what serving needs, loaded now with the collector paused (see preload.py)
-        import iac_code.acp.server  # noqa: F401
-        from iac_code.providers.presets import available_models, check_settings, warm_up
-        from iac_code.sessions.open import check_store_path
-        from iac_code.startup import listening_socket
-
-    options = options_from_args(args, dict(settings.env))  # the token is no longer in os.environ
-    refusal = bind_refusal(args.host, options.token, args.allow_insecure_bind)
-    if refusal:
-        logger.error(refusal)
-        return 2
-    # Each raises a one-line ConfigError (exit 2): a problem found after start-up would go unseen.
-    check_settings(settings)
-    check_store_path(settings)
-    listener = listening_socket(args.host, args.port)
-    warm_up(settings)
-    if settings.model_configured:
-        logger.info("model: %s / %s", settings.provider, (available_models(settings) or ["?"])[0])
-    else:
-        logger.info("no model configured: answering with the offline demo (set IAC_CODE_PROVIDER and IAC_CODE_API_KEY)")
-    pace_collector_for_serving()
-    asyncio.run(_serve(args, settings, options, listener))
-    return 0
-
-
-async def _serve(args: argparse.Namespace, settings: Settings, options: HttpOptions, listener: socket.socket) -> None:
-    """Open the session store (and, with a database, join the other instances), then serve until stopped."""
-    from iac_code.acp.residency import SessionOwners
-    from iac_code.acp.server import serve
-    from iac_code.iac.workers import shutdown_workers
-    from iac_code.sessions.open import open_store
-
-    store = await open_store(settings)
-    try:
-
-        def serving(owners: SessionOwners) -> ServeFn:
-            return functools.partial(serve, settings=settings, store=store, owners=owners)
-
-        backend: Backend | None = None  # this process alone
-        if settings.database_url:
-            from iac_code.transports.http.cluster import open_cluster
-
-            backend = await open_cluster(settings, options, serving)
-        app = create_app(serving(SessionOwners()), options, backend)
-        config = uvicorn.Config(
-            app,
-            host=args.host,
-            port=args.port,
-            log_config=None,
-            lifespan="on",
-            access_log=logger.isEnabledFor(logging.DEBUG),
-            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
-        )
-        await _Server(config, app.state.backend, token_set=bool(options.token)).serve(sockets=[listener])
-    finally:
-        await store.close()
-        shutdown_workers()  # iac_check's warm workers (checkov, cfn-lint) go with the agent
+async def serve_http(
+    serve: ServeFn, options: HttpOptions, backend: Backend | None, listener: socket.socket, *, host: str, port: int
+) -> None:
+    """Serve the app on `listener` until SIGTERM/SIGINT (see create_app for `serve` and `backend`)."""
+    app = create_app(serve, options, backend)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_config=None,
+        lifespan="on",
+        access_log=logger.isEnabledFor(logging.DEBUG),
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+    )
+    await _Server(config, app.state.backend, token_set=bool(options.token)).serve(sockets=[listener])

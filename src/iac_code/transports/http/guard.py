@@ -15,7 +15,9 @@ from urllib.parse import urlsplit
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-TOKEN_ENV = "IACCODE_ACP_HTTP_TOKEN"
+from iac_code.config import ENV_KEYS
+
+TOKEN_ENV = ENV_KEYS["http_token"]  # named in the messages that ask for it
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 

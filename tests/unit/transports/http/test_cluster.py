@@ -26,8 +26,8 @@ from iac_code.cluster.inbound import InboundQueue
 from iac_code.cluster.node import ClusterNode
 from iac_code.config import Settings
 from iac_code.database.pool import open_pool
+from iac_code.http_cluster.backend import ClusterBackend
 from iac_code.transports.http.app import HttpOptions
-from iac_code.transports.http.cluster import ClusterBackend
 from iac_code.transports.http.events import EventLimits
 
 from .fake_agent import serve_fake

@@ -1,4 +1,4 @@
-"""The HTTP server collects the young generation less often (see transports/http/collector.py)."""
+"""The HTTP server (started by serve.py) collects the young generation less often (see transports/http/collector.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from iac_code import serve as start_up
 from iac_code.config import Settings
-from iac_code.transports.http import app
 from iac_code.transports.http.collector import YOUNG_COLLECTION_EVERY, pace_collector_for_serving
 
 
@@ -40,7 +40,7 @@ def test_run_http_serves_with_the_spaced_out_collector(threshold, monkeypatch, t
         seen.append(gc.get_threshold())
         listener.close()
 
-    monkeypatch.setattr(app, "_serve", serve)
+    monkeypatch.setattr(start_up, "_serve_http", serve)
     args = argparse.Namespace(
         host="127.0.0.1",
         port=0,
@@ -51,5 +51,5 @@ def test_run_http_serves_with_the_spaced_out_collector(threshold, monkeypatch, t
         max_connections=10,
         allow_insecure_bind=False,
     )
-    assert app.run_http(args, Settings(config_dir=tmp_path)) == 0
+    assert start_up.run_http(args, Settings(config_dir=tmp_path)) == 0
     assert seen == [(YOUNG_COLLECTION_EVERY, 10, 10)]

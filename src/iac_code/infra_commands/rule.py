@@ -1,12 +1,12 @@
 """Whether a shell command line changes real infrastructure (and so must be asked every time).
 
-The line is parsed as bash would (iac_code.iac.shell_syntax), then every simple command in it is looked
+The line is parsed as bash would (shell_syntax.py), then every simple command in it is looked
 through: wrappers are unwrapped (`sudo`, `env VAR=x`, `nohup`, `time`, `timeout`, `nice`, `xargs`,
 `watch`, `ssh host ...`, `find -exec`...), shell strings are parsed in turn (`sh -c`, `bash -lc`,
 `eval`, a here-document or an `echo ... |` fed to a shell), and the program is recognised by its base
 name (`/usr/local/bin/terraform` is terraform, `terraform1.5` too). Which subcommands of terraform,
 tofu, terragrunt, pulumi, kubectl, helm, aws cloudformation, aliyun ros, cdk and sam change things is
-in iac_code.iac.infra_clis.
+in clis.py.
 
 A line that cannot be parsed counts as changing, and so does a program or subcommand computed at run
 time (`$TF apply`, `terraform $ACTION`, `CMD="terraform apply"; $CMD`) that could be a changing one.
@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from iac_code.iac.infra_clis import CHANGE_CHECKS
-from iac_code.iac.shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_commands
+from iac_code.infra_commands.clis import CHANGE_CHECKS
+from iac_code.infra_commands.shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_commands
 
 MAX_DEPTH = 8  # shells inside shells: deeper than this is taken as changing
 

@@ -3,7 +3,7 @@ forms a command can hide in (wrappers, shells in shells, quoting, substitutions,
 
 import pytest
 
-from iac_code.iac.commands import is_infrastructure_change
+from iac_code.infra_commands import is_infrastructure_change
 
 CHANGING = [
     # the tools and their changing subcommands

@@ -9,13 +9,31 @@ from pathlib import Path
 import pytest
 from acp.schema import ClientCapabilities, FileSystemCapabilities
 
-from iac_code.tools import client_io
+from iac_code.acp import client_io
+from iac_code.acp.client_io import ClientIO, workspace_io
+from iac_code.system.processes import command_environment
 from iac_code.tools.backends import LocalIO
 from iac_code.tools.base import ToolContext, ToolError
-from iac_code.tools.client_io import ClientIO, workspace_io
-from iac_code.tools.shell import BashTool, bash_result, command_environment
+from iac_code.tools.shell import BashTool, bash_result
 
 from .fake_editor import FakeEditor
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A directory next to the workspace holding a file no tool may touch."""
+    other = tmp_path / "outside"
+    other.mkdir()
+    (other / "secret.txt").write_text("top secret\n")
+    return other
+
 
 EVERYTHING = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True)
 ENV = {"PATH": "/usr/bin:/bin", "AWS_PROFILE": "dev", "OPENAI_API_KEY": "sk-secret", "IAC_CODE_API_KEY": "sk-2"}

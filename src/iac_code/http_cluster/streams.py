@@ -6,7 +6,7 @@ here too; either way in id order, from the feed's position (the last id delivere
 The feed outlives its readers, so a reconnect here without Last-Event-ID resumes where the last one
 stopped; the position is also recorded in the database for a reconnect elsewhere.
 
-Every event goes on the connection stream (cluster_hosting.py), so a session stream (`QuietReader`) only
+Every event goes on the connection stream (hosting.py), so a session stream (`QuietReader`) only
 carries keepalives: the official client merges its streams, and nothing is ever sent twice.
 """
 

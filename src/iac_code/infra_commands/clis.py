@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from iac_code.iac.shell_syntax import Word
+from iac_code.infra_commands.shell_syntax import Word
 
 TERRAFORM_SUBCOMMANDS = frozenset(
     {

@@ -1,12 +1,12 @@
-"""The HTTP server's connections when instances share PostgreSQL and serve as one (see backend.py).
+"""The HTTP server's connections when instances share PostgreSQL and serve as one (see transports/http/backend.py).
 
 Any request may land on any instance (a plain round-robin balancer, no stickiness):
 
-- `initialize` opens the connection where it lands: that instance hosts its agent (cluster_hosting.py).
+- `initialize` opens the connection where it lands: that instance hosts its agent (hosting.py).
 - a POST is queued in the database and wakes the host, which takes it (so order holds across instances).
 - GET of the connection stream claims the connection's stream for this instance (its owner); the previous
   owner ends its stale stream. The agent stays where it runs, so a stream moving never stops a turn.
-  Events come from the shared log, after Last-Event-ID (cluster_streams.py).
+  Events come from the shared log, after Last-Event-ID (streams.py).
 - DELETE removes the connection and wakes its host and owner.
 - A database that cannot be reached answers 503; `/health` says so, so the balancer stops routing here.
 
@@ -21,22 +21,20 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 from acp._transport import Transport
 
-from iac_code.acp.residency import SessionOwners
 from iac_code.cluster.connections import Adopted, ConnectionOwnership, UnknownConnection
 from iac_code.cluster.events import CONNECTION_STREAM, EventLog, Retention
 from iac_code.cluster.inbound import InboundQueue
 from iac_code.cluster.node import ClusterNode, DatabaseUnreachable
 from iac_code.cluster.wakeups import Wakeup
-from iac_code.config import Settings
+from iac_code.http_cluster.hosting import HostedConnection
+from iac_code.http_cluster.streams import QuietReader, StreamFeed
 from iac_code.transports.http.backend import OpenStream, Refusal, unknown_connection
-from iac_code.transports.http.cluster_hosting import HostedConnection
-from iac_code.transports.http.cluster_streams import QuietReader, StreamFeed
 from iac_code.transports.http.connections import HttpConnection, ServeFn
 from iac_code.transports.http.events import Event, EventLimits, StreamKey
 from iac_code.transports.http.local import LocalBackend, answer_initialize
@@ -302,15 +300,9 @@ class ClusterBackend(LocalBackend):
             self._end_quiet(connection_id)
 
 
-async def open_cluster(
-    settings: Settings, options: HttpOptions, make_serve: Callable[[SessionOwners], ServeFn]
-) -> ClusterBackend:
-    """Join the cluster of `settings.database_url`; the agents it serves take session leases."""
-    node = await ClusterNode.open(settings)
+def cluster_backend(node: ClusterNode, serve: ServeFn, options: HttpOptions) -> ClusterBackend:
+    """The connections of the cluster `node` belongs to (opened by the start-up module, serve.py); the
+    agents `serve` runs take session leases (node.owners)."""
     return ClusterBackend(
-        node,
-        make_serve(node.owners),
-        idle_timeout=options.idle_timeout,
-        max_connections=options.max_connections,
-        limits=options.limits,
+        node, serve, idle_timeout=options.idle_timeout, max_connections=options.max_connections, limits=options.limits
     )

@@ -1,0 +1,10 @@
+"""The bash rule: whether a shell command line changes real infrastructure, and so is asked every time.
+
+The bash tool (tools/shell.py) asks it for each command; it reads command lines and knows nothing of
+tools or of the checkers in iac/. `rule.py` walks a line's commands, `shell_syntax.py` reads the line as
+bash would, `clis.py` knows which subcommands of each infrastructure CLI change things.
+"""
+
+from iac_code.infra_commands.rule import is_infrastructure_change
+
+__all__ = ["is_infrastructure_change"]

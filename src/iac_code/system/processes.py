@@ -1,0 +1,84 @@
+"""Starting and stopping child processes, shared by everything that runs one (the bash tool, ripgrep, the
+checkers' CLIs and warm workers, MCP servers on stdio).
+
+Each child runs in its own session (process group), so a timeout or a cancelled turn can kill the
+command together with everything it started, not just its leader. `contained` runs a command under
+reaper.py, which ends what left the group (`setsid`, daemons) when the command ends or the agent dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from iac_code.credentials import without_secrets
+
+KILL_GRACE = 0.4  # seconds between SIGTERM and SIGKILL; well inside the one-second cancel budget
+REAPER = Path(__file__).with_name("reaper.py")
+REAPER_GRACE = 1.0  # the reaper's own SIGTERM-then-SIGKILL sweep must finish before we SIGKILL it
+EXIT_POLL = 0.02
+
+
+# Nothing may wait for a terminal that is not there.
+NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TF_INPUT": "0"}
+
+
+def command_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    # The agent's own keys: a command has no use for them, and printing them would put them in the
+    # transcript. They are gone from os.environ once the settings are read; this covers library use.
+    env = without_secrets(os.environ if base is None else base)
+    env.update(NON_INTERACTIVE)
+    return env
+
+
+async def spawn(program: str, *args: str, **kwargs: Any) -> asyncio.subprocess.Process:
+    """Start `program` in a new process group, the group killed even if we are cancelled mid-start.
+
+    A cancel that lands while asyncio is still wiring the pipes would make it kill the leader
+    alone, leaving anything it already started orphaned and running.
+    """
+    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(program, *args, start_new_session=True, **kwargs))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await kill_process_group(await starting)
+        raise
+
+
+def contained(*command: str) -> tuple[str, ...]:
+    """`command` run under reaper.py, so that nothing it starts outlives it (or the agent)."""
+    if not sys.executable:  # an embedded interpreter: the process group is all we have
+        return command
+    return (sys.executable, "-I", "-S", str(REAPER), str(os.getpid()), *command)
+
+
+async def wait_for_exit(process: asyncio.subprocess.Process, timeout: float | None = None) -> bool:
+    """Whether the process exited within `timeout`.
+
+    Not `Process.wait()`: on Python 3.11 it also waits for the pipes to close, which a background
+    job (or a grandchild that left the group) can hold open indefinitely.
+    """
+    deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+    while process.returncode is None:
+        if deadline is not None and asyncio.get_running_loop().time() >= deadline:
+            return False
+        await asyncio.sleep(EXIT_POLL)
+    return True
+
+
+async def kill_process_group(process: asyncio.subprocess.Process, grace: float = KILL_GRACE) -> None:
+    """SIGTERM the process's group, then SIGKILL whatever is left after `grace` seconds."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    await wait_for_exit(process, grace)
+    # Even if the leader is gone, members it left behind may be ignoring SIGTERM.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    await wait_for_exit(process, KILL_GRACE)
