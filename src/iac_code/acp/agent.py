@@ -19,9 +19,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     PromptResponse,
-    RequestPermissionRequest,
     SessionInfo,
-    SessionNotification,
     SetSessionConfigOptionResponse,
 )
 from pydantic import ValidationError
@@ -32,7 +30,7 @@ from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
 from iac_code.acp.residency import Residency, SessionOwners
 from iac_code.acp.responses import ForkSession, LoadSession, NewSession, ResumeSession
-from iac_code.acp.session import Session, SessionUpdate
+from iac_code.acp.session import ConnectionPeer, Session, SessionUpdate
 from iac_code.agent.factory import LoopParts, build_loop
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Mode, is_mode
@@ -50,26 +48,6 @@ logger = logging.getLogger(__name__)
 
 # (the session's workspace, what the session gives its loop) → its loop; tests pass their own
 WorkspaceLoopFactory = Callable[[Path, LoopParts], AgentLoop]
-
-_DUMP: dict[str, Any] = {"mode": "json", "by_alias": True, "exclude_none": True}
-
-
-class ConnectionPeer:
-    """The client seen through one SDK connection."""
-
-    def __init__(self, connection: Connection) -> None:
-        self._connection = connection
-
-    async def update(self, session_id: str, update: SessionUpdate) -> None:
-        notification = SessionNotification(session_id=session_id, update=update)
-        await self._connection.send_notification("session/update", notification.model_dump(**_DUMP))
-
-    async def request_permission(self, request: RequestPermissionRequest) -> Any:
-        return await self._connection.send_request("session/request_permission", request.model_dump(**_DUMP))
-
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
-        """Any other request to the client (fs/*, terminal/*); a JSON-RPC error raises RequestError."""
-        return await self._connection.send_request(method, params)
 
 
 class IacAgent:
@@ -126,7 +104,7 @@ class IacAgent:
         session = self._open(session_id, workspace, mcp_servers or [])
         if self._store is not None:
             await self._store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=session.core.model))
-        await self._bring_up(session, fresh=True)
+        session = await self._bring_up(session, fresh=True)
         return NewSession.model_validate({"sessionId": session_id, **self._state(session)})
 
     async def load_session(
@@ -159,7 +137,7 @@ class IacAgent:
         await store.fork(session_id, fork_id)  # the log as written so far: complete messages only
         record, history = await store.load(fork_id)
         session = self._open(fork_id, workspace, mcp_servers or [], record, history)
-        await self._bring_up(session, fresh=True)
+        session = await self._bring_up(session, fresh=True)
         return ForkSession.model_validate({"sessionId": fork_id, **self._state(session)})
 
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **_: Any) -> PromptResponse:
@@ -261,8 +239,8 @@ class IacAgent:
             session = self.sessions.get(session_id)
             if session is None and session_id in self._residency.evicted:
                 servers = self._client_servers.get(session_id, [])
-                session = self._open(session_id, Path(record.cwd), servers, record, history)
-                await self._bring_up(session, fresh=False)
+                opened = self._open(session_id, Path(record.cwd), servers, record, history)
+                session = await self._bring_up(opened, fresh=False)
                 logger.debug("session %s reloaded after idling", session_id)
         if session is None:
             raise SessionNotFound(session_id)
@@ -282,8 +260,8 @@ class IacAgent:
         record, history = await store.load(session_id)
         session = self.sessions.get(session_id)  # a concurrent call may have opened it meanwhile
         if session is None:
-            session = self._open(session_id, workspace, mcp_servers, record, history)
-            await self._bring_up(session, fresh=False)
+            opened = self._open(session_id, workspace, mcp_servers, record, history)
+            session = await self._bring_up(opened, fresh=False)
         return session
 
     async def _stored_record(self, session_id: str, workspace: Path) -> SessionStore:
@@ -294,17 +272,22 @@ class IacAgent:
         _check_cwd(session_id, record.cwd, workspace)
         return self._store
 
-    async def _bring_up(self, session: Session, *, fresh: bool) -> None:
+    async def _bring_up(self, session: Session, *, fresh: bool) -> Session:
         """The one way a runtime comes to live in this connection: claimed, added, its MCP servers started.
         A `fresh` session (new, fork) has its updates held until the response is out, and announces its
-        commands after it; a restored one announces them in its own response's time."""
+        commands after it; a restored one announces them in its own response's time. Returns the live
+        runtime: another call may have brought the same session up while the claim waited (a lease)."""
         await self._residency.claim(session.id)
+        if (live := self.sessions.get(session.id)) is not None:
+            session.release()
+            return live
         self._residency.add(session)
         if fresh:
             self._outbox.hold(session.id)
         session.core.mcp.start()
         if fresh:
             self._spawn(session.core.announce_commands())
+        return session
 
     # -- helpers -----------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from acp import RequestError
+from acp.connection import Connection
 from acp.schema import (
     AgentMessageChunk,
     AgentPlanContentUpdate,
@@ -26,6 +27,7 @@ from acp.schema import (
     PromptResponse,
     RequestPermissionRequest,
     SessionInfoUpdate,
+    SessionNotification,
     ToolCallProgress,
     ToolCallStart,
     Usage,
@@ -76,6 +78,27 @@ class Peer(Protocol):
     async def update(self, session_id: str, update: SessionUpdate) -> None: ...
 
     async def request_permission(self, request: RequestPermissionRequest) -> Any: ...
+
+
+_DUMP: dict[str, Any] = {"mode": "json", "by_alias": True, "exclude_none": True}
+
+
+class ConnectionPeer:
+    """The client seen through one SDK connection (a Peer)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    async def update(self, session_id: str, update: SessionUpdate) -> None:
+        notification = SessionNotification(session_id=session_id, update=update)
+        await self._connection.send_notification("session/update", notification.model_dump(**_DUMP))
+
+    async def request_permission(self, request: RequestPermissionRequest) -> Any:
+        return await self._connection.send_request("session/request_permission", request.model_dump(**_DUMP))
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """Any other request to the client (fs/*, terminal/*); a JSON-RPC error raises RequestError."""
+        return await self._connection.send_request(method, params)
 
 
 class Session:
