@@ -201,6 +201,10 @@ class Session:
                 return rendered
         return None
 
+    async def say(self, text: str) -> None:
+        """Show `text` as the session's message (a command's output); the model does not see it."""
+        await self._face.say(text)
+
     def _quiet_end(self) -> TurnEnd:
         return TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
 
@@ -211,14 +215,14 @@ class Session:
         self.loop.clear()
         if (store := self._store) is not None:
             self._writes.submit(lambda: store.clear(self.id))
-        await self._face.say("Conversation cleared.")
+        await self.say("Conversation cleared.")
 
     async def _check(self, arguments: str) -> TurnEnd | None:
         """One iac_check call on the workspace, shown like the model's and kept in the history."""
         return await self._stream(self.loop.run("/check", tool_call=workspace_check_call()))
 
     async def _help(self, arguments: str) -> None:
-        await self._face.say(help_text(self.commands()))
+        await self.say(help_text(self.commands()))
 
     async def _stream(self, events: AsyncGenerator[Event, None]) -> TurnEnd | None:
         """Show the loop's events as they come. Text that arrives while the face is busy waits, merged,

@@ -86,7 +86,7 @@ async def test_one_registry_entry_adds_a_session_command(tmp_path, monkeypatch):
 
     async def check(core: core_module.Session, arguments: str) -> None:
         seen.append(arguments)
-        await core._face.say("2 findings")
+        await core.say("2 findings")
 
     monkeypatch.setitem(core_module.COMMANDS, "check", SessionCommand("Check the IaC", check))
     peer, provider = ScriptedPeer(), FakeProvider()
