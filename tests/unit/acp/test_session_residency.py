@@ -110,3 +110,23 @@ async def test_delete_reaches_a_session_held_by_another_connection(tmp_path, sto
     assert await store.list(None) == ([], None)
     await first.shutdown()
     await second.shutdown()
+
+
+class WaitingOwners(SessionOwners):
+    """Owners whose reserve waits, as taking a lease in PostgreSQL does."""
+
+    async def reserve(self, session_id: str) -> None:
+        await asyncio.sleep(0.02)
+
+
+async def test_a_session_reloaded_by_two_calls_at_once_gets_one_runtime(tmp_path, store):
+    settings = Settings(config_dir=tmp_path, session_idle_seconds=0.05)
+    agent = IacAgent(settings, NoOutbox(), store=store, owners=WaitingOwners())  # type: ignore[arg-type]
+    agent._peer = RecordingPeer()  # type: ignore[assignment]
+    session_id = (await agent.new_session(str(tmp_path))).session_id
+    await asyncio.sleep(0.2)
+    assert session_id not in agent.sessions
+
+    first, second = await asyncio.gather(agent._live(session_id), agent._live(session_id))
+    assert first is second is agent.sessions[session_id]
+    await agent.shutdown()
