@@ -36,7 +36,7 @@ from iac_code.agent.events import (
 from iac_code.agent.policy import Choice, Mode, Remembered
 from iac_code.agent.session_commands import CommandInfo
 from iac_code.config import Settings
-from iac_code.messages import Message
+from iac_code.messages import user
 
 
 def run_headless(args: argparse.Namespace, settings: Settings) -> int:
@@ -88,7 +88,7 @@ async def _run(
     )
     session.mcp.start()
     try:
-        end = await session.prompt(Message(role="user", text=prompt))
+        end = await session.prompt(user(prompt))  # text a model API can encode (lone surrogates replaced)
     finally:
         await session.close()  # the MCP servers stop with the run
     face.printer.show(end)
