@@ -1,6 +1,8 @@
-"""`iac-code -p PROMPT`: one turn in the current directory, streamed to stdout.
+"""`iac-code -p PROMPT`: one prompt in the current directory, streamed to stdout.
 
-The session's permission policy (agent/policy.py) decides, with no one to ask: `--yes` is the
+The prompt goes to the same session core as an ACP session's (agent/session.py), with this module as its
+face: a slash command (`/check`, `/help`, `/init`, the Markdown commands, MCP prompts) runs as it would in
+an editor. The session's permission policy (agent/policy.py) decides, with no one to ask: `--yes` is the
 bypass-permissions mode, `--allow-tools` names tools remembered as allowed, and whatever the policy would
 ask about is denied. Neither covers a command that changes real infrastructure (the policy asks about those
 every time): only `--allow-infra-changes` answers them "allow once".
@@ -10,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 from iac_code.agent.events import (
     Compaction,
@@ -30,12 +33,10 @@ from iac_code.agent.events import (
     TurnEnd,
     UsageReport,
 )
-from iac_code.agent.policy import Mode, Remembered, Verdict, decide
+from iac_code.agent.policy import Choice, Mode, Remembered
+from iac_code.agent.session_commands import CommandInfo
 from iac_code.config import Settings
-from iac_code.tools.base import Access
-
-if TYPE_CHECKING:
-    from iac_code.agent.loop import AgentLoop
+from iac_code.messages import user
 
 
 def run_headless(args: argparse.Namespace, settings: Settings) -> int:
@@ -66,48 +67,74 @@ async def _run(
     output_format: str,
 ) -> int:
     from iac_code.agent.factory import build_loop
-    from iac_code.mcp import FIRST_TURN_WAIT, hub_for_session
+    from iac_code.agent.session import Session
+    from iac_code.mcp import hub_for_session
     from iac_code.providers.lazy import LazyProvider
 
     mode: Mode = "bypass-permissions" if allow_all else "default"
     remembered: dict[str, Remembered] = dict.fromkeys(allowed, "allow")
-
-    def judge(tool_name: str, access: Access) -> Verdict:
-        return decide(access, mode, remembered.get(tool_name))
-
     workspace = Path.cwd().resolve()
-    servers = hub_for_session(settings, [], workspace, on_problem=_tell_mcp_problem)
-    async with servers:  # config.json's MCP servers, stopped when the turn is over
+    face = _HeadlessFace(_PRINTERS[output_format](sys.stdout), allow_infra_changes)
+    session = Session(
+        "headless",
+        workspace,
+        face,
         # LazyProvider: a text-only model gets markers for the images MCP tools return (providers/images.py)
-        loop = build_loop(settings, LazyProvider(settings), workspace, judge)
-        loop.extra_tools = servers.tools
-        await servers.wait_ready(FIRST_TURN_WAIT)
-        return await _turn(loop, prompt, output_format, allow_infra_changes)
+        functools.partial(build_loop, settings, LazyProvider(settings), workspace),
+        mcp=functools.partial(hub_for_session, settings, [], workspace),  # config.json's MCP servers
+        mode=mode,
+        always=remembered,
+        config_dir=settings.config_dir,
+    )
+    session.mcp.start()
+    try:
+        end = await session.prompt(user(prompt))  # text a model API can encode (lone surrogates replaced)
+    finally:
+        await session.close()  # the MCP servers stop with the run
+    face.printer.show(end)
+    face.printer.close()
+    return 0 if end.stop_reason == "end_turn" and not face.failed else 1
 
 
-async def _turn(loop: AgentLoop, prompt: str, output_format: str, allow_infra_changes: bool) -> int:
-    printer = _PRINTERS[output_format](sys.stdout)
-    end: TurnEnd | None = None
-    failed = False
-    async for event in loop.run(prompt):
-        if isinstance(event, PermissionRequest):  # no one to ask: the safe answer is no
-            _answer_unasked(event, allow_infra_changes)
-            continue
-        printer.show(event)
-        if isinstance(event, TurnEnd):
-            end = event
-        elif isinstance(event, ErrorReport):  # a failed model call ends the turn "normally": it is not
-            failed = True
+class _HeadlessFace:
+    """The session's face on a terminal or in CI: events through the chosen printer, problems on stderr,
+    and permission questions answered with no one to ask."""
+
+    def __init__(self, printer: _Printer, allow_infra_changes: bool) -> None:
+        self.printer = printer
+        self.failed = False  # a failed model call or command: the run exits 1
+        self._allow_infra_changes = allow_infra_changes
+
+    async def show(self, event: Event) -> None:
+        self.printer.show(event)
+        if isinstance(event, ErrorReport):  # a failed model call ends the turn "normally": it is not
+            self.failed = True
             print(f"\niac-code: error: {event.message}", file=sys.stderr)
-    printer.close()
-    return 0 if end is not None and end.stop_reason == "end_turn" and not failed else 1
+
+    async def say(self, text: str) -> None:
+        self.printer.show(TextDelta(text))  # a command's output is the answer
+
+    async def warn(self, text: str) -> None:
+        print(f"iac-code: {text.strip()}", file=sys.stderr)
+
+    async def command_failed(self, text: str) -> None:
+        self.failed = True
+        await self.warn(text)
+
+    async def ask(self, request: PermissionRequest) -> Choice:
+        return _answer_unasked(request, self._allow_infra_changes)
+
+    async def titled(self, title: str) -> None:
+        pass  # nothing stores or shows a one-shot run's title
+
+    async def commands_changed(self, commands: list[CommandInfo]) -> None:
+        pass  # no client lists them: /help shows them on request
 
 
-def _answer_unasked(request: PermissionRequest, allow_infra_changes: bool) -> None:
+def _answer_unasked(request: PermissionRequest, allow_infra_changes: bool) -> Choice:
     name = request.subject
     if request.infrastructure_change and allow_infra_changes:
-        request.resolve("allow_once")
-        return
+        return "allow_once"
     if request.infrastructure_change:
         hint = "an infrastructure change: allow those with --allow-infra-changes"
     elif name != request.call.name:  # asked by a running call: code the workspace ships, which --yes does not cover
@@ -115,11 +142,7 @@ def _answer_unasked(request: PermissionRequest, allow_infra_changes: bool) -> No
     else:
         hint = f"allow it with --allow-tools {name} or --yes"
     print(f"iac-code: denied {name} ({hint})", file=sys.stderr)
-    request.resolve("reject_once")
-
-
-def _tell_mcp_problem(server: str, message: str) -> None:
-    print(f"iac-code: {message}", file=sys.stderr)
+    return "reject_once"
 
 
 class _TextPrinter:

@@ -7,11 +7,10 @@ import functools
 import logging
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from acp import RequestError
 from acp.connection import Connection
 from acp.schema import (
     ClientCapabilities,
@@ -20,12 +19,10 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     PromptResponse,
-    RequestPermissionRequest,
     SessionInfo,
-    SessionNotification,
     SetSessionConfigOptionResponse,
 )
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from iac_code.acp.client_io import workspace_io
 from iac_code.acp.config_options import MODE_IDS, config_options, model_choices, session_state
@@ -33,43 +30,25 @@ from iac_code.acp.handshake import initialize_result
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
 from iac_code.acp.residency import Residency
-from iac_code.acp.session import Session
-from iac_code.agent.factory import build_loop
+from iac_code.acp.responses import ForkSession, LoadSession, NewSession, ResumeSession
+from iac_code.acp.session import ConnectionPeer, Session, SessionUpdate
+from iac_code.agent.factory import LoopParts, build_loop
 from iac_code.agent.loop import AgentLoop
-from iac_code.agent.policy import Judge
+from iac_code.agent.policy import Mode, is_mode
 from iac_code.config import ConfigError, Settings
+from iac_code.errors import AuthRequired, InvalidParams, SessionNotFound
 from iac_code.mcp import hub_for_session
 from iac_code.messages import Message
 from iac_code.providers.images import images_enabled
 from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
 from iac_code.sessions.owners import SessionOwners
-from iac_code.sessions.store import SessionNotFound, SessionRecord, SessionStore
+from iac_code.sessions.store import SessionRecord, SessionStore
 
 logger = logging.getLogger(__name__)
 
-# (the session's workspace, judge, on_message, history) → its loop; tests pass their own
-WorkspaceLoopFactory = Callable[[Path, Judge, Callable[[Message], None] | None, list[Message]], AgentLoop]
-
-_DUMP: dict[str, Any] = {"mode": "json", "by_alias": True, "exclude_none": True}
-
-
-class ConnectionPeer:
-    """The client seen through one SDK connection."""
-
-    def __init__(self, connection: Connection) -> None:
-        self._connection = connection
-
-    async def update(self, session_id: str, update: BaseModel) -> None:
-        notification = SessionNotification(session_id=session_id, update=update)  # type: ignore[arg-type]
-        await self._connection.send_notification("session/update", notification.model_dump(**_DUMP))
-
-    async def request_permission(self, request: RequestPermissionRequest) -> Any:
-        return await self._connection.send_request("session/request_permission", request.model_dump(**_DUMP))
-
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
-        """Any other request to the client (fs/*, terminal/*); a JSON-RPC error raises RequestError."""
-        return await self._connection.send_request(method, params)
+# (the session's workspace, what the session gives its loop) → its loop; tests pass their own
+WorkspaceLoopFactory = Callable[[Path, LoopParts], AgentLoop]
 
 
 class IacAgent:
@@ -120,56 +99,47 @@ class IacAgent:
         # Credentials come from the environment; there is nothing to do at runtime.
         return None
 
-    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> dict[str, Any]:
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> NewSession:
         workspace = _workspace(cwd)
         session_id = _new_id()
         session = self._open(session_id, workspace, mcp_servers or [])
         if self._store is not None:
-            await self._store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=session.model))
-        await self._residency.claim(session_id)
-        self._residency.add(session)
-        self._outbox.hold(session_id)  # its updates wait for this response
-        session.mcp.start()
-        self._spawn(session.announce_commands())
-        return {"sessionId": session_id, **self._state(session)}
+            await self._store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=session.core.model))
+        session = await self._bring_up(session, fresh=True)
+        return NewSession.model_validate({"sessionId": session_id, **self._state(session)})
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
-    ) -> dict[str, Any]:
+    ) -> LoadSession:
         """Replay the history, then answer: clients drop updates that come after the response."""
         live = self.sessions.get(session_id)
         if live is not None and live.busy:
-            raise RequestError.invalid_params({"sessionId": "a prompt is running for this session"})
+            raise InvalidParams("sessionId", "a prompt is running for this session")
         session = await self._restore(session_id, _workspace(cwd), mcp_servers or [])
         await session.replay()
-        await session.announce_commands()
-        return self._state(session)
+        await session.core.announce_commands()
+        return LoadSession.model_validate(self._state(session))
 
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
-    ) -> dict[str, Any]:
+    ) -> ResumeSession:
         session = await self._restore(session_id, _workspace(cwd), mcp_servers or [])
-        await session.announce_commands()
-        return self._state(session)  # no sessionId: the client already has it
+        await session.core.announce_commands()
+        return ResumeSession.model_validate(self._state(session))  # no sessionId: the client already has it
 
     async def fork_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
-    ) -> dict[str, Any]:
+    ) -> ForkSession:
         workspace = _workspace(cwd)
-        await self._stored_record(session_id, workspace)
-        assert self._store is not None  # _stored_record found the session
+        store = await self._stored_record(session_id, workspace)
         fork_id = _new_id()
         if (source := self.sessions.get(session_id)) is not None:
             await source.flush()
-        await self._store.fork(session_id, fork_id)  # the log as written so far: complete messages only
-        record, history = await self._store.load(fork_id)
+        await store.fork(session_id, fork_id)  # the log as written so far: complete messages only
+        record, history = await store.load(fork_id)
         session = self._open(fork_id, workspace, mcp_servers or [], record, history)
-        await self._residency.claim(fork_id)
-        self._residency.add(session)
-        self._outbox.hold(fork_id)
-        session.mcp.start()
-        self._spawn(session.announce_commands())
-        return {"sessionId": fork_id, **self._state(session)}
+        session = await self._bring_up(session, fresh=True)
+        return ForkSession.model_validate({"sessionId": fork_id, **self._state(session)})
 
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **_: Any) -> PromptResponse:
         try:
@@ -186,7 +156,7 @@ class IacAgent:
     async def close_session(self, session_id: str, **_: Any) -> None:
         """Free the runtime; the history stays in the store, and load or resume brings it back."""
         if session_id not in self.sessions and session_id not in self._residency.evicted:
-            raise _not_found()
+            raise SessionNotFound(session_id)
         session = self.sessions.get(session_id)
         self._residency.forget(session_id)
         self._client_servers.pop(session_id, None)
@@ -206,7 +176,7 @@ class IacAgent:
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         if self._store is None:
             infos = [
-                SessionInfo(session_id=s.id, cwd=str(s.cwd), title=s.title or None)
+                SessionInfo(session_id=s.id, cwd=str(s.cwd), title=s.core.title or None)
                 for s in self.sessions.values()
                 if cwd is None or str(s.cwd) == cwd
             ]
@@ -214,7 +184,7 @@ class IacAgent:
         try:
             records, next_cursor = await self._store.list(cwd, cursor)
         except ValueError:
-            raise RequestError.invalid_params({"cursor": "invalid cursor: pass a nextCursor as received"}) from None
+            raise InvalidParams("cursor", "invalid cursor: pass a nextCursor as received") from None
         infos = [
             SessionInfo(session_id=r.session_id, cwd=r.cwd, title=r.title or None, updated_at=r.updated_at or None)
             for r in records
@@ -222,55 +192,59 @@ class IacAgent:
         return ListSessionsResponse(sessions=infos, next_cursor=next_cursor)
 
     async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> None:
-        session = await self._live(session_id)
-        _check_choice("modeId", mode_id, MODE_IDS)
-        await session.set_mode(mode_id)  # type: ignore[arg-type]
-        await self._push_config(session)
+        await self._set_mode(await self._live(session_id), "modeId", mode_id)
 
     async def set_model(self, model_id: str, session_id: str) -> None:
-        session = await self._live(session_id)
-        _check_choice("modelId", model_id, self._models(session))
-        await session.set_model(model_id)
-        await self._push_config(session)
+        await self._set_model(await self._live(session_id), "modelId", model_id)
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: Any, **_: Any
     ) -> SetSessionConfigOptionResponse:
         session = await self._live(session_id)
         if config_id == "mode":
-            _check_choice("value", value, MODE_IDS)
-            await session.set_mode(value)
-            await self._peer_update(
-                session, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=value)
-            )
+            await self._set_mode(session, "value", value)
         elif config_id == "model":
-            _check_choice("value", value, self._models(session))
-            await session.set_model(value)
+            await self._set_model(session, "value", value)
         else:
-            raise RequestError.invalid_params({"configId": f"unknown config option {config_id!r} (mode, model)"})
+            raise InvalidParams("configId", f"unknown config option {config_id!r} (mode, model)")
         return SetSessionConfigOptionResponse.model_validate({"configOptions": self._options(session)})
+
+    async def _set_mode(self, session: Session, field: str, value: object) -> None:
+        """The one way a mode changes, whichever method asked: a client that follows the legacy `modes`
+        and one that follows `configOptions` (the spec's preferred way) both hear of it."""
+        if not is_mode(value):
+            raise InvalidParams(field, f"must be one of {', '.join(MODE_IDS)}")
+        await session.core.set_mode(value)
+        await self._tell(session, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=value))
+        await self._push_config(session)
+
+    async def _set_model(self, session: Session, field: str, value: object) -> None:
+        models = self._models(session)
+        if not isinstance(value, str) or value not in models:
+            raise InvalidParams(field, f"must be one of {', '.join(models)}")
+        await session.core.set_model(value)
+        await self._push_config(session)
 
     # -- sessions in memory ------------------------------------------------------------------
 
     async def _live(self, session_id: str) -> Session:
         """The session's runtime, reloaded from the store if it was evicted for idleness."""
         session = self.sessions.get(session_id)
-        if session is None and session_id in self._residency.evicted:
+        if session is None and session_id in self._residency.evicted and self._store is not None:
             try:
-                record, history = await self._store.load(session_id)  # type: ignore[union-attr]
+                record, history = await self._store.load(session_id)
             except SessionNotFound:  # deleted meanwhile (by another window)
                 self._residency.evicted.discard(session_id)
-                raise _not_found() from None
+                raise
             # While the store loaded, a concurrent call may have reloaded it, or a close forgotten it.
             session = self.sessions.get(session_id)
             if session is None and session_id in self._residency.evicted:
                 servers = self._client_servers.get(session_id, [])
-                session = self._open(session_id, Path(record.cwd), servers, record, history)
-                self._residency.add(session)
-                session.mcp.start()
+                opened = self._open(session_id, Path(record.cwd), servers, record, history)
+                session = await self._bring_up(opened, fresh=False)
                 logger.debug("session %s reloaded after idling", session_id)
         if session is None:
-            raise _not_found()
+            raise SessionNotFound(session_id)
         self._residency.touch(session_id)
         return session
 
@@ -282,25 +256,39 @@ class IacAgent:
             _check_cwd(session_id, str(session.cwd), workspace)
             self._residency.touch(session_id)
             return session
-        await self._stored_record(session_id, workspace)
-        await self._residency.claim(session_id)
-        record, history = await self._store.load(session_id)  # type: ignore[union-attr]
+        store = await self._stored_record(session_id, workspace)
+        await self._residency.claim(session_id)  # before the log is read: the other runtime stops writing
+        record, history = await store.load(session_id)
         session = self.sessions.get(session_id)  # a concurrent call may have opened it meanwhile
         if session is None:
-            session = self._open(session_id, workspace, mcp_servers, record, history)
-            self._residency.add(session)
-            session.mcp.start()
+            opened = self._open(session_id, workspace, mcp_servers, record, history)
+            session = await self._bring_up(opened, fresh=False)
         return session
 
-    async def _stored_record(self, session_id: str, workspace: Path) -> SessionRecord:
+    async def _stored_record(self, session_id: str, workspace: Path) -> SessionStore:
+        """The store, once it is known to hold the session, recorded for `workspace`."""
         if self._store is None:
-            raise _not_found()
-        try:
-            record = await self._store.get(session_id)
-        except SessionNotFound:
-            raise _not_found() from None
+            raise SessionNotFound(session_id)
+        record = await self._store.get(session_id)
         _check_cwd(session_id, record.cwd, workspace)
-        return record
+        return self._store
+
+    async def _bring_up(self, session: Session, *, fresh: bool) -> Session:
+        """The one way a runtime comes to live in this connection: claimed, added, its MCP servers started.
+        A `fresh` session (new, fork) has its updates held until the response is out, and announces its
+        commands after it; a restored one announces them in its own response's time. Returns the live
+        runtime: another call may have brought the same session up while the claim waited (a lease)."""
+        await self._residency.claim(session.id)
+        if (live := self.sessions.get(session.id)) is not None:
+            session.release()
+            return live
+        self._residency.add(session)
+        if fresh:
+            self._outbox.hold(session.id)
+        session.core.mcp.start()
+        if fresh:
+            self._spawn(session.core.announce_commands())
+        return session
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -313,15 +301,7 @@ class IacAgent:
         history: list[Message] | None = None,
     ) -> Session:
         assert self._peer is not None, "attach() the connection first"
-        restored: dict[str, Any] = {}
-        if record is not None:
-            restored = {
-                "mode": record.mode if record.mode in MODE_IDS else "default",
-                "title": record.title,
-                "always": record.permissions,
-                "model": record.model,
-                "history": history or [],
-            }
+        mode: Mode = record.mode if record is not None and is_mode(record.mode) else "default"
         try:
             session = Session(
                 session_id,
@@ -330,13 +310,17 @@ class IacAgent:
                 functools.partial(self._make_loop, workspace),
                 store=self._store,
                 mcp=functools.partial(hub_for_session, self.settings, mcp_servers, workspace),
+                mode=mode,
+                title=record.title if record is not None else "",
+                always=record.permissions if record is not None else None,
+                model=record.model if record is not None else "",
+                history=history or [],
                 reads_images=lambda model: images_enabled(self.settings, model),
                 io=workspace_io(workspace, session_id, self._client_request, self._client_capabilities),
                 config_dir=self.settings.config_dir,
-                **restored,
             )
         except ConfigError as exc:  # initialize advertised the env-var auth method for this
-            raise RequestError(-32000, f"Authentication required: {exc}", {"config": str(exc)}) from None
+            raise AuthRequired(str(exc), {"config": str(exc)}) from None
         self._client_servers[session_id] = mcp_servers
         return session
 
@@ -344,36 +328,28 @@ class IacAgent:
         assert self._peer is not None
         return await self._peer.request(method, params)
 
-    def _build_loop(
-        self, workspace: Path, judge: Judge, on_message: Callable[[Message], None] | None, history: list[Message]
-    ) -> AgentLoop:
+    def _build_loop(self, workspace: Path, parts: LoopParts) -> AgentLoop:
         # session/new must not wait for a model SDK to import: the provider is built on first use
-        return build_loop(
-            self.settings, LazyProvider(self.settings), workspace, judge, on_message, history, prewarm_checkers=True
-        )
+        return build_loop(self.settings, LazyProvider(self.settings), workspace, parts, prewarm_checkers=True)
 
     def _models(self, session: Session) -> list[str]:
-        return model_choices(session.model, available_models(self.settings))
+        return model_choices(session.core.model, available_models(self.settings))
 
     def _options(self, session: Session) -> list[dict[str, Any]]:
-        return config_options(session.mode, session.model, self._models(session))
+        return config_options(session.core.mode, session.core.model, self._models(session))
 
     def _state(self, session: Session) -> dict[str, Any]:
-        return session_state(session.mode, session.model, self._models(session))
+        return session_state(session.core.mode, session.core.model, self._models(session))
 
     async def _push_config(self, session: Session) -> None:
-        await self._peer_update(
-            session,
-            ConfigOptionUpdate.model_validate(
-                {"sessionUpdate": "config_option_update", "configOptions": self._options(session)}
-            ),
-        )
+        options = {"sessionUpdate": "config_option_update", "configOptions": self._options(session)}
+        await self._tell(session, ConfigOptionUpdate.model_validate(options))
 
-    async def _peer_update(self, session: Session, update: BaseModel) -> None:
+    async def _tell(self, session: Session, update: SessionUpdate) -> None:
         assert self._peer is not None
         await self._peer.update(session.id, update)
 
-    def _spawn(self, coroutine: Any) -> None:
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(coroutine)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -394,28 +370,19 @@ def _new_id() -> str:
     return f"sess_{uuid.uuid4().hex}"
 
 
-def _not_found() -> RequestError:
-    return RequestError.invalid_params({"sessionId": "Session not found"})
-
-
 def _check_cwd(session_id: str, recorded: str, workspace: Path) -> None:
     if os.path.normpath(recorded) != str(workspace):
-        raise RequestError.invalid_params({"cwd": f"session {session_id} belongs to {recorded}"})
+        raise InvalidParams("cwd", f"session {session_id} belongs to {recorded}")
 
 
 def _workspace(cwd: str) -> Path:
     path = Path(cwd)
     if not path.is_absolute():
-        raise RequestError.invalid_params({"cwd": f"must be an absolute path, got {cwd!r}"})
+        raise InvalidParams("cwd", f"must be an absolute path, got {cwd!r}")
     try:
         if not path.is_dir():
-            raise RequestError.invalid_params({"cwd": f"no such directory: {cwd}"})
+            raise InvalidParams("cwd", f"no such directory: {cwd}")
         return path.resolve()
     except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a loop: is_dir() raises for some
         reason = getattr(exc, "strerror", None) or str(exc)
-        raise RequestError.invalid_params({"cwd": f"not a usable directory ({reason}): {cwd[:200]}"}) from None
-
-
-def _check_choice(field: str, value: Any, allowed: list[str]) -> None:
-    if value not in allowed:
-        raise RequestError.invalid_params({field: f"must be one of {', '.join(allowed)}"})
+        raise InvalidParams("cwd", f"not a usable directory ({reason}): {cwd[:200]}") from None

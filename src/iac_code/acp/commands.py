@@ -1,106 +1,21 @@
-"""Slash commands (`/name arguments` sent as a prompt): what the client lists, and what runs.
-
-Two kinds, looked up in this order:
-- session commands act on the session itself (`/compact`, `/clear`, `/help`): a `SessionCommand` in the
-  session's registry (`COMMANDS` in session.py: one entry adds one);
-- prompt commands render the prompt of a normal turn (the prompt's images are kept): `/init` and the
-  Markdown commands (`FileCommands`, from agent/commands.py), then any other `PromptCommands` source a
-  session is given (`session.prompt_commands.append(source)`, e.g. MCP prompts). The first source that
-  knows a name renders it.
-A name that is neither is no command: the text goes to the model as typed.
-"""
+"""A session's slash commands (agent/session_commands.py) as ACP lists them."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Generic, Protocol, TypeVar
+from collections.abc import Sequence
 
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
-from iac_code.agent.commands import CustomCommand, load_commands, render
-from iac_code.agent.events import TurnEnd
-from iac_code.agent.policy import MODES
-
-S = TypeVar("S")
+from iac_code.agent.session_commands import CommandInfo
 
 
-class CommandError(Exception):
-    """A command that cannot run as typed; its message is shown to the user and the turn ends."""
-
-
-@dataclass(frozen=True)
-class SessionCommand(Generic[S]):
-    description: str
-    # (the session, the text typed after the command) → the turn it ran, if it ran one
-    run: Callable[[S, str], Awaitable[TurnEnd | None]]
-    hint: str = ""  # what to type after the command, for the client's input field
-
-
-class PromptCommands(Protocol):
-    """A set of commands that each become the prompt of a normal turn."""
-
-    def available(self) -> list[AvailableCommand]:
-        """The commands, as the client lists them."""
-        ...
-
-    async def render(self, name: str, arguments: str) -> str | None:
-        """The prompt for `/name arguments`; None when `name` is not one of these. Raises CommandError."""
-        ...
-
-
-class FileCommands:
-    """`/init` and the Markdown commands of the user's config dir and the workspace (agent/commands.py),
-    read again by `reload()` each time the session announces its commands."""
-
-    def __init__(self, workspace: Path, config_dir: Path | None, reserved: Collection[str]) -> None:
-        self._workspace = workspace
-        self._config_dir = config_dir
-        self._reserved = reserved
-        self._commands: dict[str, CustomCommand] = {}
-
-    def reload(self) -> None:
-        found = load_commands(self._workspace, self._config_dir, reserved=self._reserved)
-        self._commands = {command.name: command for command in found}
-
-    def available(self) -> list[AvailableCommand]:
-        return [_available(c.name, c.description, c.hint) for c in self._commands.values()]
-
-    async def render(self, name: str, arguments: str) -> str | None:
-        command = self._commands.get(name)
-        return None if command is None else render(command, arguments)
-
-
-def available_commands_update(
-    session_commands: Mapping[str, SessionCommand[S]], sources: Sequence[PromptCommands]
-) -> AvailableCommandsUpdate:
-    """The session's own commands first, then each source's (a name already listed is skipped)."""
+def available_commands_update(commands: Sequence[CommandInfo]) -> AvailableCommandsUpdate:
     return AvailableCommandsUpdate(
-        session_update="available_commands_update", available_commands=_listed(session_commands, sources)
+        session_update="available_commands_update", available_commands=[_available(c) for c in commands]
     )
 
 
-def help_text(commands: Sequence[AvailableCommand]) -> str:
-    """What /help shows: `commands` (those the session announces) and the modes."""
-    lines = ["Commands:"]
-    lines += [f"  /{command.name}: {command.description}" for command in commands]
-    lines += ["Modes:"]
-    lines += [f"  {mode.id}: {mode.description}" for mode in MODES]
-    return "\n".join(lines)
-
-
-def _listed(
-    session_commands: Mapping[str, SessionCommand[S]], sources: Sequence[PromptCommands]
-) -> list[AvailableCommand]:
-    own = [_available(name, command.description, command.hint) for name, command in session_commands.items()]
-    listed: dict[str, AvailableCommand] = {}
-    for command in itertools.chain(own, *(source.available() for source in sources)):
-        listed.setdefault(command.name, command)
-    return list(listed.values())
-
-
-def _available(name: str, description: str, hint: str) -> AvailableCommand:
+def _available(command: CommandInfo) -> AvailableCommand:
+    hint = command.hint
     command_input = AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None
-    return AvailableCommand(name=name, description=description, input=command_input)
+    return AvailableCommand(name=command.name, description=command.description, input=command_input)

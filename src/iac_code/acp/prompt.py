@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from acp import RequestError
 from acp.schema import (
     AudioContentBlock,
     EmbeddedResourceContentBlock,
@@ -23,6 +22,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from iac_code.errors import InvalidParams
 from iac_code.image_data import UnusableImage, checked_image
 from iac_code.messages import Image, Message
 from iac_code.tools.base import ToolError
@@ -39,7 +39,7 @@ _SNIFF_BYTES = 8192
 async def user_message(blocks: Sequence[PromptBlock], workspace: Path, *, images: bool) -> Message:
     """The user message for a prompt. `images`: whether the session's model reads images.
 
-    Raises RequestError -32602 with `data` naming the block (`{"prompt[2]": reason}`) for an image
+    Raises InvalidParams naming the block (`{"prompt[2]": reason}`) for an image
     that cannot be sent: too large, not base64, or not PNG/JPEG/GIF/WebP.
     """
     parts: list[str] = []
@@ -92,7 +92,7 @@ def _image(index: int, block: ImageContentBlock) -> Image:
         return checked_image(block.data, block.mime_type)
     except UnusableImage as exc:
         advice = ": send a smaller or more compressed image" if exc.too_large else ""
-        raise RequestError.invalid_params({f"prompt[{index}]": f"{exc}{advice}"}) from None
+        raise InvalidParams(f"prompt[{index}]", f"{exc}{advice}") from None
 
 
 def _linked_resource(block: ResourceContentBlock, workspace: Path) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from iac_code.agent.loop import AgentLoop
@@ -12,19 +13,33 @@ from iac_code.config import Settings
 from iac_code.iac.session_start import start_workspace_summary
 from iac_code.messages import Message
 from iac_code.providers.base import ModelProvider
+from iac_code.tools.backends import WorkspaceIO
+from iac_code.tools.base import Tool
 from iac_code.tools.registry import default_tools
 
-# (judge, on_message, history to start from) → the session's loop
-LoopFactory = Callable[[Judge, Callable[[Message], None] | None, list[Message]], AgentLoop]
+
+@dataclass
+class LoopParts:
+    """What a session gives the loop it owns, at construction (the loop is never set up from outside)."""
+
+    judge: Judge
+    on_message: Callable[[Message], None] | None = None
+    history: list[Message] = field(default_factory=list)
+    mode_instructions: str = ""  # the session's mode, as the system prompt's addition
+    extra_tools: Callable[[], Iterable[Tool]] | None = None  # tools that come and go (MCP servers)
+    model: str = ""  # the model the session last used; "" is the configured default
+    io: WorkspaceIO | None = None  # where tools read, write and run; None is the local disk
+
+
+# the session's parts → its loop; the ACP server and headless bind the settings and the workspace
+LoopFactory = Callable[[LoopParts], AgentLoop]
 
 
 def build_loop(
     settings: Settings,
     provider: ModelProvider,
     workspace: Path,
-    judge: Judge,
-    on_message: Callable[[Message], None] | None = None,
-    history: Sequence[Message] = (),
+    parts: LoopParts,
     *,
     prewarm_checkers: bool = False,
 ) -> AgentLoop:
@@ -34,12 +49,16 @@ def build_loop(
         provider,
         default_tools(settings.iac_cache_path),
         workspace,
-        judge=judge,
-        history=list(history),
-        on_message=on_message,
+        judge=parts.judge,
+        history=list(parts.history),
+        on_message=parts.on_message,
         system_prompt=build_system_prompt(workspace, config_dir=settings.config_dir),  # + the user's AGENTS.md
         max_turns=settings.max_turns,
         max_tokens=settings.max_tokens,
         compact_threshold=settings.compact_threshold,
         workspace_summary=start_workspace_summary(workspace, prewarm=prewarm_checkers),
+        extra_tools=parts.extra_tools,
+        mode_instructions=parts.mode_instructions,
+        model=parts.model,
+        io=parts.io,
     )

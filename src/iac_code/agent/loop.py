@@ -81,8 +81,13 @@ class AgentLoop:
         subagent_categories: frozenset[Category] = SUBAGENT_CATEGORIES,
         workspace_summary: Future[str] | None = None,
         extra_tools: Callable[[], Iterable[Tool]] | None = None,
+        mode_instructions: str = "",
+        model: str = "",
+        io: WorkspaceIO | None = None,
     ) -> None:
         self.provider = provider
+        if model:
+            provider.model = model  # the model the session last used, not the configured default
         self.tools = tools
         # Tools that come and go between turns (a session's MCP servers): asked again at each turn's start.
         self.extra_tools = extra_tools
@@ -96,14 +101,14 @@ class AgentLoop:
         # first model call. The mode's instructions (plan mode asks for a plan) follow the prompt on every
         # call, so a mode change takes effect on the next one.
         self._workspace_summary = workspace_summary
-        self.mode_instructions = ""
+        self.mode_instructions = mode_instructions
         self.max_turns = max_turns
         self.max_tokens = max_tokens
         self.compact_threshold = compact_threshold
         self.allow_subagents = allow_subagents
         self.subagent_categories = subagent_categories
         self.meter = compaction.ContextMeter()
-        self.io: WorkspaceIO = LocalIO(workspace)  # the session puts the editor's here when it has one
+        self.io: WorkspaceIO = io if io is not None else LocalIO(workspace)  # e.g. the editor's fs and terminals
         self._turn: asyncio.Task[None] | None = None
         self._partial: list[str] = []  # text streamed so far in the current model call
         self._announced: dict[str, ToolUseStart] = {}  # this turn's calls the consumer was shown, by id
@@ -138,6 +143,14 @@ class AgentLoop:
     def clear(self) -> None:
         self.history.clear()
         self.meter = compaction.ContextMeter()
+
+    def set_mode_instructions(self, instructions: str) -> None:
+        """The session's mode changed: its instructions follow the system prompt from the next model call."""
+        self.mode_instructions = instructions
+
+    def set_model(self, model: str) -> None:
+        """The session switched models: the next model call uses `model`."""
+        self.provider.model = model
 
     def refresh_tools(self) -> None:
         """Offer `extra_tools()` as they are now (the built-in tools keep their names)."""

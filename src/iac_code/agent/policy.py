@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from iac_code.tools.base import Access
 
@@ -141,7 +141,7 @@ def run_everything(tool_name: str, access: Access) -> Verdict:
     return _RUN
 
 
-def is_mode(value: object) -> bool:
+def is_mode(value: object) -> TypeGuard[Mode]:
     return value in MODE_IDS
 
 

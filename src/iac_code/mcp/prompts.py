@@ -18,8 +18,6 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
-
 from iac_code.messages import Image
 
 if TYPE_CHECKING:  # the SDK's types load with the SDK, off the event loop (see hub.py)
@@ -48,12 +46,6 @@ class PromptCommand:
                 word = f"[{argument.name}]" if index == 0 else f"[{word}]"
             words.append(word)
         return " ".join(words)
-
-    def available_command(self) -> AvailableCommand:
-        """The ACP descriptor for `available_commands_update`."""
-        hint = self.hint
-        command_input = AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None
-        return AvailableCommand(name=self.name, description=self.description, input=command_input)
 
     def arguments_for(self, text: str) -> tuple[dict[str, str], str]:
         """(the prompt's arguments, text left over to add after it) for what followed the command."""

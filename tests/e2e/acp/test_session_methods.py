@@ -76,20 +76,28 @@ def test_new_session_rejects_a_relative_or_missing_cwd(agent, workspace):
     assert absent["error"] == {"code": -32602, "message": "Invalid params", "data": {"cwd": "Field required"}}
 
 
-def test_set_mode_and_config_options_stay_in_sync(agent, workspace):
+def test_set_mode_and_set_config_option_send_the_same_updates(agent, workspace):
+    """A client that follows the legacy `modes` and one that follows `configOptions` both hear of a mode
+    change, whichever method made it."""
     session_id = agent.new_session(workspace)
     params = {"sessionId": session_id, "configId": "mode", "value": "read-only"}
     response, before = agent.response(agent.start_request("session/set_config_option", params))
     options = response["result"]["configOptions"]
     assert [o["currentValue"] for o in options] == ["read-only", "scripted-model"]
-    assert updates(before) == [{"sessionUpdate": "current_mode_update", "currentModeId": "read-only"}]
+    assert updates(before) == [
+        {"sessionUpdate": "current_mode_update", "currentModeId": "read-only"},
+        {"sessionUpdate": "config_option_update", "configOptions": options},
+    ]
 
     response, before = agent.response(
         agent.start_request("session/set_mode", {"sessionId": session_id, "modeId": "accept-edits"})
     )
     assert response["result"] == {}
-    (pushed,) = updates(before, "config_option_update")
-    assert pushed["configOptions"][0]["currentValue"] == "accept-edits"
+    options[0]["currentValue"] = "accept-edits"
+    assert updates(before) == [
+        {"sessionUpdate": "current_mode_update", "currentModeId": "accept-edits"},
+        {"sessionUpdate": "config_option_update", "configOptions": options},
+    ]
 
     via_alias = agent.result("config/set", {"sessionId": session_id, "configId": "mode", "value": "default"})
     assert via_alias["configOptions"][0]["currentValue"] == "default"

@@ -134,7 +134,7 @@ async def test_cancelling_a_call_sends_mcps_cancellation_to_the_server(hub, even
 async def test_prompts_are_slash_commands_and_render_to_user_text(hub):
     commands = {command.name: command for command in hub.prompts()}
     assert set(commands) == {"mcp__fixture__review", "mcp__fixture__compare", "mcp__fixture__explain_diagram"}
-    assert commands["mcp__fixture__compare"].available_command().input.root.hint == "<left> [right=…]"
+    assert commands["mcp__fixture__compare"].hint == "<left> [right=…]"
     text = (await hub.render_prompt("mcp__fixture__review", "aws_s3_bucket.logs")).text
     assert text == "Review the Terraform resource aws_s3_bucket.logs for security issues."
     assert (

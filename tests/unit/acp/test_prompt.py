@@ -3,7 +3,6 @@
 import base64
 
 import pytest
-from acp import RequestError
 from acp.schema import (
     AudioContentBlock,
     EmbeddedResourceContentBlock,
@@ -14,6 +13,7 @@ from acp.schema import (
 )
 
 from iac_code.acp.prompt import MAX_LINKED_FILE_BYTES, user_blocks, user_message
+from iac_code.errors import InvalidParams
 from iac_code.image_data import MAX_IMAGE_DATA_CHARS
 from iac_code.messages import Image
 
@@ -51,9 +51,8 @@ async def test_an_image_over_the_limit_is_refused_naming_the_block(tmp_path):
     head = base64.b64encode(b"\x89PNG\r\n\x1a\n\0\0\0\0").decode()  # 12 bytes: no padding, more may follow
     at_limit = head + "A" * (MAX_IMAGE_DATA_CHARS - len(head))
     assert len((await user_message([image(at_limit)], tmp_path, images=True)).images[0].data) == MAX_IMAGE_DATA_CHARS
-    with pytest.raises(RequestError) as caught:
+    with pytest.raises(InvalidParams) as caught:
         await user_message([text("two"), image(PNG), image(at_limit + "AAAA")], tmp_path, images=True)
-    assert caught.value.code == -32602
     (reason,) = caught.value.data.values()
     assert list(caught.value.data) == ["prompt[2]"]
     assert "limit is 5 MiB" in reason
@@ -64,9 +63,9 @@ async def test_an_image_over_the_limit_is_refused_naming_the_block(tmp_path):
     [("not base64!!", "not valid base64"), (base64.b64encode(b"BM bitmap").decode(), "not a PNG, JPEG, GIF or WebP")],
 )
 async def test_unusable_image_data_is_refused(tmp_path, data, reason):
-    with pytest.raises(RequestError) as caught:
+    with pytest.raises(InvalidParams) as caught:
         await user_message([image(data)], tmp_path, images=True)
-    assert caught.value.code == -32602 and reason in caught.value.data["prompt[0]"]
+    assert reason in caught.value.data["prompt[0]"]
 
 
 async def test_a_resource_link_inside_the_workspace_is_read(tmp_path):

@@ -47,13 +47,13 @@ async def handle(tmp_path: Path):
 
 
 async def test_new_session_without_mcp_servers_gets_the_default(handle, tmp_path):
-    result = await handle("session/new", {"cwd": str(tmp_path)}, False)
+    result = wire(await handle("session/new", {"cwd": str(tmp_path)}, False))
     assert result["sessionId"].startswith("sess_")
     assert [m["id"] for m in result["modes"]["availableModes"]][:3] == ["default", "accept-edits", "read-only"]
 
 
 async def test_the_seed_aliases_reach_their_methods(handle, tmp_path):
-    session_id = (await handle("session/new", {"cwd": str(tmp_path)}, False))["sessionId"]
+    session_id = wire(await handle("session/new", {"cwd": str(tmp_path)}, False))["sessionId"]
     listed = await handle("sessions/list", {}, False)
     assert [s["sessionId"] for s in wire(listed)["sessions"]] == [session_id]
     params = {"sessionId": session_id, "configId": "mode", "value": "plan"}

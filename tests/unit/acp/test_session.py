@@ -13,6 +13,7 @@ from acp.helpers import text_block
 from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
 
 from iac_code.acp.session import Session
+from iac_code.agent.factory import LoopFactory, LoopParts
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import PLAN_MODE_REFUSAL
 from iac_code.sessions.store import SessionRecord
@@ -58,19 +59,29 @@ async def store(tmp_path: Path) -> AsyncIterator[ThreadedFileStore]:
     await store.close()
 
 
-def session(tmp_path, peer, provider, tools, store=None, **state) -> Session:
-    def make_loop(judge, on_message, history):
+def loop_factory(provider, tools, workspace: Path) -> LoopFactory:
+    """A loop with these tools, built from what the session gives it (as factory.build_loop does)."""
+
+    def make_loop(parts: LoopParts) -> AgentLoop:
         return AgentLoop(
             provider,
             {t.name: t for t in tools},
-            tmp_path,
-            judge=judge,
-            on_message=on_message,
-            history=history,
+            workspace,
+            judge=parts.judge,
+            on_message=parts.on_message,
+            history=parts.history,
             system_prompt="s",
+            extra_tools=parts.extra_tools,
+            mode_instructions=parts.mode_instructions,
+            model=parts.model,
+            io=parts.io,
         )
 
-    return Session("s1", tmp_path, peer, make_loop, store=store, title="t", **state)
+    return make_loop
+
+
+def session(tmp_path, peer, provider, tools, store=None, **state) -> Session:
+    return Session("s1", tmp_path, peer, loop_factory(provider, tools, tmp_path), store=store, title="t", **state)
 
 
 def prompt(text: str) -> list[Any]:
@@ -88,7 +99,7 @@ async def test_a_permission_request_comes_after_its_tool_call_and_allow_always_i
     assert peer.kinds()[:4] == ["tool_call", "permission", "tool_call_update", "tool_call_update"]
     request = next(m["permission"] for m in peer.seen if "permission" in m)
     assert request["toolCall"]["toolCallId"] == "c1" and len(request["options"]) == 4
-    assert live.always == {"write": "allow"}
+    assert live.core.always == {"write": "allow"}
     assert (await store.get("s1")).permissions == {"write": "allow"}
     _, history = await store.load("s1")
     assert [m.role for m in history] == ["user", "assistant", "tool", "assistant"], "saved before the answer"
@@ -143,14 +154,8 @@ async def test_slash_clear_forgets_the_history_in_memory_and_in_the_store(tmp_pa
     await live.prompt(prompt("hi"))
     assert len((await store.load("s1"))[1]) == 2
     await live.prompt(prompt("/clear"))
-    assert live.loop.history == [] and (await store.load("s1"))[1] == []
+    assert live.core.loop.history == [] and (await store.load("s1"))[1] == []
     assert peer_text(live) == ["hello", "Conversation cleared."]
-
-
-async def test_mode_changes_are_saved(tmp_path, store):
-    live = session(tmp_path, ScriptedPeer(), FakeProvider(), [], store)
-    await live.set_mode("read-only")
-    assert (await store.get("s1")).mode == "read-only"
 
 
 def peer_text(live: Session) -> list[str]:

@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from acp.helpers import image_block, text_block
-from acp.schema import AvailableCommand
-from tests.unit.acp.test_session import ScriptedPeer, prompt, session
+from tests.unit.acp.test_session import ScriptedPeer, loop_factory, prompt, session
 from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
 
 from iac_code.acp import session as session_module
-from iac_code.acp.commands import CommandError, SessionCommand
+from iac_code.agent import session as core_module
 from iac_code.agent.commands import INIT_PROMPT
 from iac_code.agent.loop import CANCELLED
+from iac_code.agent.session_commands import CommandError, CommandInfo, SessionCommand
 from iac_code.tools.plan import UpdatePlanTool
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -59,8 +59,8 @@ async def test_an_unknown_slash_word_goes_to_the_model_as_typed(tmp_path):
 class BrokenPrompts:
     """A prompt source (as MCP prompts are) whose command cannot render."""
 
-    def available(self) -> list[AvailableCommand]:
-        return [AvailableCommand(name="mcp__tf__review", description="Review (MCP server tf)")]
+    def available(self) -> list[CommandInfo]:
+        return [CommandInfo("mcp__tf__review", "Review (MCP server tf)")]
 
     async def render(self, name: str, arguments: str) -> str | None:
         if name != "mcp__tf__review":
@@ -71,8 +71,8 @@ class BrokenPrompts:
 async def test_other_prompt_sources_are_listed_and_their_errors_shown(tmp_path):
     peer, provider = ScriptedPeer(), FakeProvider()
     live = session(tmp_path, peer, provider, [])
-    live.prompt_commands.append(BrokenPrompts())
-    await live.announce_commands()
+    live.core.prompt_commands.append(BrokenPrompts())
+    await live.core.announce_commands()
     (listed,) = updates(peer, "available_commands_update")
     names = [c["name"] for c in listed["availableCommands"]]
     assert names == ["compact", "clear", "help", "check", "init", "mcp__tf__review"]
@@ -84,11 +84,11 @@ async def test_other_prompt_sources_are_listed_and_their_errors_shown(tmp_path):
 async def test_one_registry_entry_adds_a_session_command(tmp_path, monkeypatch):
     seen: list[str] = []
 
-    async def check(live: session_module.Session, arguments: str) -> None:
+    async def check(core: core_module.Session, arguments: str) -> None:
         seen.append(arguments)
-        await live.say("2 findings")
+        await core.say("2 findings")
 
-    monkeypatch.setitem(session_module.COMMANDS, "check", SessionCommand("Check the IaC", check))
+    monkeypatch.setitem(core_module.COMMANDS, "check", SessionCommand("Check the IaC", check))
     peer, provider = ScriptedPeer(), FakeProvider()
     live = session(tmp_path, peer, provider, [])
     await live.prompt(prompt("/check modules"))
@@ -142,11 +142,7 @@ async def test_the_session_backend_reaches_the_tools(tmp_path):
 
     provider = FakeProvider(call("probe"), say("ok"))
 
-    def make_loop(judge, on_message, history):
-        from iac_code.agent.loop import AgentLoop
-
-        return AgentLoop(provider, {"probe": Probe("probe")}, tmp_path, judge=judge, system_prompt="s")
-
+    make_loop = loop_factory(provider, [Probe("probe")], tmp_path)
     live = session_module.Session("s1", tmp_path, ScriptedPeer(), make_loop, io=backend)  # type: ignore[arg-type]
     await live.prompt(prompt("go"))
     assert seen == [backend]

@@ -13,13 +13,12 @@ def _command(*arguments: tuple[str, bool]):
     return prompt_command("mcp__s__p", "s", prompt)
 
 
-def test_the_acp_descriptor_names_the_server_and_hints_the_arguments():
+def test_the_command_names_the_server_and_hints_the_arguments():
     command = _command(("left", True), ("right", False))
-    descriptor = command.available_command()
-    assert descriptor.name == "mcp__s__p"
-    assert descriptor.description == "Do it (MCP server s)"
-    assert descriptor.input.root.hint == "<left> [right=…]"
-    assert _command().available_command().input is None
+    assert command.name == "mcp__s__p"
+    assert command.description == "Do it (MCP server s)"
+    assert command.hint == "<left> [right=…]"
+    assert _command().hint == ""
     assert _command(("a", False), ("b", True)).hint == "[a] b=…"
 
 

@@ -79,7 +79,7 @@ def test_session_new_imports_no_model_sdk(tmp_path):
             agent = IacAgent(settings, Outbox())
             agent._peer = Peer()
             result = await agent.new_session({str(tmp_path)!r})
-            assert result["models"]["currentModelId"] == "m"
+            assert result.models["currentModelId"] == "m"
             await agent.shutdown()
 
         asyncio.run(main())

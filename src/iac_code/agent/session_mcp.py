@@ -1,15 +1,16 @@
-"""A session's MCP servers, as its ACP side uses them (the servers themselves: iac_code/mcp/README.md).
+"""A session's MCP servers, as the session core uses them (the servers themselves: iac_code/mcp/README.md).
 
 - The hub starts when the client can be told about the session (`start()`: after session/new has
   put the session's updates on hold, or when load/resume/reload opens it) and stops with it
   (`aclose()`), or in the background when the session is dropped without a close (`release()`:
   evicted for idleness, or taken over by another connection).
-- A server's problem is told to the client once, as an "[MCP] …" agent message (clients display those,
-  in or out of a turn); a change in what the servers offer announces the session's commands again.
+- A server's problem is told to the user once, as an "[MCP] …" line (`tell`: an ACP client shows it as
+  an agent message, in or out of a turn; headless prints it on stderr); a change in what the servers
+  offer announces the session's commands again.
 - The first turn waits a bounded time for servers still starting; each turn's loop then offers the
   tools of the servers ready at its start (`tools`, the loop's `extra_tools`).
 - `/mcp__<server>__<prompt> args` becomes the prompt's text as the server renders it; one that cannot
-  be rendered is shown to the user and the turn ends there.
+  be rendered raises CommandError (the session shows it and the turn ends there).
 """
 
 from __future__ import annotations
@@ -20,9 +21,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from acp.schema import AvailableCommand, BaseModel
-
-from iac_code.acp.updates import message_chunk
+from iac_code.agent.session_commands import CommandError, CommandInfo
 from iac_code.mcp import FIRST_TURN_WAIT, ChangeCallback, McpHub, ProblemCallback, PromptError
 from iac_code.mcp.naming import PREFIX
 from iac_code.messages import Message
@@ -32,7 +31,7 @@ MARKER = "[MCP]"
 
 # (on_problem, on_change) → the session's hub; the agent binds the settings, the client's list and the cwd
 HubFactory = Callable[[ProblemCallback, ChangeCallback], McpHub]
-Tell = Callable[[BaseModel], Awaitable[None]]  # one session/update to the session's client
+Tell = Callable[[str], Awaitable[None]]  # a problem, as text for the user
 
 _PROMPT_COMMAND = re.compile(rf"/({PREFIX}\S+)\s*(.*)", re.DOTALL)
 _releasing: set[asyncio.Task[None]] = set()  # hubs closing in the background after a release()
@@ -54,12 +53,16 @@ class SessionMcp:
     def tools(self) -> list[Tool]:
         return self._hub.tools() if self._hub is not None else []
 
-    def available_commands(self) -> list[AvailableCommand]:
-        return [prompt.available_command() for prompt in self._hub.prompts()] if self._hub is not None else []
+    def available_commands(self) -> list[CommandInfo]:
+        """The prompts of the servers ready now, as commands."""
+        if self._hub is None:
+            return []
+        return [CommandInfo(prompt.name, prompt.description, prompt.hint) for prompt in self._hub.prompts()]
 
     async def prepare(self, message: Message, cancelled: asyncio.Event) -> Message | None:
         """The message to run: after the first turn's wait for starting servers, and with an MCP prompt
-        command rendered. None when the turn ends here (the command failed; the user was told why)."""
+        command rendered. None when the turn was cancelled meanwhile; CommandError when the prompt cannot
+        be rendered as typed."""
         if self._hub is None:
             return message
         if not self._waited:
@@ -71,8 +74,7 @@ class SessionMcp:
         try:
             rendered = await _unless(cancelled, self._hub.render_prompt(command[1], command[2]))
         except PromptError as exc:
-            await self._tell(message_chunk(f"{MARKER} {exc}\n"))
-            return None
+            raise CommandError(f"{MARKER} {exc}\n") from None
         if rendered is None:
             return None
         return dataclasses.replace(message, text=rendered.text, images=[*message.images, *rendered.images])
@@ -93,7 +95,7 @@ class SessionMcp:
 
     async def _problem(self, server: str, message: str) -> None:
         if not self._closed:
-            await self._tell(message_chunk(f"\n{MARKER} {message}\n"))
+            await self._tell(f"\n{MARKER} {message}\n")
 
     async def _changed(self) -> None:
         if not self._closed:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from iac_code.acp.session_mcp import SessionMcp
+import pytest
+
+from iac_code.agent.session_commands import CommandError, CommandInfo
+from iac_code.agent.session_mcp import SessionMcp
 from iac_code.mcp import FIRST_TURN_WAIT, PromptError
-from iac_code.mcp.prompts import RenderedPrompt
+from iac_code.mcp.prompts import PromptCommand, RenderedPrompt
 from iac_code.messages import Message
 
 
@@ -17,6 +20,10 @@ class FakeHub:
         self.ready_after = ready_after
         self.waits: list[float] = []
         self.started = self.closed = False
+        self.offered: list[PromptCommand] = []
+
+    def prompts(self) -> list[PromptCommand]:
+        return self.offered
 
     def start(self) -> None:
         self.started = True
@@ -46,8 +53,8 @@ class Recorder:
         self.hub = FakeHub(on_problem, on_change, self.ready_after)
         return self.hub
 
-    async def tell(self, update: Any) -> None:
-        self.told.append(update.content.text)
+    async def tell(self, text: str) -> None:
+        self.told.append(text)
 
     async def changed(self) -> None:
         self.changes += 1
@@ -75,13 +82,15 @@ async def test_a_cancel_ends_the_wait_at_once():
     assert await asyncio.wait_for(mcp.prepare(message, cancelled), 1) is message  # the loop then ends cancelled
 
 
-async def test_a_prompt_command_becomes_the_rendered_text_and_a_failure_is_shown():
+async def test_a_prompt_command_becomes_the_rendered_text_and_a_failure_is_a_command_error():
     recorder = Recorder()
     mcp = recorder.session_mcp()
     prepared = await mcp.prepare(Message(role="user", text="  /mcp__tf__review aws_s3_bucket.logs\n"), asyncio.Event())
     assert prepared is not None and prepared.text == "Review aws_s3_bucket.logs"
-    assert await mcp.prepare(Message(role="user", text="/mcp__tf__nope"), asyncio.Event()) is None
-    assert recorder.told == ["[MCP] /mcp__tf__nope is not a prompt of a connected MCP server\n"]
+    with pytest.raises(CommandError) as failure:
+        await mcp.prepare(Message(role="user", text="/mcp__tf__nope"), asyncio.Event())
+    assert str(failure.value) == "[MCP] /mcp__tf__nope is not a prompt of a connected MCP server\n"
+    assert recorder.told == [], "the session shows a failed command; the wiring tells only problems"
 
 
 async def test_problems_are_told_and_nothing_is_told_after_close():
@@ -106,3 +115,12 @@ async def test_a_session_without_a_hub_offers_nothing():
     assert await mcp.prepare(message, asyncio.Event()) is message
     assert mcp.tools() == [] and mcp.available_commands() == []
     await mcp.aclose()
+
+
+async def test_the_ready_servers_prompts_are_listed_as_neutral_commands():
+    recorder = Recorder()
+    mcp = recorder.session_mcp()
+    assert recorder.hub is not None
+    review = PromptCommand("mcp__tf__review", "tf", "review", "Review (MCP server tf)", ())
+    recorder.hub.offered = [review]
+    assert mcp.available_commands() == [CommandInfo("mcp__tf__review", "Review (MCP server tf)", "")]

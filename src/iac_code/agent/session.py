@@ -1,0 +1,321 @@
+"""The session core: one conversation's owner, the same for every face (ACP, headless).
+
+It owns the turn's AgentLoop, the mode, the remembered answers and the judge, every slash command (its
+own, the prompt commands, MCP prompts), the MCP servers, the title, the ordered writer, and one turn at a
+time (busy, cancel, close, flush). It knows nothing of a protocol: what a user should see goes to its
+`SessionFace` as loop events and plain text, and a call that needs an answer goes there as the loop's
+`PermissionRequest`. Errors a client hears about are errors.py's kinds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
+
+from iac_code.agent.commands import parse_invocation
+from iac_code.agent.events import Event, PermissionRequest, TurnEnd
+from iac_code.agent.factory import LoopFactory, LoopParts
+from iac_code.agent.policy import Choice, Mode, Remembered, Verdict, decide, remembered_after
+from iac_code.agent.session_commands import (
+    CommandError,
+    CommandInfo,
+    FileCommands,
+    PromptCommands,
+    SessionCommand,
+    help_text,
+    listed,
+)
+from iac_code.agent.session_mcp import HubFactory, SessionMcp
+from iac_code.agent.system_prompt import mode_instructions
+from iac_code.encodable import encodable
+from iac_code.errors import InvalidParams
+from iac_code.messages import Message
+from iac_code.sessions.store import RecordChanges, SessionStore
+from iac_code.sessions.writer import OrderedWriter
+from iac_code.tools.backends import WorkspaceIO
+from iac_code.tools.base import Access
+from iac_code.tools.iac_check import workspace_check_call
+
+logger = logging.getLogger(__name__)
+
+TITLE_CHARS = 80
+
+
+class SessionFace(Protocol):
+    """Where a session shows what happens and asks its questions: one per protocol."""
+
+    async def show(self, event: Event) -> None:
+        """One loop event of a running turn (never TurnEnd or PermissionRequest: the session handles those)."""
+        ...
+
+    async def say(self, text: str) -> None:
+        """A message from the session itself (a command's output), which the model does not see."""
+        ...
+
+    async def warn(self, text: str) -> None:
+        """A problem beside the turn (an MCP server that failed), for the user; the turn goes on."""
+        ...
+
+    async def command_failed(self, text: str) -> None:
+        """A slash command could not run as typed; the turn ends here."""
+        ...
+
+    async def ask(self, request: PermissionRequest) -> Choice:
+        """The user's answer about a call (its ToolUseStart was shown). The session stops waiting when the
+        turn is cancelled, and resolves the request itself."""
+        ...
+
+    async def titled(self, title: str) -> None:
+        """The session got its title (from its first prompt)."""
+        ...
+
+    async def commands_changed(self, commands: list[CommandInfo]) -> None:
+        """The commands a client may offer now."""
+        ...
+
+
+class Session:
+    def __init__(
+        self,
+        session_id: str,
+        cwd: Path,
+        face: SessionFace,
+        make_loop: LoopFactory,
+        *,
+        store: SessionStore | None = None,
+        mcp: HubFactory | None = None,
+        mode: Mode = "default",
+        title: str = "",
+        always: dict[str, Remembered] | None = None,
+        model: str = "",
+        history: Sequence[Message] = (),
+        io: WorkspaceIO | None = None,
+        config_dir: Path | None = None,
+    ) -> None:
+        self.id = session_id
+        self.cwd = cwd
+        self.mode: Mode = mode
+        self.title = title
+        self.always: dict[str, Remembered] = dict(always or {})
+        self._face = face
+        self._store = store
+        self._writes = OrderedWriter(session_id)  # the store's writes for this session, in order
+        self.mcp = SessionMcp(mcp, face.warn, self.announce_commands)
+        parts = LoopParts(
+            judge=self._judge,
+            on_message=self._on_message,
+            history=list(history),
+            mode_instructions=mode_instructions(mode),
+            extra_tools=self.mcp.tools,
+            model=model,
+            io=io,
+        )
+        self.loop = make_loop(parts)
+        self._files = FileCommands(cwd, config_dir, reserved=COMMANDS)
+        self.prompt_commands: list[PromptCommands] = [self._files]  # sources of prompt commands, in order
+        self._busy = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._cancelled = asyncio.Event()
+
+    @property
+    def model(self) -> str:
+        return self.loop.provider.model
+
+    @property
+    def busy(self) -> bool:
+        """A prompt is running (its turn, a command, or a wait for a permission answer)."""
+        return self._busy
+
+    # -- turns -------------------------------------------------------------------------------
+
+    async def prompt(self, message: Message) -> TurnEnd:
+        """One prompt: a slash command or a turn of the model. Returns once the turn is saved."""
+        if self._busy:
+            raise InvalidParams("sessionId", "a prompt is already running for this session")
+        self._busy = True
+        self._idle.clear()
+        self._cancelled.clear()
+        try:
+            if not self.title:
+                await self._name_after(message.text)
+            end = await self._run(message)
+            await self._writes.flush()  # the answer means the turn is saved
+            return end
+        finally:
+            self._busy = False
+            self._idle.set()
+
+    def cancel(self) -> None:
+        """Stop the running turn (no effect when idle); the prompt then ends `cancelled`."""
+        if self._busy:
+            self._cancelled.set()  # _stream's watcher cancels the loop, even one not started yet
+
+    async def close(self, grace: float = 2.0) -> None:
+        self.cancel()
+        try:
+            await asyncio.wait_for(self._idle.wait(), grace)
+        except TimeoutError:
+            logger.warning("session %s: turn still running after close", self.id)
+        await self.flush()
+        await self.mcp.aclose()
+
+    def release(self) -> None:
+        """The runtime is dropped without a close (evicted, or taken by another connection)."""
+        self.mcp.release()
+
+    async def flush(self) -> None:
+        """Wait until everything this session wrote is in the store."""
+        try:
+            await self._writes.flush()
+        except Exception:
+            logger.warning("session %s: some writes were lost (see above)", self.id)
+
+    async def _run(self, message: Message) -> TurnEnd:
+        """A session command, a prompt command, or a normal turn."""
+        try:
+            invocation = parse_invocation(message.text)
+            if invocation is not None:
+                name, arguments = invocation
+                await asyncio.to_thread(self._files.reload)  # a command file added since the last prompt counts
+                if (command := COMMANDS.get(name)) is not None:
+                    return await command.run(self, arguments) or self._quiet_end()
+                if (rendered := await self._render(name, arguments)) is not None:
+                    message = replace(message, text=encodable(rendered))  # the images stay with it
+            prepared = await self.mcp.prepare(message, self._cancelled)  # an MCP prompt is rendered here
+        except CommandError as exc:
+            await self._face.command_failed(str(exc))
+            return self._quiet_end()
+        if prepared is None:  # cancelled while an MCP prompt was rendering
+            return self._quiet_end()
+        return await self._stream(self.loop.run(prepared)) or self._quiet_end()
+
+    async def _render(self, name: str, arguments: str) -> str | None:
+        for source in self.prompt_commands:
+            if (rendered := await source.render(name, arguments)) is not None:
+                return rendered
+        return None
+
+    async def say(self, text: str) -> None:
+        """Show `text` as the session's message (a command's output); the model does not see it."""
+        await self._face.say(text)
+
+    def _quiet_end(self) -> TurnEnd:
+        return TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
+
+    async def _compact(self, arguments: str) -> TurnEnd | None:
+        return await self._stream(self.loop.compact())
+
+    async def _clear(self, arguments: str) -> None:
+        self.loop.clear()
+        if (store := self._store) is not None:
+            self._writes.submit(lambda: store.clear(self.id))
+        await self.say("Conversation cleared.")
+
+    async def _check(self, arguments: str) -> TurnEnd | None:
+        """One iac_check call on the workspace, shown like the model's and kept in the history."""
+        return await self._stream(self.loop.run("/check", tool_call=workspace_check_call()))
+
+    async def _help(self, arguments: str) -> None:
+        await self.say(help_text(self.commands()))
+
+    async def _stream(self, events: AsyncGenerator[Event, None]) -> TurnEnd | None:
+        """Show the loop's events as they come. Text that arrives while the face is busy waits, merged,
+        in the loop's channel, so a slow client gets fewer, larger chunks."""
+        watcher = asyncio.create_task(self._cancelled.wait())
+        watcher.add_done_callback(lambda _: self.loop.cancel())
+        end: TurnEnd | None = None
+        try:
+            async with contextlib.aclosing(events):  # closing it stops the turn if we fail mid-way
+                async for event in events:
+                    if self._writes.pending:  # what the user sees next follows saved history only
+                        await self._writes.flush()
+                    if isinstance(event, TurnEnd):
+                        end = event
+                    elif isinstance(event, PermissionRequest):
+                        await self._answer(event)  # the stream already carried its ToolUseStart
+                    else:
+                        await self._face.show(event)
+        finally:
+            watcher.cancel()
+        return end
+
+    # -- permissions -------------------------------------------------------------------------
+
+    def _judge(self, tool_name: str, access: Access) -> Verdict:
+        return decide(access, self.mode, self.always.get(tool_name))
+
+    async def _answer(self, request: PermissionRequest) -> None:
+        choice = await self._ask(request)
+        if choice == "cancelled":
+            self._cancelled.set()
+        elif (remembered := remembered_after(choice)) is not None:
+            self.always[request.subject] = remembered
+            self._save(RecordChanges(permissions=dict(self.always)))  # flushed with the turn
+        request.resolve(choice)
+
+    async def _ask(self, request: PermissionRequest) -> Choice:
+        asking = asyncio.ensure_future(self._face.ask(request))
+        cancelled = asyncio.ensure_future(self._cancelled.wait())
+        try:
+            await asyncio.wait({asking, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancelled.cancel()
+        if not asking.done():
+            asking.cancel()  # the user was told to cancel the turn; stop waiting for the answer
+            return "cancelled"
+        return asking.result()
+
+    # -- state -------------------------------------------------------------------------------
+
+    async def set_mode(self, mode: Mode) -> None:
+        self.mode = mode
+        self.loop.set_mode_instructions(mode_instructions(mode))  # from the next model call
+        self._save(RecordChanges(mode=mode))
+        await self._writes.flush()
+
+    async def set_model(self, model: str) -> None:
+        self.loop.set_model(model)  # from the next model call
+        self._save(RecordChanges(model=model))
+        await self._writes.flush()
+
+    def commands(self) -> list[CommandInfo]:
+        """The session's commands, the prompt commands, then the prompts of the MCP servers ready now."""
+        return listed(COMMANDS, self.prompt_commands, self.mcp.available_commands())
+
+    async def announce_commands(self) -> None:
+        """Tell the face the commands a client may offer (the command files are read again)."""
+        await asyncio.to_thread(self._files.reload)
+        await self._face.commands_changed(self.commands())
+
+    async def _name_after(self, text: str) -> None:
+        first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        if not first_line:
+            return
+        self.title = first_line[:TITLE_CHARS]
+        self._save(RecordChanges(title=self.title))
+        await self._face.titled(self.title)
+
+    def _on_message(self, message: Message) -> None:
+        if (store := self._store) is not None:
+            self._writes.submit(lambda: store.append(self.id, message))
+
+    def _save(self, changes: RecordChanges) -> None:
+        if (store := self._store) is not None:
+            self._writes.submit(lambda: store.update(self.id, changes))
+
+
+# The session's own slash commands (session_commands.py): one entry per command.
+COMMANDS: dict[str, SessionCommand[Session]] = {
+    "compact": SessionCommand("Summarise the conversation so far to free context", Session._compact),
+    "clear": SessionCommand("Forget the conversation and start afresh", Session._clear),
+    "help": SessionCommand("List the commands and modes", Session._help),
+    "check": SessionCommand(
+        "Validate, lint and security-scan the workspace's infrastructure code (iac_check)", Session._check
+    ),
+}

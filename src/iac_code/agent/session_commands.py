@@ -1,0 +1,105 @@
+"""Slash commands (`/name arguments` sent as a prompt): what a client may list, and what runs.
+
+Two kinds, looked up in this order:
+- session commands act on the session itself (`/compact`, `/clear`, `/help`, `/check`): a `SessionCommand`
+  in the session's registry (`COMMANDS` in session.py: one entry adds one);
+- prompt commands render the prompt of a normal turn (the prompt's images are kept): `/init` and the
+  Markdown commands (`FileCommands`, from commands.py), then any other `PromptCommands` source a session
+  is given (`session.prompt_commands.append(source)`). The first source that knows a name renders it.
+  MCP prompts (`/mcp__<server>__<prompt>`) are rendered by the session's MCP wiring (session_mcp.py).
+A name that is neither is no command: the text goes to the model as typed.
+
+Commands are described as neutral data (`CommandInfo`); each face shows them its own way (ACP's
+`available_commands_update`, the headless `/help` text).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, Protocol, TypeVar
+
+from iac_code.agent.commands import CustomCommand, load_commands, render
+from iac_code.agent.events import TurnEnd
+from iac_code.agent.policy import MODES
+
+S = TypeVar("S")
+
+
+class CommandError(Exception):
+    """A command that cannot run as typed; its message is shown to the user and the turn ends."""
+
+
+@dataclass(frozen=True)
+class CommandInfo:
+    """A command as a client lists it."""
+
+    name: str  # typed as /name
+    description: str
+    hint: str = ""  # what to type after the command, for the client's input field
+
+
+@dataclass(frozen=True)
+class SessionCommand(Generic[S]):
+    description: str
+    # (the session, the text typed after the command) → the turn it ran, if it ran one
+    run: Callable[[S, str], Awaitable[TurnEnd | None]]
+    hint: str = ""
+
+
+class PromptCommands(Protocol):
+    """A set of commands that each become the prompt of a normal turn."""
+
+    def available(self) -> list[CommandInfo]:
+        """The commands, as the client lists them."""
+        ...
+
+    async def render(self, name: str, arguments: str) -> str | None:
+        """The prompt for `/name arguments`; None when `name` is not one of these. Raises CommandError."""
+        ...
+
+
+class FileCommands:
+    """`/init` and the Markdown commands of the user's config dir and the workspace (commands.py),
+    read again by `reload()` each time the session announces its commands."""
+
+    def __init__(self, workspace: Path, config_dir: Path | None, reserved: Collection[str]) -> None:
+        self._workspace = workspace
+        self._config_dir = config_dir
+        self._reserved = reserved
+        self._commands: dict[str, CustomCommand] = {}
+
+    def reload(self) -> None:
+        found = load_commands(self._workspace, self._config_dir, reserved=self._reserved)
+        self._commands = {command.name: command for command in found}
+
+    def available(self) -> list[CommandInfo]:
+        return [CommandInfo(c.name, c.description, c.hint) for c in self._commands.values()]
+
+    async def render(self, name: str, arguments: str) -> str | None:
+        command = self._commands.get(name)
+        return None if command is None else render(command, arguments)
+
+
+def listed(
+    session_commands: Mapping[str, SessionCommand[S]],
+    sources: Sequence[PromptCommands],
+    more: Iterable[CommandInfo] = (),
+) -> list[CommandInfo]:
+    """The session's own commands first, then each source's, then `more` (a name already listed is skipped)."""
+    own = [CommandInfo(name, command.description, command.hint) for name, command in session_commands.items()]
+    found: dict[str, CommandInfo] = {}
+    for command in itertools.chain(own, *(source.available() for source in sources), more):
+        found.setdefault(command.name, command)
+    return list(found.values())
+
+
+def help_text(commands: Sequence[CommandInfo]) -> str:
+    """What /help shows: `commands` (those the session lists) and the modes."""
+    lines = ["Commands:"]
+    lines += [f"  /{command.name}: {command.description}" for command in commands]
+    lines += ["Modes:"]
+    lines += [f"  {mode.id}: {mode.description}" for mode in MODES]
+    return "\n".join(lines)
