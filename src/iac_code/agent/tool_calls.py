@@ -2,8 +2,10 @@
 
 Each call is announced (`ToolUseStart`), then judged by the session's Judge, run, and answered: its
 result enters the history and is shown (`ToolFinished`). Consecutive read calls run together (at most
-MAX_PARALLEL_READS at once); any other call runs alone, in order. A user who answers a permission
-request with `cancelled` stops the whole turn (`TurnCancelled`, which the loop handles).
+MAX_PARALLEL_READS at once) once each was judged; any other call runs alone, in order. Reads are
+judged like any call: a remembered "always reject", or a rule that asks, holds for them too. A user who
+answers a permission request with `cancelled` stops the whole turn (`TurnCancelled`, which the loop
+handles).
 """
 
 from __future__ import annotations
@@ -69,17 +71,22 @@ class ToolCalls:
         for start in starts.values():
             await self._emit(start)
             self._announced[start.call.id] = start
-        # Consecutive read calls run together; any other call runs alone, in order, once allowed.
-        batch: list[ToolCall] = []
+        # Every call is judged first. Consecutive read calls that may run then run together; any other
+        # call runs alone, in order, once allowed.
+        reads: list[ToolCall] = []
         for call in calls:
             tool = self._turn.tools.get(call.name)
             if tool is not None and tool.access(call.arguments) == "read":
-                batch.append(call)
+                reads.append(call)
                 continue
-            await self._run_parallel(batch)
-            batch = []
-            await self._run_guarded(starts[call.id], tool)
-        await self._run_parallel(batch)
+            await self._run_reads(reads, starts)
+            reads = []
+            if tool is None:
+                await self._finish(call, ToolResult(f"Unknown tool: {call.name}", is_error=True))
+            elif await self._allowed(starts[call.id], tool):
+                await self._emit(ToolRunning(call))
+                await self._finish(call, await self._execute(tool, call))
+        await self._run_reads(reads, starts)
 
     def _context(self, call: ToolCall) -> ToolContext:
         """What one call's tool may use: the workspace and its backend, a way to show its progress, and
@@ -122,8 +129,9 @@ class ToolCalls:
                 return PERMISSION_DENIED
         return None
 
-    async def _run_parallel(self, calls: list[ToolCall]) -> None:
-        if not calls:
+    async def _run_reads(self, calls: list[ToolCall], starts: dict[str, ToolUseStart]) -> None:
+        allowed = [call for call in calls if await self._allowed(starts[call.id], self._turn.tools[call.name])]
+        if not allowed:
             return
         limit = asyncio.Semaphore(MAX_PARALLEL_READS)
 
@@ -132,7 +140,7 @@ class ToolCalls:
                 await self._emit(ToolRunning(call))
                 return await self._execute(self._turn.tools[call.name], call)
 
-        running = [asyncio.ensure_future(one(c)) for c in calls]
+        running = [asyncio.ensure_future(one(c)) for c in allowed]
         try:
             results = await asyncio.gather(*running)
         except BaseException:  # a cancelled turn (or a user's "cancel" in one call) stops its siblings too
@@ -140,27 +148,25 @@ class ToolCalls:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
             raise
-        for call, result in zip(calls, results, strict=True):
+        for call, result in zip(allowed, results, strict=True):
             await self._finish(call, result)
 
-    async def _run_guarded(self, start: ToolUseStart, tool: Tool | None) -> None:
+    async def _allowed(self, start: ToolUseStart, tool: Tool) -> bool:
+        """Whether the Judge (and the user, when it asks) lets the call run; a call that may not is
+        answered here with the reason."""
         call = start.call
-        if tool is None:
-            await self._finish(call, ToolResult(f"Unknown tool: {call.name}", is_error=True))
-            return
         verdict = self._turn.judge(call.name, tool.access(call.arguments))
         if isinstance(verdict, Refuse):
             await self._finish(call, ToolResult(verdict.reason, is_error=True))
-            return
+            return False
         if isinstance(verdict, Ask):
             choice = await self._ask(start, verdict, call.name)
             if choice == "cancelled":
                 raise TurnCancelled
             if choice.startswith("reject"):
                 await self._finish(call, ToolResult(PERMISSION_DENIED, is_error=True))
-                return
-        await self._emit(ToolRunning(call))
-        await self._finish(call, await self._execute(tool, call))
+                return False
+        return True
 
     async def _ask(self, start: ToolUseStart, ask: Ask, subject: str) -> Choice:
         answer: asyncio.Future[Choice] = asyncio.get_running_loop().create_future()
