@@ -32,7 +32,7 @@ from iac_code.agent.policy import Judge
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.agent.tool_calls import ToolCalls, TurnCancelled, TurnTools
 from iac_code.messages import Message, ToolCall, context_messages, tool_result, unanswered_tool_calls, user
-from iac_code.providers.base import ModelProvider, ProviderError, ToolSchema, Usage
+from iac_code.providers.base import FinishReason, ModelProvider, ProviderError, ToolSchema, Usage
 from iac_code.tools.backends import LocalIO, WorkspaceIO
 from iac_code.tools.base import Category, Tool, ToolResult
 from iac_code.tools.plan import TOOL_NAME as PLAN_TOOL
@@ -44,6 +44,13 @@ Emit = Callable[[Event], Awaitable[None]]
 CANCELLED = "Cancelled: the user stopped the turn before this tool call finished."
 NOT_RUN = "Not run: the model's answer ended before this tool call could run."
 INTERNAL_ERROR = "Not run: an internal error stopped the turn."
+# How a model call's finish ends the turn when no tool call follows (a "tool_use" without calls ends it).
+_STOP_REASONS: dict[FinishReason, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "end_turn",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+}
 SUBAGENT_CATEGORIES: frozenset[Category] = frozenset({"read"})  # sub-agents explore; the main agent acts
 SUBAGENT_EXCLUDED = frozenset({PLAN_TOOL})  # the plan the user sees is the main agent's
 
@@ -214,7 +221,7 @@ class AgentLoop:
             )
             if reply.finish != "tool_use" or not reply.message.tool_calls:
                 self._answer_dangling(NOT_RUN)
-                return "end_turn" if reply.finish == "tool_use" else reply.finish  # type: ignore[return-value]
+                return _STOP_REASONS[reply.finish]
             await self._run_tools(reply.message.tool_calls, emit)
         return "max_turn_requests"
 
