@@ -30,8 +30,8 @@ from iac_code.agent.events import (
 from iac_code.agent.model_call import ModelReply, read_reply
 from iac_code.agent.policy import Judge
 from iac_code.agent.system_prompt import build_system_prompt
-from iac_code.agent.tool_calls import ToolCalls, TurnCancelled, TurnTools
-from iac_code.messages import Message, ToolCall, context_messages, tool_result, unanswered_tool_calls, user
+from iac_code.agent.tool_calls import ToolCalls, TurnCancelled, TurnTools, announced_result
+from iac_code.messages import Message, ToolCall, context_messages, unanswered_tool_calls, user
 from iac_code.providers.base import FinishReason, ModelProvider, ProviderError, ToolSchema, Usage
 from iac_code.tools.backends import LocalIO, WorkspaceIO
 from iac_code.tools.base import Category, Tool, ToolResult
@@ -317,15 +317,18 @@ class AgentLoop:
             text, self._partial = "".join(self._partial), []
             self._append(Message(role="assistant", text=text))
 
-    def _answer_dangling(self, text: str) -> list[ToolCall]:
-        calls = unanswered_tool_calls(self.history)
-        for call in calls:
-            self._append(tool_result(call, text, is_error=True))
-        return calls
+    def _answer_dangling(self, text: str, reason: str | None = None) -> list[tuple[ToolCall, Message]]:
+        """Answer the calls left without a result (`reason`: why they ended, for the client)."""
+        answers = []
+        for call in unanswered_tool_calls(self.history):
+            result = ToolResult(text, is_error=True, raw_output=None if reason is None else {"reason": reason})
+            answers.append((call, announced_result(result, call, self._announced)))
+            self._append(answers[-1][1])
+        return answers
 
     async def _end_dangling(self, text: str, reason: str, emit: Emit) -> None:
         """Answer the calls left without a result, and end those the consumer was shown (a call the
         client saw must not stay pending)."""
-        for call in self._answer_dangling(text):
+        for call, message in self._answer_dangling(text, reason):
             if call.id in self._announced:
-                await emit(ToolFinished(call, ToolResult(text, is_error=True, raw_output={"reason": reason})))
+                await emit(ToolFinished(call, message))

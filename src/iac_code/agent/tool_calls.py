@@ -15,7 +15,6 @@ import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from iac_code.agent.events import (
     Event,
@@ -27,9 +26,9 @@ from iac_code.agent.events import (
 )
 from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, Refuse
 from iac_code.agent.subagent import follow_subagent
-from iac_code.messages import Message, ToolCall, tool_result
+from iac_code.messages import Message, ToolCall
 from iac_code.tools.backends import WorkspaceIO
-from iac_code.tools.base import Access, Category, Tool, ToolContext, ToolError, ToolResult
+from iac_code.tools.base import Access, Category, Terminal, Tool, ToolContext, ToolError, ToolResult
 from iac_code.tools.describe import describe_call
 
 log = logging.getLogger(__name__)
@@ -37,6 +36,12 @@ log = logging.getLogger(__name__)
 Emit = Callable[[Event], Awaitable[None]]
 
 MAX_PARALLEL_READS = 8
+
+
+def announced_result(result: ToolResult, call: ToolCall, announced: dict[str, ToolUseStart]) -> Message:
+    """The call's result message, with its title and kind as the consumer was shown them."""
+    start = announced.get(call.id)
+    return result.record(call, title=start.title, kind=start.kind) if start else result.record(call)
 
 
 class TurnCancelled(Exception):
@@ -92,8 +97,8 @@ class ToolCalls:
         """What one call's tool may use: the workspace and its backend, a way to show its progress, and
         (outside a sub-agent) a sub-agent of its own."""
 
-        async def progress(content: list[dict[str, Any]]) -> None:
-            await self._emit(ToolProgress(call, content))
+        async def progress(terminal: Terminal) -> None:
+            await self._emit(ToolProgress(call, terminal))
 
         async def request_access(subject: str, access: Access, question: str) -> str | None:
             return await self._request_access(call, subject, access, question)
@@ -195,12 +200,11 @@ class ToolCalls:
             return ToolResult(f"Tool '{call.name}' failed: {type(exc).__name__}: {exc}", is_error=True)
 
     async def _finish(self, call: ToolCall, result: ToolResult) -> None:
-        shown = self._announced.get(call.id)
-        title, kind = (shown.title, shown.kind) if shown is not None else ("", "")
-        self._turn.append(
-            tool_result(call, result.text, is_error=result.is_error, images=result.images, title=title, kind=kind)
-        )
-        await self._emit(ToolFinished(call, result))
+        """The one place a finished call's record is made: the history keeps it, and the client is
+        shown it (a replay shows the same record)."""
+        message = announced_result(result, call, self._announced)
+        self._turn.append(message)
+        await self._emit(ToolFinished(call, message))
 
     def _describe(self, call: ToolCall, ctx: ToolContext) -> ToolUseStart:
         tool = self._turn.tools.get(call.name)

@@ -11,7 +11,7 @@ from acp.schema import ClientCapabilities, FileSystemCapabilities
 
 from iac_code.tools import client_io
 from iac_code.tools.backends import LocalIO
-from iac_code.tools.base import ToolContext, ToolError
+from iac_code.tools.base import Terminal, ToolContext, ToolError
 from iac_code.tools.client_io import ClientIO, workspace_io
 from iac_code.tools.shell import BashTool, bash_result, command_environment
 
@@ -130,16 +130,15 @@ async def test_the_whole_terminal_lifecycle(workspace: Path) -> None:
 
 async def test_bash_shows_the_terminal_on_its_call_while_it_runs_and_after(workspace: Path) -> None:
     editor = FakeEditor(outputs=[{"output": "Success!\n", "truncated": False}])
-    progress: list[tuple[list[dict[str, str]], list[str]]] = []
+    progress: list[tuple[Terminal, list[str]]] = []
 
-    async def report(content: list[dict[str, str]]) -> None:
-        progress.append((content, list(editor.methods)))
+    async def report(terminal: Terminal) -> None:
+        progress.append((terminal, list(editor.methods)))
 
     ctx = ToolContext(workspace, io=client(workspace, editor), progress=report)
     result = await BashTool().run({"command": "terraform validate"}, ctx)
-    terminal = {"type": "terminal", "terminalId": "term-1"}
-    assert progress == [([terminal], ["terminal/create"])], "shown before the command ends"
-    assert result.content == [terminal] and result.text == "Success!\nExit code: 0" and not result.is_error
+    assert progress == [(Terminal("term-1"), ["terminal/create"])], "shown before the command ends"
+    assert result.terminal_id == "term-1" and result.text == "Success!\nExit code: 0" and not result.is_error
 
 
 async def test_a_timeout_kills_then_reads_the_output_then_releases(workspace: Path) -> None:
