@@ -101,24 +101,31 @@ class ToolResult:
         )
 
 
-@dataclass
 class ToolContext:
     """What a running tool may use. `workspace` is the session's cwd; no path may leave it."""
 
-    workspace: Path
-    run_subagent: RunSubagent | None = None  # set by the loop for the `agent` tool, not inside a sub-agent
-    # Where files are read and written and commands run: the editor's (client_io.py) or, by default, the
-    # local disk and processes. Paths are confined to the workspace by either.
-    io: WorkspaceIO = field(default=None)  # type: ignore[assignment]
-    progress: ReportProgress | None = None  # set by the loop for each call
-    # set by the loop for each call; without it (a tool run outside a turn) every such request is refused
-    request_access: RequestAccess | None = None
+    def __init__(
+        self,
+        workspace: Path,
+        run_subagent: RunSubagent | None = None,
+        io: WorkspaceIO | None = None,
+        progress: ReportProgress | None = None,
+        request_access: RequestAccess | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.run_subagent = run_subagent  # set by the loop for the `agent` tool, not inside a sub-agent
+        # Where files are read and written and commands run: the editor's (client_io.py) or, by default, the
+        # local disk and processes. Paths are confined to the workspace by either.
+        self.io: WorkspaceIO = io if io is not None else _local_io(workspace)
+        self.progress = progress  # set by the loop for each call
+        # set by the loop for each call; without it (a tool run outside a turn) every such request is refused
+        self.request_access = request_access
 
-    def __post_init__(self) -> None:
-        if self.io is None:
-            from iac_code.tools.backends import LocalIO  # backends builds on this module
 
-            self.io = LocalIO(self.workspace)
+def _local_io(workspace: Path) -> WorkspaceIO:
+    from iac_code.tools.backends import LocalIO  # backends builds on this module
+
+    return LocalIO(workspace)
 
 
 class Tool(Protocol):
