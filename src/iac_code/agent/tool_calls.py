@@ -28,7 +28,16 @@ from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, Refuse
 from iac_code.agent.subagent import follow_subagent
 from iac_code.messages import Message, ToolCall
 from iac_code.tools.backends import WorkspaceIO
-from iac_code.tools.base import Access, Category, Terminal, Tool, ToolContext, ToolError, ToolResult
+from iac_code.tools.base import (
+    Access,
+    Category,
+    RunSubagent,
+    Terminal,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+)
 from iac_code.tools.describe import describe_call
 
 log = logging.getLogger(__name__)
@@ -103,12 +112,13 @@ class ToolCalls:
         async def request_access(subject: str, access: Access, question: str) -> str | None:
             return await self._request_access(call, subject, access, question)
 
-        run_subagent = None
+        run_subagent: RunSubagent | None = None
         if (subagent := self._turn.subagent) is not None:
 
-            async def run_subagent(prompt: str) -> str:
+            async def delegate(prompt: str) -> str:
                 return await follow_subagent(subagent(prompt), call, self._emit)
 
+            run_subagent = delegate
         return ToolContext(
             workspace=self._turn.workspace,
             run_subagent=run_subagent,
