@@ -24,6 +24,7 @@ from iac_code.agent.events import (
     ErrorReport,
     Event,
     PermissionRequest,
+    SubagentSteps,
     TextDelta,
     ThinkingDelta,
     ToolFinished,
@@ -247,8 +248,12 @@ def event_to_json(event: Event) -> dict[str, Any]:
         return {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments, "title": event.title}
     if isinstance(event, ToolRunning):
         return {"type": "tool_running", "id": event.call.id}
-    if isinstance(event, ToolProgress):  # e.g. a sub-agent's steps: ACP tool-call content
-        return {"type": "tool_progress", "id": event.call.id, "content": event.content}
+    if isinstance(event, ToolProgress):  # a sub-agent's steps, or the client terminal a command runs in
+        progress = event.progress
+        if isinstance(progress, SubagentSteps):
+            steps = [{"title": step.title, "state": step.state} for step in progress.steps]
+            return {"type": "tool_progress", "id": event.call.id, "steps": steps}
+        return {"type": "tool_progress", "id": event.call.id, "terminalId": progress.terminal_id}
     if isinstance(event, ToolFinished):
         return {
             "type": "tool_result",

@@ -30,6 +30,103 @@ class Image:
     data: str
 
 
+@dataclass(frozen=True)
+class Diff:
+    path: str  # absolute
+    old_text: str | None  # None: the file is new
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Location:
+    path: str  # absolute
+    line: int | None = None  # 1-based
+
+
+@dataclass(frozen=True)
+class Audio:
+    mime_type: str
+    data: str  # base64
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A resource link or an embedded resource, as the MCP server gave it (the block's JSON, by alias)."""
+
+    block: dict[str, Any]
+
+
+# What a tool's result shows beside its text: an image (which the model may also read), audio, a resource.
+Block = Image | Audio | Resource
+
+
+@dataclass
+class Shown:
+    """What the client was shown when a tool call finished, beside the result message's text and
+    `is_error` (the status): the same record makes the live update and the replayed one.
+
+    `raw_output` None means the text; `diff` is shown instead of the text (unless the call failed);
+    `terminal_id` is the client terminal the command ran in (live, the client shows its output; on a
+    replay the terminal is gone and the text is shown); `blocks` come after the text. Stored, an image
+    block that is one of the message's `images` is written as its index there, not twice.
+    """
+
+    raw_output: Any = None
+    diff: Diff | None = None
+    locations: list[Location] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    terminal_id: str | None = None
+
+    def to_dict(self, images: list[Image]) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if self.raw_output is not None:
+            data["raw_output"] = self.raw_output
+        if self.diff is not None:
+            data["diff"] = {k: v for k, v in asdict(self.diff).items() if v is not None}
+        if self.locations:
+            data["locations"] = [{k: v for k, v in asdict(loc).items() if v is not None} for loc in self.locations]
+        if self.blocks:
+            data["blocks"] = [_block_dict(block, images) for block in self.blocks]
+        if self.terminal_id is not None:
+            data["terminal_id"] = self.terminal_id
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], images: list[Image]) -> Shown:
+        diff = data.get("diff")
+        return cls(
+            raw_output=data.get("raw_output"),
+            diff=Diff(diff["path"], diff.get("old_text"), diff["new_text"]) if diff else None,
+            locations=[Location(loc["path"], loc.get("line")) for loc in data.get("locations", [])],
+            blocks=[block for item in data.get("blocks", []) if (block := _block(item, images)) is not None],
+            terminal_id=data.get("terminal_id"),
+        )
+
+
+def _block_dict(block: Block, images: list[Image]) -> dict[str, Any]:
+    if isinstance(block, Resource):
+        return block.block
+    if isinstance(block, Image) and block in images:
+        return {"type": "image", "image": images.index(block)}
+    kind = "image" if isinstance(block, Image) else "audio"
+    return {"type": kind, "mime_type": block.mime_type, "data": block.data}
+
+
+def _block(data: dict[str, Any], images: list[Image]) -> Block | None:
+    """A stored block; None for one this version does not know (it is left out, not fatal)."""
+    kind = data.get("type")
+    if kind == "image":
+        index = data.get("image")
+        if isinstance(index, int):
+            return images[index] if 0 <= index < len(images) else None
+        return Image(data["mime_type"], data["data"])
+    if kind == "audio":
+        return Audio(data["mime_type"], data["data"])
+    if kind in ("resource", "resource_link"):
+        return Resource(data)
+    return None
+
+
 @dataclass
 class Message:
     """One turn of the conversation.
@@ -40,7 +137,8 @@ class Message:
     - assistant: `text`, `thinking` (+ `thinking_signature` for Anthropic), `tool_calls`.
     - tool: the result of the call `tool_call_id`; `is_error` for failures and denials; `images` the tool
       returned for the model; `tool_title` and `tool_kind` the call's title and kind as the client saw them (a
-      replay shows them when the tool is gone, e.g. an MCP server not connected yet).
+      replay shows them when the tool is gone, e.g. an MCP server not connected yet); `shown` the rest of
+      what the client saw when the call finished (None in sessions stored before it was kept).
     """
 
     role: Role
@@ -56,6 +154,7 @@ class Message:
     summary: bool = False
     kept: int = 0  # on a summary: how many messages just before it stay in the model's context
     images: list[Image] = field(default_factory=list)
+    shown: Shown | None = None
 
     def to_dict(self) -> dict[str, Any]:
         # Drop defaults so a persisted line stays short and readable. Field by field, not asdict(): it
@@ -63,7 +162,9 @@ class Message:
         data: dict[str, Any] = {"role": self.role}
         for name, default in _DEFAULTS.items():
             value = getattr(self, name)
-            if value != default:
+            if isinstance(value, Shown):
+                data[name] = value.to_dict(self.images)
+            elif value != default:
                 data[name] = [asdict(item) for item in value] if isinstance(value, list) else value  # calls, images
         return data
 
@@ -71,9 +172,10 @@ class Message:
     def from_dict(cls, data: dict[str, Any]) -> Message:
         calls = [ToolCall(**c) for c in data.get("tool_calls", [])]
         images = [Image(**i) for i in data.get("images", [])]
-        nested = ("tool_calls", "images")
+        shown = Shown.from_dict(data["shown"], images) if isinstance(data.get("shown"), dict) else None
+        nested = ("tool_calls", "images", "shown")
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k not in nested}
-        return cls(**known, tool_calls=calls, images=images)
+        return cls(**known, tool_calls=calls, images=images, shown=shown)
 
 
 _DEFAULTS = {
@@ -95,6 +197,7 @@ def tool_result(
     images: list[Image] | None = None,
     title: str = "",
     kind: str = "",
+    shown: Shown | None = None,
 ) -> Message:
     # A file name that is not UTF-8 reaches a tool's output as lone surrogates (see encodable.py).
     return Message(
@@ -106,6 +209,7 @@ def tool_result(
         tool_kind=kind,
         is_error=is_error,
         images=list(images or []),
+        shown=shown,
     )
 
 

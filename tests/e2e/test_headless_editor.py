@@ -28,9 +28,7 @@ def test_stream_json_shows_a_sub_agents_steps_and_the_users_instructions_are_rea
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     progress = [e for e in events if e["type"] == "tool_progress"]
-    assert progress and progress[-1]["content"] == [
-        {"type": "content", "content": {"type": "text", "text": "✓ Read main.tf"}}
-    ]
+    assert progress and progress[-1]["steps"] == [{"title": "Read main.tf", "state": "completed"}]
     results = {e["id"]: e for e in events if e["type"] == "tool_result"}
     assert results[progress[-1]["id"]]["output"] == "aws_vpc.main"
     assert "Plan updated: 0 of 1 steps completed. In progress: Find the VPCs" in [r["output"] for r in results.values()]

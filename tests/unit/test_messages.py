@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 import pytest
 
-from iac_code.messages import Image, Message, ToolCall, tool_result, user
+from iac_code.messages import Audio, Diff, Image, Location, Message, Resource, Shown, ToolCall, tool_result, user
 from iac_code.sessions.files import FileSessionStore
 from iac_code.sessions.store import SessionRecord
 
@@ -74,3 +74,40 @@ def test_the_written_form_does_not_share_the_tool_calls():
     written = message.to_dict()
     written["tool_calls"][0]["name"] = "changed"
     assert message.tool_calls[0].name == "read_file"
+
+
+def test_what_a_client_was_shown_round_trips_and_an_image_the_model_has_is_stored_once():
+    svg = Image("image/svg+xml", "PHN2Zy8+")  # shown to the client only
+    link = {"type": "resource_link", "uri": "file:///w/state", "name": "state"}
+    shown = Shown(
+        raw_output={"findings": [{"line": 3}]},
+        diff=Diff("/w/main.tf", None, "new"),
+        locations=[Location("/w/main.tf", 3), Location("/w/vars.tf")],
+        blocks=[PNG, svg, Audio("audio/wav", "UklGRg=="), Resource(link)],
+        terminal_id="term-1",
+    )
+    message = tool_result(CALL, "1 finding", images=[PNG], shown=shown)
+    written = json.loads(json.dumps(message.to_dict()))
+    assert written["shown"] == {
+        "raw_output": {"findings": [{"line": 3}]},
+        "diff": {"path": "/w/main.tf", "new_text": "new"},
+        "locations": [{"path": "/w/main.tf", "line": 3}, {"path": "/w/vars.tf"}],
+        "blocks": [
+            {"type": "image", "image": 0},
+            {"type": "image", "mime_type": "image/svg+xml", "data": svg.data},
+            {"type": "audio", "mime_type": "audio/wav", "data": "UklGRg=="},
+            link,
+        ],
+        "terminal_id": "term-1",
+    }
+    assert json.dumps(written).count(PNG.data) == 1
+    assert Message.from_dict(written) == message
+
+
+def test_a_plain_result_records_that_nothing_more_was_shown_and_unknown_blocks_are_left_out():
+    message = tool_result(CALL, "ok", shown=Shown())
+    assert message.to_dict()["shown"] == {}, "an empty record still says this result was kept whole"
+    assert Message.from_dict(message.to_dict()).shown == Shown()
+    later = {**message.to_dict(), "shown": {"blocks": [{"type": "hologram"}, {"type": "image", "image": 7}]}}
+    assert Message.from_dict(later).shown == Shown()
+    assert Message.from_dict({"role": "tool", "text": "older"}).shown is None

@@ -2,22 +2,35 @@
 
 A call is announced as a `tool_call` (pending, with title, kind, rawInput and the paths it touches), may
 go `in_progress` and show progress while it runs (a client terminal, a sub-agent's steps: `content`
-only), and ends with one `tool_call_update`: completed or failed, `rawOutput` (the tool's structured
+only), and ends with one `tool_call_update` made from the result message the history keeps (its
+`shown` record), live and on replay alike: completed or failed, `rawOutput` (the tool's structured
 output, else its text), `content` (an edit's diff, else the text — left out when the call ran in a
-client terminal, which shows the output itself, or when it is empty beside other blocks — then any extra
-blocks the tool added) and
-`locations` (with lines) when the result points somewhere.
+client terminal, which shows the output itself, or when it is empty beside other blocks — then the
+blocks the tool added: images, audio, resources as the MCP server gave them) and `locations` (with
+lines) when the result points somewhere. On a replay the terminal is gone: its output is shown as text.
+A result stored before `shown` was kept shows its text and images only.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from acp.helpers import start_tool_call, text_block, tool_content, tool_diff_content, update_tool_call
+from acp.helpers import (
+    audio_block,
+    image_block,
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    tool_terminal_ref,
+    update_tool_call,
+)
 from acp.schema import (
+    AudioContentBlock,
     ContentToolCallContent,
+    EmbeddedResourceContentBlock,
     FileEditToolCallContent,
+    ImageContentBlock,
     RequestPermissionRequest,
+    ResourceContentBlock,
     TerminalToolCallContent,
     ToolCallLocation,
     ToolCallProgress,
@@ -26,15 +39,15 @@ from acp.schema import (
 )
 
 from iac_code.acp.permissions import permission_options
-from iac_code.agent.events import PermissionRequest
-from iac_code.messages import ToolCall
-from iac_code.tools.base import Location, ToolResult
+from iac_code.agent.events import PermissionRequest, SubagentSteps
+from iac_code.messages import Audio, Block, Image, Location, Message, Shown, ToolCall
+from iac_code.tools.base import Terminal
 from iac_code.tools.describe import CallView
 
 INFRASTRUCTURE_TITLE_PREFIX = "Infrastructure change: "
+STEP_MARKS = {"pending": "○", "in_progress": "…", "completed": "✓", "failed": "✗"}
 
 ToolCallContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
-_TOOL_CALL_CONTENT = (ContentToolCallContent, FileEditToolCallContent, TerminalToolCallContent)
 
 
 def tool_call_start(call: ToolCall, view: CallView) -> ToolCallStart:
@@ -52,18 +65,25 @@ def tool_call_running(call_id: str) -> ToolCallProgress:
     return update_tool_call(call_id, status="in_progress")
 
 
-def tool_call_progress(call_id: str, content: list[Any]) -> ToolCallProgress:
-    """What a running call shows now; it replaces the call's content so far."""
-    return update_tool_call(call_id, content=[_as_tool_content(block) for block in content])
+def tool_call_progress(call_id: str, progress: Terminal | SubagentSteps) -> ToolCallProgress:
+    """What a running call shows now; it replaces the call's content so far. A sub-agent's steps are one
+    line each, marked with their state."""
+    if isinstance(progress, Terminal):
+        return update_tool_call(call_id, content=[tool_terminal_ref(progress.terminal_id)])
+    lines = "\n".join(f"{STEP_MARKS[step.state]} {step.title}" for step in progress.steps)
+    return update_tool_call(call_id, content=[tool_content(text_block(lines))])
 
 
-def tool_call_result(call_id: str, result: ToolResult) -> ToolCallProgress:
+def tool_call_result(call_id: str, result: Message, *, live: bool = True) -> ToolCallProgress:
+    """The final update for the tool-result message `result`; `live` False on a replay."""
+    shown = result.shown or Shown(blocks=list(result.images))
+    terminal = shown.terminal_id if live else None
     return update_tool_call(
         call_id,
         status="failed" if result.is_error else "completed",
-        raw_output=result.text if result.raw_output is None else result.raw_output,
-        content=[*_result_content(result), *(_as_tool_content(block) for block in result.content)],
-        locations=_lines(result.locations),
+        raw_output=result.text if shown.raw_output is None else shown.raw_output,
+        content=[*_main_content(result, shown, terminal), *(tool_content(_block(b)) for b in shown.blocks)],
+        locations=_lines(shown.locations),
     )
 
 
@@ -88,28 +108,25 @@ def permission_request(session_id: str, request: PermissionRequest) -> RequestPe
     )
 
 
-def _result_content(result: ToolResult) -> list[ToolCallContent]:
-    if result.diff is not None and not result.is_error:
-        diff = result.diff
+def _main_content(result: Message, shown: Shown, terminal: str | None) -> list[ToolCallContent]:
+    if shown.diff is not None and not result.is_error:
+        diff = shown.diff
         return [tool_diff_content(diff.path, diff.new_text, diff.old_text)]
-    if any(_is_terminal(block) for block in result.content):
-        return []
-    if not result.text and result.content:  # e.g. an MCP tool that returned only an image
+    if terminal is not None:
+        return [tool_terminal_ref(terminal)]
+    if not result.text and shown.blocks:  # e.g. an MCP tool that returned only an image
         return []
     return [tool_content(text_block(result.text))]
 
 
-def _is_terminal(block: Any) -> bool:
-    return isinstance(block, TerminalToolCallContent) or (isinstance(block, dict) and block.get("type") == "terminal")
-
-
-def _as_tool_content(block: Any) -> Any:
-    """A tool's extra block: tool-call content (a diff, a terminal) as is, a plain content block wrapped."""
-    if isinstance(block, _TOOL_CALL_CONTENT):
-        return block
-    if isinstance(block, dict) and block.get("type") in ("content", "diff", "terminal"):
-        return block
-    return tool_content(block)
+def _block(block: Block) -> ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock:
+    if isinstance(block, Image):
+        return image_block(block.data, block.mime_type)
+    if isinstance(block, Audio):
+        return audio_block(block.data, block.mime_type)
+    if block.block.get("type") == "resource_link":
+        return ResourceContentBlock.model_validate(block.block)
+    return EmbeddedResourceContentBlock.model_validate(block.block)
 
 
 def _paths(paths: list[str]) -> list[ToolCallLocation] | None:

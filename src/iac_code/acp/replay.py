@@ -3,8 +3,9 @@
 Each message becomes what the client saw live, in order: the user's prompt as `user_message_chunk`s
 (its text, then each image), the model's thinking and text as `agent_thought_chunk` /
 `agent_message_chunk`, each tool call as a `tool_call` (title, kind, rawInput, locations, as live) and,
-when its result comes, one final `tool_call_update` (completed or failed, with the result text and the
-images the tool returned). A call's title and kind are the ones stored with its result (what the client
+when its result comes, one final `tool_call_update` made by presenter.py from the stored result message,
+as live (its `shown` record: content, diff, rawOutput, locations, status; a client terminal, gone by
+now, is shown as the output's text). A call's title and kind are the ones stored with its result (what the client
 saw live); a result stored without them (older sessions) takes its tool's, or for an MCP tool whose server is not
 connected (replays run as the session opens) one made from its `mcp__<server>__<tool>` name. A
 compaction summary is not the user's words: it is shown as a short "[context compacted]" agent message,
@@ -23,7 +24,6 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
-    ImageContentBlock,
     ToolCallProgress,
     ToolCallStart,
     UserMessageChunk,
@@ -35,7 +35,7 @@ from iac_code.acp.prompt import user_blocks
 from iac_code.acp.updates import message_chunk
 from iac_code.mcp.naming import title_from_name
 from iac_code.messages import Message, ToolCall
-from iac_code.tools.base import Kind, Tool, ToolContext, ToolResult
+from iac_code.tools.base import Kind, Tool, ToolContext
 from iac_code.tools.describe import CallView, describe_call
 
 COMPACTED = "\n[context compacted]\n"
@@ -70,9 +70,7 @@ def replay_updates(history: list[Message], tools: Mapping[str, Tool], workspace:
                     view = described[key]
                 yield tool_call_start(call, _as_shown(view, shown.get(call.id)))
         else:
-            images = [ImageContentBlock(type="image", mime_type=i.mime_type, data=i.data) for i in message.images]
-            result = ToolResult(message.text, is_error=message.is_error, content=list(images))
-            yield tool_call_result(message.tool_call_id, result)
+            yield tool_call_result(message.tool_call_id, message, live=False)
     if (plan := last_plan_update(history)) is not None:
         yield plan
 

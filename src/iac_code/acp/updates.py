@@ -47,7 +47,7 @@ def event_update(event: Event) -> Update | None:
     if isinstance(event, ToolRunning):
         return tool_call_running(event.call.id)
     if isinstance(event, ToolProgress):
-        return tool_call_progress(event.call.id, event.content)
+        return tool_call_progress(event.call.id, event.progress)
     if isinstance(event, ToolFinished):
         return tool_call_result(event.call.id, event.result)
     if isinstance(event, UsageReport):

@@ -1,15 +1,18 @@
-"""What the agent loop yields. Transports turn these into their own output (ACP updates, stdout)."""
+"""What the agent loop yields. Transports turn these into their own output (ACP updates, stdout).
+
+Events carry neutral data (no protocol's shapes): acp/presenter.py and acp/updates.py make them ACP.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from iac_code.agent.policy import Choice, OptionKind
-from iac_code.messages import ToolCall
+from iac_code.messages import Message, ToolCall
 from iac_code.providers.base import TextDelta, ThinkingDelta
-from iac_code.tools.base import Category, Kind, ToolResult
+from iac_code.tools.base import Category, Kind, Terminal
 
 StopReason = Literal["end_turn", "max_turn_requests", "max_tokens", "refusal", "cancelled"]
 
@@ -54,19 +57,38 @@ class ToolRunning:
     call: ToolCall
 
 
+StepState = Literal["pending", "in_progress", "completed", "failed"]
+
+
+@dataclass(frozen=True)
+class Step:
+    title: str
+    state: StepState
+
+
+@dataclass(frozen=True)
+class SubagentSteps:
+    """A sub-agent's tool calls so far, in order, each with its state."""
+
+    steps: tuple[Step, ...]
+
+
 @dataclass
 class ToolProgress:
-    """A running call shows something new: a client terminal's live output, a sub-agent's steps.
-    `content` (ACP tool-call content, as JSON) replaces what the call showed so far."""
+    """A running call shows something new, which replaces what it showed so far: the client terminal its
+    command runs in (the client shows the live output), or a sub-agent's steps."""
 
     call: ToolCall
-    content: list[dict[str, Any]]
+    progress: Terminal | SubagentSteps
 
 
 @dataclass
 class ToolFinished:
+    """The call's result, as the history keeps it (messages.tool_result): the model's text, `is_error`
+    (the call failed) and `shown`, what the client is shown; a replay shows the same record."""
+
     call: ToolCall
-    result: ToolResult  # result.is_error → the ACP status is "failed"
+    result: Message
 
 
 @dataclass
@@ -115,7 +137,10 @@ __all__ = [
     "ErrorReport",
     "Event",
     "PermissionRequest",
+    "Step",
+    "StepState",
     "StopReason",
+    "SubagentSteps",
     "TextDelta",
     "ThinkingDelta",
     "ToolFinished",

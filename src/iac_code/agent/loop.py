@@ -14,7 +14,6 @@ import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
 
 from iac_code.agent import compaction
 from iac_code.agent.channel import EventChannel
@@ -22,24 +21,20 @@ from iac_code.agent.events import (
     Compaction,
     ErrorReport,
     Event,
-    PermissionRequest,
     StopReason,
     ToolFinished,
-    ToolProgress,
-    ToolRunning,
     ToolUseStart,
     TurnEnd,
     UsageReport,
 )
 from iac_code.agent.model_call import ModelReply, read_reply
-from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, Refuse
-from iac_code.agent.subagent import follow_subagent
+from iac_code.agent.policy import Judge
 from iac_code.agent.system_prompt import build_system_prompt
-from iac_code.messages import Message, ToolCall, context_messages, tool_result, unanswered_tool_calls, user
-from iac_code.providers.base import ModelProvider, ProviderError, ToolSchema, Usage
+from iac_code.agent.tool_calls import ToolCalls, TurnCancelled, TurnTools, announced_result
+from iac_code.messages import Message, ToolCall, context_messages, unanswered_tool_calls, user
+from iac_code.providers.base import FinishReason, ModelProvider, ProviderError, ToolSchema, Usage
 from iac_code.tools.backends import LocalIO, WorkspaceIO
-from iac_code.tools.base import Access, Category, Tool, ToolContext, ToolError, ToolResult
-from iac_code.tools.describe import describe_call
+from iac_code.tools.base import Category, Tool, ToolResult
 from iac_code.tools.plan import TOOL_NAME as PLAN_TOOL
 
 log = logging.getLogger(__name__)
@@ -49,13 +44,15 @@ Emit = Callable[[Event], Awaitable[None]]
 CANCELLED = "Cancelled: the user stopped the turn before this tool call finished."
 NOT_RUN = "Not run: the model's answer ended before this tool call could run."
 INTERNAL_ERROR = "Not run: an internal error stopped the turn."
+# How a model call's finish ends the turn when no tool call follows (a "tool_use" without calls ends it).
+_STOP_REASONS: dict[FinishReason, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "end_turn",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+}
 SUBAGENT_CATEGORIES: frozenset[Category] = frozenset({"read"})  # sub-agents explore; the main agent acts
 SUBAGENT_EXCLUDED = frozenset({PLAN_TOOL})  # the plan the user sees is the main agent's
-MAX_PARALLEL_READS = 8
-
-
-class _TurnCancelled(Exception):
-    """The user answered a permission request with `cancelled`: the whole turn stops."""
 
 
 async def _drain(channel: EventChannel) -> None:
@@ -202,7 +199,7 @@ class AgentLoop:
             else:
                 await self._add_workspace_summary()
                 stop = await self._steps(emit, totals)
-        except (asyncio.CancelledError, _TurnCancelled):
+        except (asyncio.CancelledError, TurnCancelled):
             self._close_partial_message()
             await self._end_dangling(CANCELLED, "cancelled", emit)
             stop = "cancelled"
@@ -237,7 +234,7 @@ class AgentLoop:
             )
             if reply.finish != "tool_use" or not reply.message.tool_calls:
                 self._answer_dangling(NOT_RUN)
-                return "end_turn" if reply.finish == "tool_use" else reply.finish  # type: ignore[return-value]
+                return _STOP_REASONS[reply.finish]
             await self._run_tools(reply.message.tool_calls, emit)
         return "max_turn_requests"
 
@@ -275,144 +272,9 @@ class AgentLoop:
     # ----------------------------------------------------------------- tools
 
     async def _run_tools(self, calls: list[ToolCall], emit: Emit) -> None:
-        ctx = ToolContext(workspace=self.workspace, io=self.io)
-        starts = {call.id: self._describe(call, ctx) for call in calls}
-        for start in starts.values():
-            await emit(start)
-            self._announced[start.call.id] = start
-        # Consecutive read calls run together; any other call runs alone, in order, once allowed.
-        batch: list[ToolCall] = []
-        for call in calls:
-            tool = self.tools.get(call.name)
-            if tool is not None and tool.access(call.arguments) == "read":
-                batch.append(call)
-                continue
-            await self._run_parallel(batch, emit)
-            batch = []
-            await self._run_guarded(starts[call.id], tool, emit)
-        await self._run_parallel(batch, emit)
-
-    def _context(self, call: ToolCall, emit: Emit) -> ToolContext:
-        """What one call's tool may use: the workspace and its backend, a way to show its progress, and
-        (outside a sub-agent) a sub-agent of its own."""
-
-        async def progress(content: list[dict[str, Any]]) -> None:
-            await emit(ToolProgress(call, content))
-
-        async def run_subagent(prompt: str) -> str:
-            return await follow_subagent(self._subagent().run(prompt), call, emit)
-
-        async def request_access(subject: str, access: Access, question: str) -> str | None:
-            return await self._request_access(call, subject, access, question, emit)
-
-        subagent = run_subagent if self.allow_subagents else None
-        return ToolContext(
-            workspace=self.workspace,
-            run_subagent=subagent,
-            io=self.io,
-            progress=progress,
-            request_access=request_access,
-        )
-
-    async def _request_access(
-        self, call: ToolCall, subject: str, access: Access, question: str, emit: Emit
-    ) -> str | None:
-        """A running call asks for more than its tool's access (see ToolContext.request_access)."""
-        verdict = self.judge(subject, access)
-        if isinstance(verdict, Refuse):
-            return verdict.reason
-        if isinstance(verdict, Ask):
-            shown = self._announced.get(call.id)
-            start = ToolUseStart(
-                call, question, shown.kind if shown else "other", "read", shown.locations if shown else []
-            )
-            choice = await self._ask(start, verdict, emit, subject)
-            if choice == "cancelled":
-                raise _TurnCancelled
-            if choice.startswith("reject"):
-                return PERMISSION_DENIED
-        return None
-
-    async def _run_parallel(self, calls: list[ToolCall], emit: Emit) -> None:
-        if not calls:
-            return
-        limit = asyncio.Semaphore(MAX_PARALLEL_READS)
-
-        async def one(call: ToolCall) -> ToolResult:
-            async with limit:
-                await emit(ToolRunning(call))
-                return await self._execute(self.tools[call.name], call, emit)
-
-        running = [asyncio.ensure_future(one(c)) for c in calls]
-        try:
-            results = await asyncio.gather(*running)
-        except BaseException:  # a cancelled turn (or a user's "cancel" in one call) stops its siblings too
-            for task in running:
-                task.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
-            raise
-        for call, result in zip(calls, results, strict=True):
-            await self._finish(call, result, emit)
-
-    async def _run_guarded(self, start: ToolUseStart, tool: Tool | None, emit: Emit) -> None:
-        call = start.call
-        if tool is None:
-            await self._finish(call, ToolResult(f"Unknown tool: {call.name}", is_error=True), emit)
-            return
-        verdict = self.judge(call.name, tool.access(call.arguments))
-        if isinstance(verdict, Refuse):
-            await self._finish(call, ToolResult(verdict.reason, is_error=True), emit)
-            return
-        if isinstance(verdict, Ask):
-            choice = await self._ask(start, verdict, emit, call.name)
-            if choice == "cancelled":
-                raise _TurnCancelled
-            if choice.startswith("reject"):
-                await self._finish(call, ToolResult(PERMISSION_DENIED, is_error=True), emit)
-                return
-        await emit(ToolRunning(call))
-        await self._finish(call, await self._execute(tool, call, emit), emit)
-
-    @staticmethod
-    async def _ask(start: ToolUseStart, ask: Ask, emit: Emit, subject: str) -> Choice:
-        answer: asyncio.Future[Choice] = asyncio.get_running_loop().create_future()
-        request = PermissionRequest(
-            start.call,
-            start.title,
-            start.kind,
-            start.locations,
-            ask.options,
-            ask.infrastructure_change,
-            answer,
-            subject,
-        )
-        await emit(request)
-        return await answer
-
-    async def _execute(self, tool: Tool, call: ToolCall, emit: Emit) -> ToolResult:
-        try:
-            return await tool.run(call.arguments, self._context(call, emit))
-        except ToolError as exc:
-            return ToolResult(str(exc), is_error=True)
-        except (asyncio.CancelledError, _TurnCancelled):
-            raise
-        except Exception as exc:  # a tool bug must not end the session: the model sees it and can adapt
-            log.exception("tool %s failed", call.name)
-            return ToolResult(f"Tool '{call.name}' failed: {type(exc).__name__}: {exc}", is_error=True)
-
-    async def _finish(self, call: ToolCall, result: ToolResult, emit: Emit) -> None:
-        shown = self._announced.get(call.id)
-        title, kind = (shown.title, shown.kind) if shown is not None else ("", "")
-        self._append(
-            tool_result(call, result.text, is_error=result.is_error, images=result.images, title=title, kind=kind)
-        )
-        await emit(ToolFinished(call, result))
-
-    def _describe(self, call: ToolCall, ctx: ToolContext) -> ToolUseStart:
-        tool = self.tools.get(call.name)
-        view = describe_call(call, tool, ctx)
-        category: Category = tool.category if tool else "execute"
-        return ToolUseStart(call, title=view.title, kind=view.kind, category=category, locations=view.locations)
+        subagent = (lambda prompt: self._subagent().run(prompt)) if self.allow_subagents else None
+        turn = TurnTools(self.tools, self.workspace, self.io, self.judge, self._append, subagent)
+        await ToolCalls(turn, self._announced, emit).run(calls)
 
     def _subagent(self) -> AgentLoop:
         """A loop for one sub-agent task: its own context, the read tools, this session's backend."""
@@ -468,15 +330,18 @@ class AgentLoop:
             text, self._partial = "".join(self._partial), []
             self._append(Message(role="assistant", text=text))
 
-    def _answer_dangling(self, text: str) -> list[ToolCall]:
-        calls = unanswered_tool_calls(self.history)
-        for call in calls:
-            self._append(tool_result(call, text, is_error=True))
-        return calls
+    def _answer_dangling(self, text: str, reason: str | None = None) -> list[tuple[ToolCall, Message]]:
+        """Answer the calls left without a result (`reason`: why they ended, for the client)."""
+        answers = []
+        for call in unanswered_tool_calls(self.history):
+            result = ToolResult(text, is_error=True, raw_output=None if reason is None else {"reason": reason})
+            answers.append((call, announced_result(result, call, self._announced)))
+            self._append(answers[-1][1])
+        return answers
 
     async def _end_dangling(self, text: str, reason: str, emit: Emit) -> None:
         """Answer the calls left without a result, and end those the consumer was shown (a call the
         client saw must not stay pending)."""
-        for call in self._answer_dangling(text):
+        for call, message in self._answer_dangling(text, reason):
             if call.id in self._announced:
-                await emit(ToolFinished(call, ToolResult(text, is_error=True, raw_output={"reason": reason})))
+                await emit(ToolFinished(call, message))

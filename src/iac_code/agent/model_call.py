@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 
 from iac_code.agent.events import Event
 from iac_code.messages import Message, ToolCall
-from iac_code.providers.base import Finish, ProviderEvent, TextDelta, ThinkingDelta, ToolCallReady, Usage
+from iac_code.providers.base import Finish, FinishReason, ProviderEvent, TextDelta, ThinkingDelta, ToolCallReady, Usage
 
 
 @dataclass
 class ModelReply:
     message: Message
-    finish: str
+    finish: FinishReason
     usage: Usage = field(default_factory=lambda: Usage(0, 0))
 
 
@@ -26,7 +26,7 @@ async def read_reply(
     thinking: list[str] = []
     signature = ""
     calls: list[ToolCall] = []
-    finish = "end_turn"
+    finish: FinishReason = "end_turn"
     usage = Usage(0, 0)
     async for event in stream:
         if isinstance(event, TextDelta):

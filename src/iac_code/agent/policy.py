@@ -12,7 +12,7 @@ The table (ask* = allow once / reject once only, asked every time; a remembered 
     workspace_code  ask      ask           refuse     refuse  ask
 
 Elsewhere a remembered allow_always answers where the table says ask, and a remembered reject_always
-refuses wherever the table would run or ask: the user's "never" outranks a lenient mode.
+refuses wherever the table would run or ask, reads included: the user's "never" outranks a lenient mode.
 "workspace_code" is code the repository ships that a read-only tool would start (the provider plugins a
 committed `.terraform/` holds, tflint plugins): never run unasked the first time, even when bypassing
 permissions, and never in the modes that promise nothing runs; an "always allow" holds for the session.
@@ -129,7 +129,7 @@ _TABLE: dict[Access, dict[Mode, Verdict]] = {
 def decide(access: Access, mode: Mode, remembered: Remembered | None) -> Verdict:
     """The verdict for one call (see the table above)."""
     verdict = _TABLE[access][mode]
-    if remembered == "reject" and access != "read" and not isinstance(verdict, Refuse):
+    if remembered == "reject" and not isinstance(verdict, Refuse):
         return Refuse(PERMISSION_DENIED)  # "always reject" holds in every mode, even one that would run it
     if remembered == "allow" and isinstance(verdict, Ask) and not verdict.infrastructure_change:
         return _RUN  # an "always allow" never covers an infrastructure change

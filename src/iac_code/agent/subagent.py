@@ -1,11 +1,11 @@
 """A sub-agent's turn, seen from its parent's `agent` call.
 
-The user follows the sub-agent inside that call: each of its tool calls is a line of the call's content
-(`ToolProgress`), updated as it runs and ends. A call of the sub-agent that needs permission is also
-shown on its own in the parent's stream, before its request (a client is never asked about a call it
-has not seen); its id is namespaced under the parent call's (`<parent id>/<child id>`), since the two
-conversations number their calls independently. The model gets the sub-agent's final answer: its text
-after its last tool call.
+The user follows the sub-agent inside that call: its tool calls, each with its state, are what the call
+shows (`ToolProgress` with `SubagentSteps`), updated as they run and end. A call of the sub-agent that
+needs permission is also shown on its own in the parent's stream, before its request (a client is
+never asked about a call it has not seen); its id is namespaced under the parent call's (`<parent
+id>/<child id>`), since the two conversations number their calls independently. The model gets the
+sub-agent's final answer: its text after its last tool call.
 """
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import replace
-from typing import Any
 
 from iac_code.agent.events import (
     ErrorReport,
     Event,
     PermissionRequest,
+    Step,
+    StepState,
+    SubagentSteps,
     TextDelta,
     ToolFinished,
     ToolProgress,
@@ -32,27 +34,25 @@ Emit = Callable[[Event], Awaitable[None]]
 
 NO_ANSWER = "(the sub-agent gave no answer)"
 STOPPED = "Cancelled: the sub-agent stopped before this tool call finished."
-_MARKS = {"pending": "○", "in_progress": "…", "completed": "✓", "failed": "✗"}
 
 
 class _Steps:
-    """The sub-agent's tool calls in order, with their state, as the parent call's content."""
+    """The sub-agent's tool calls in order, with their state."""
 
     def __init__(self) -> None:
         self._titles: dict[str, str] = {}
-        self._states: dict[str, str] = {}
+        self._states: dict[str, StepState] = {}
 
     def start(self, call_id: str, title: str) -> None:
         self._titles[call_id] = title
         self._states[call_id] = "pending"
 
-    def mark(self, call_id: str, state: str) -> None:
+    def mark(self, call_id: str, state: StepState) -> None:
         if call_id in self._titles:
             self._states[call_id] = state
 
-    def content(self) -> list[dict[str, Any]]:
-        lines = [f"{_MARKS[self._states[call_id]]} {title}" for call_id, title in self._titles.items()]
-        return [{"type": "content", "content": {"type": "text", "text": "\n".join(lines)}}]
+    def now(self) -> SubagentSteps:
+        return SubagentSteps(tuple(Step(title, self._states[call_id]) for call_id, title in self._titles.items()))
 
 
 async def follow_subagent(events: AsyncGenerator[Event, None], parent: ToolCall, emit: Emit) -> str:
@@ -62,9 +62,9 @@ async def follow_subagent(events: AsyncGenerator[Event, None], parent: ToolCall,
     starts: dict[str, ToolUseStart] = {}
     shown: dict[str, ToolCall] = {}  # the child's calls shown on their own and not finished, by child id
 
-    async def show(call_id: str, state: str) -> None:
+    async def show(call_id: str, state: StepState) -> None:
         steps.mark(call_id, state)
-        await emit(ToolProgress(parent, steps.content()))
+        await emit(ToolProgress(parent, steps.now()))
 
     try:
         async with contextlib.aclosing(events):
@@ -92,7 +92,8 @@ async def follow_subagent(events: AsyncGenerator[Event, None], parent: ToolCall,
                         await emit(ToolFinished(shown.pop(event.call.id), event.result))
     finally:
         for call in shown.values():  # stopped mid-way: nothing the client was shown stays pending
-            await emit(ToolFinished(call, ToolResult(STOPPED, is_error=True, raw_output={"reason": "cancelled"})))
+            stopped = ToolResult(STOPPED, is_error=True, raw_output={"reason": "cancelled"})
+            await emit(ToolFinished(call, stopped.record(call)))
     return "".join(answer).strip() or NO_ANSWER
 
 

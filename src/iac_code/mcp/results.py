@@ -1,15 +1,16 @@
-"""An MCP `CallToolResult` as the project's ToolResult: text for the model, ACP content for the client.
+"""An MCP `CallToolResult` as the project's ToolResult: text for the model, blocks for the client
+(messages.py's neutral Image / Audio / Resource; acp/presenter.py makes them ACP content).
 
 - text blocks become the model's text;
-- images and audio reach the client as ACP image/audio blocks. An image the model APIs accept (PNG,
+- images and audio reach the client as image/audio blocks. An image the model APIs accept (PNG,
   JPEG, GIF or WebP, checked by its bytes, within `image_data.MAX_IMAGE_DATA_CHARS` of base64 for the
   whole result) also goes to the model, in `ToolResult.images`, and leaves no mark in the text (a model
   that does not read images gets a marker in its place from providers/images.py). Any other image, and
   audio, leaves a marker line saying why it was not sent ("[image: image/svg+xml, 1.2 KB: not sent to
   the model: …]");
-- an embedded resource reaches the client as an ACP resource block; the model gets its text (or a
-  marker for a binary one);
-- a resource link reaches the client as an ACP resource_link block; the model gets a line naming it;
+- an embedded resource reaches the client as it came (a Resource holding the MCP block's JSON); the
+  model gets its text (or a marker for a binary one);
+- a resource link reaches the client as it came too; the model gets a line naming it;
 - `structuredContent` is added to the model's text as JSON unless a text block already says the
   same (the spec asks servers to send both);
 - `isError` makes the result an error; `raw_output` is the MCP result as JSON, with binary payloads
@@ -24,20 +25,10 @@ import json
 from typing import Any
 
 import mcp_types
-from acp.schema import (
-    AudioContentBlock,
-    BlobResourceContents,
-    EmbeddedResourceContentBlock,
-    ImageContentBlock,
-    ResourceContentBlock,
-    TextResourceContents,
-)
 
 from iac_code.image_data import MAX_IMAGE_DATA_CHARS, MODEL_IMAGE_TYPES, UnusableImage, checked_image
-from iac_code.messages import Image
+from iac_code.messages import Audio, Block, Image, Resource
 from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolResult
-
-AcpBlock = ImageContentBlock | AudioContentBlock | EmbeddedResourceContentBlock | ResourceContentBlock
 
 
 class ModelImages:
@@ -59,19 +50,19 @@ class ModelImages:
 
 def tool_result(result: mcp_types.CallToolResult) -> ToolResult:
     texts: list[str] = []
-    blocks: list[AcpBlock] = []
+    blocks: list[Block] = []
     model_images = ModelImages()
     for block in result.content:
         if isinstance(block, mcp_types.ImageContent):
-            blocks.append(ImageContentBlock(type="image", data=block.data, mime_type=block.mime_type))
+            blocks.append(Image(block.mime_type, block.data))
             if marker := model_images.add(block):
                 texts.append(marker)
             continue
-        text, acp_block = _convert(block)
+        text, client_block = _convert(block)
         if text:
             texts.append(text)
-        if acp_block is not None:
-            blocks.append(acp_block)
+        if client_block is not None:
+            blocks.append(client_block)
     structured = result.structured_content
     if structured is not None and not any(_same_json(text, structured) for text in texts):
         texts.append(json.dumps(structured, indent=2, ensure_ascii=False))
@@ -83,7 +74,7 @@ def tool_result(result: mcp_types.CallToolResult) -> ToolResult:
         _clip(text),
         is_error=bool(result.is_error),
         raw_output=_raw_output(result),
-        content=list(blocks),
+        content=blocks,
         images=images,
     )
 
@@ -108,40 +99,29 @@ def content_text(block: mcp_types.ContentBlock) -> str:
     return _convert(block)[0]
 
 
-def _convert(block: Any) -> tuple[str, AcpBlock | None]:
+def _convert(block: Any) -> tuple[str, Block | None]:
     if isinstance(block, mcp_types.TextContent):
         return block.text, None
     if isinstance(block, mcp_types.AudioContent):
-        audio = AudioContentBlock(type="audio", data=block.data, mime_type=block.mime_type)
-        return f"[audio: {block.mime_type}, {_size(block.data)}]", audio
+        return f"[audio: {block.mime_type}, {_size(block.data)}]", Audio(block.mime_type, block.data)
     if isinstance(block, mcp_types.EmbeddedResource):
-        return _resource(block.resource)
+        return _resource_text(block.resource), Resource(_as_json(block))
     if isinstance(block, mcp_types.ResourceLink):
-        link = ResourceContentBlock(
-            type="resource_link",
-            uri=block.uri,
-            name=block.name,
-            title=block.title,
-            description=block.description,
-            mime_type=block.mime_type,
-            size=block.size,
-        )
         described = f" ({block.mime_type})" if block.mime_type else ""
-        return f"[resource link: {block.name} {block.uri}{described}]", link
+        return f"[resource link: {block.name} {block.uri}{described}]", Resource(_as_json(block))
     return f"[{getattr(block, 'type', 'unknown')} content not shown]", None
 
 
-def _resource(resource: Any) -> tuple[str, AcpBlock]:
+def _resource_text(resource: Any) -> str:
     uri, mime = str(resource.uri), resource.mime_type
     if isinstance(resource, mcp_types.TextResourceContents):
-        contents: TextResourceContents | BlobResourceContents = TextResourceContents(
-            uri=uri, text=resource.text, mime_type=mime
-        )
-        text = f"[resource {uri}]\n{resource.text}"
-    else:
-        contents = BlobResourceContents(uri=uri, blob=resource.blob, mime_type=mime)
-        text = f"[resource {uri}: {mime or 'binary'}, {_size(resource.blob)}]"
-    return text, EmbeddedResourceContentBlock(type="resource", resource=contents)
+        return f"[resource {uri}]\n{resource.text}"
+    return f"[resource {uri}: {mime or 'binary'}, {_size(resource.blob)}]"
+
+
+def _as_json(block: mcp_types.EmbeddedResource | mcp_types.ResourceLink) -> dict[str, Any]:
+    dumped: dict[str, Any] = block.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
 
 
 def _same_json(text: str, value: Any) -> bool:

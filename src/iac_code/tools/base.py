@@ -1,7 +1,8 @@
 """The tool contract: what a tool declares, what it receives, and what it returns.
 
 A call's `access()` (most often the tool's category) is what the permission policy judges
-(agent/policy.py). Kind is the ACP ToolKind a client uses for icons.
+(agent/policy.py). Kind is the ACP ToolKind a client uses for icons. What a result shows is neutral data
+(messages.py's blocks, a terminal id); acp/presenter.py alone turns it into ACP content.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from iac_code.messages import Image
+from iac_code.messages import Block, Image, Message, Shown, ToolCall, tool_result
+from iac_code.messages import Diff as Diff  # tools build their results with these
+from iac_code.messages import Location as Location
 
 if TYPE_CHECKING:
     from iac_code.tools.backends import WorkspaceIO
@@ -30,9 +33,8 @@ RunSubagent = Callable[[str], Awaitable[str]]
 # remembered ("iac_check:terraform-validate"), `question` the title the user reads. None: go ahead;
 # otherwise the reason it may not (for the tool's result). A user who cancels stops the whole turn.
 RequestAccess = Callable[[str, Access, str], Awaitable[str | None]]
-# Shows what a running call is doing (a client terminal, a sub-agent's steps): ACP tool-call content as
-# JSON (`{"type": "content" | "diff" | "terminal", ...}`), replacing what the call showed so far.
-ReportProgress = Callable[[list[dict[str, Any]]], Awaitable[None]]
+# Shows what a running call is doing now: the client terminal its command runs in.
+ReportProgress = Callable[["Terminal"], Awaitable[None]]
 
 # Default cap on what one tool result may put into the model's context.
 MAX_OUTPUT_CHARS = 30_000
@@ -70,50 +72,60 @@ def integer_arg(
     return number if high is None else min(number, high)
 
 
-@dataclass
-class Diff:
-    path: str  # absolute
-    old_text: str | None  # None: the file is new
-    new_text: str
-
-
 @dataclass(frozen=True)
-class Location:
-    path: str  # absolute
-    line: int | None = None  # 1-based
+class Terminal:
+    """A client terminal a command runs in: the client shows its output itself."""
+
+    terminal_id: str
 
 
 @dataclass
 class ToolResult:
     text: str  # what the model receives
     is_error: bool = False
-    diff: Diff | None = None  # for edits: shown to the client as an ACP diff block
-    raw_output: Any = None  # structured result for the client (ACP rawOutput); None: the text
+    diff: Diff | None = None  # for edits: shown to the client instead of the text
+    raw_output: Any = None  # structured result for the client (JSON-serialisable, it is stored); None: the text
     locations: list[Location] = field(default_factory=list)  # what the result points at (e.g. findings)
-    content: list[Any] = field(default_factory=list)  # extra ACP content blocks (images, resources, terminals)
+    content: list[Block] = field(default_factory=list)  # what the client is shown after the text
+    terminal_id: str | None = None  # the client terminal the command ran in (it shows the output)
     # Images for the model, beside `text` (checked by image_data.checked_image); a model that does not
     # read images gets a marker instead (providers/images.py). The client sees images through `content`.
     images: list[Image] = field(default_factory=list)
 
+    def record(self, call: ToolCall, *, title: str = "", kind: str = "") -> Message:
+        """The result as the history keeps it: what the model reads, and what the client is shown (title
+        and kind as the call was announced)."""
+        shown = Shown(self.raw_output, self.diff, list(self.locations), list(self.content), self.terminal_id)
+        return tool_result(
+            call, self.text, is_error=self.is_error, images=self.images, title=title, kind=kind, shown=shown
+        )
 
-@dataclass
+
 class ToolContext:
     """What a running tool may use. `workspace` is the session's cwd; no path may leave it."""
 
-    workspace: Path
-    run_subagent: RunSubagent | None = None  # set by the loop for the `agent` tool, not inside a sub-agent
-    # Where files are read and written and commands run: the editor's (client_io.py) or, by default, the
-    # local disk and processes. Paths are confined to the workspace by either.
-    io: WorkspaceIO = field(default=None)  # type: ignore[assignment]
-    progress: ReportProgress | None = None  # set by the loop for each call
-    # set by the loop for each call; without it (a tool run outside a turn) every such request is refused
-    request_access: RequestAccess | None = None
+    def __init__(
+        self,
+        workspace: Path,
+        run_subagent: RunSubagent | None = None,
+        io: WorkspaceIO | None = None,
+        progress: ReportProgress | None = None,
+        request_access: RequestAccess | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.run_subagent = run_subagent  # set by the loop for the `agent` tool, not inside a sub-agent
+        # Where files are read and written and commands run: the editor's (client_io.py) or, by default, the
+        # local disk and processes. Paths are confined to the workspace by either.
+        self.io: WorkspaceIO = io if io is not None else _local_io(workspace)
+        self.progress = progress  # set by the loop for each call
+        # set by the loop for each call; without it (a tool run outside a turn) every such request is refused
+        self.request_access = request_access
 
-    def __post_init__(self) -> None:
-        if self.io is None:
-            from iac_code.tools.backends import LocalIO  # backends builds on this module
 
-            self.io = LocalIO(self.workspace)
+def _local_io(workspace: Path) -> WorkspaceIO:
+    from iac_code.tools.backends import LocalIO  # backends builds on this module
+
+    return LocalIO(workspace)
 
 
 class Tool(Protocol):

@@ -2,7 +2,8 @@
 
 Each call replaces the whole plan. The tool changes nothing outside the conversation, so it runs
 without asking; its result carries the validated entries (`raw_output["entries"]`) for the client's
-`plan` update, and the call's own arguments are what a replay reads the plan back from.
+`plan` update, live and on replay (the result's record keeps them); a session stored before results
+kept it has its plan read back from the call's arguments.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from iac_code.tools.base import (
     Access,
     Category,
     Kind,
+    Terminal,
     ToolContext,
     ToolResult,
     integer_arg,
@@ -125,20 +126,15 @@ class BashTool:
 
         async def show_terminal(terminal_id: str) -> None:
             if ctx.progress is not None:
-                await ctx.progress([terminal_content(terminal_id)])
+                await ctx.progress(Terminal(terminal_id))
 
         run = await ctx.io.run(
             command, cwd=ctx.workspace, env=command_environment(), timeout=timeout, on_terminal=show_terminal
         )
         result = bash_result(run, timeout)
         if run.terminal_id is not None:  # the editor keeps showing a released terminal's output
-            result.content.append(terminal_content(run.terminal_id))
+            result.terminal_id = run.terminal_id
         return result
-
-
-def terminal_content(terminal_id: str) -> dict[str, str]:
-    """The ACP tool-call content that shows a client terminal's output in the editor."""
-    return {"type": "terminal", "terminalId": terminal_id}
 
 
 @dataclass

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from acp.schema import ImageContentBlock
 from tests.e2e.mcp.servers import everything_server, marker, processes_with, ready_hub, wait_until_gone
 
 from iac_code.mcp import McpHub
 from iac_code.mcp.tool import McpTool
+from iac_code.messages import Image
 from iac_code.tools.base import ToolContext
 
 # The first test of a fresh checkout also installs the server from npm.
@@ -47,7 +47,7 @@ async def test_a_plain_tool(hub):
 
 async def test_a_tool_returning_an_image(hub):
     result = await _run(hub, "get-tiny-image")
-    images = [block for block in result.content if isinstance(block, ImageContentBlock)]
+    images = [block for block in result.content if isinstance(block, Image)]
     assert len(images) == 1 and images[0].mime_type == "image/png" and len(images[0].data) > 1000
     assert "[image:" not in result.text  # the image goes to the model as an image (ToolResult.images)
     assert [image.mime_type for image in result.images] == ["image/png"] and result.images[0].data == images[0].data

@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from acp.schema import EmbeddedResourceContentBlock, ImageContentBlock, ResourceContentBlock
 from tests.e2e.mcp.servers import SECRET, fixture_server, pid_of, ready_hub, wait_for_event
 
 from iac_code.mcp import HttpServer, McpHub, PromptError
 from iac_code.mcp.tool import McpTool
-from iac_code.messages import Image
+from iac_code.messages import Image, Resource
 from iac_code.tools.base import ToolContext, ToolError
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(60)]
@@ -96,11 +95,11 @@ async def test_a_text_result_reaches_the_model_and_raw_output_is_the_mcp_result(
     assert result.raw_output["content"] == [{"type": "text", "text": "terraform plan"}]
 
 
-async def test_an_image_goes_to_the_client_as_an_acp_image_and_to_the_model_beside_the_text(hub):
+async def test_an_image_goes_to_the_client_and_to_the_model_beside_the_text(hub):
     result = await _run(hub, "diagram")
     assert result.text == "The diagram:"
     (image,) = result.content
-    assert isinstance(image, ImageContentBlock) and image.mime_type == "image/png"
+    assert isinstance(image, Image) and image.mime_type == "image/png"
     assert result.images == [Image(mime_type="image/png", data=image.data)]
 
 
@@ -109,7 +108,10 @@ async def test_structured_content_resources_and_links(hub):
     assert inventory.raw_output["structuredContent"] == {"buckets": ["logs", "state"], "count": 2}
     assert '"count": 2' in inventory.text
     files = await _run(hub, "state_files")
-    assert [type(block) for block in files.content] == [EmbeddedResourceContentBlock, ResourceContentBlock]
+    assert [block.block["type"] for block in files.content if isinstance(block, Resource)] == [
+        "resource",
+        "resource_link",
+    ]
     assert '[resource file:///work/terraform.tfstate]\n{"version": 4}' in files.text
 
 

@@ -13,7 +13,7 @@ from iac_code.acp import client_io
 from iac_code.acp.client_io import ClientIO, workspace_io
 from iac_code.system.processes import command_environment
 from iac_code.tools.backends import LocalIO
-from iac_code.tools.base import ToolContext, ToolError
+from iac_code.tools.base import Terminal, ToolContext, ToolError
 from iac_code.tools.shell import BashTool, bash_result
 
 from .fake_editor import FakeEditor
@@ -148,16 +148,15 @@ async def test_the_whole_terminal_lifecycle(workspace: Path) -> None:
 
 async def test_bash_shows_the_terminal_on_its_call_while_it_runs_and_after(workspace: Path) -> None:
     editor = FakeEditor(outputs=[{"output": "Success!\n", "truncated": False}])
-    progress: list[tuple[list[dict[str, str]], list[str]]] = []
+    progress: list[tuple[Terminal, list[str]]] = []
 
-    async def report(content: list[dict[str, str]]) -> None:
-        progress.append((content, list(editor.methods)))
+    async def report(terminal: Terminal) -> None:
+        progress.append((terminal, list(editor.methods)))
 
     ctx = ToolContext(workspace, io=client(workspace, editor), progress=report)
     result = await BashTool().run({"command": "terraform validate"}, ctx)
-    terminal = {"type": "terminal", "terminalId": "term-1"}
-    assert progress == [([terminal], ["terminal/create"])], "shown before the command ends"
-    assert result.content == [terminal] and result.text == "Success!\nExit code: 0" and not result.is_error
+    assert progress == [(Terminal("term-1"), ["terminal/create"])], "shown before the command ends"
+    assert result.terminal_id == "term-1" and result.text == "Success!\nExit code: 0" and not result.is_error
 
 
 async def test_a_timeout_kills_then_reads_the_output_then_releases(workspace: Path) -> None:

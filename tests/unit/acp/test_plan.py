@@ -27,10 +27,22 @@ def test_the_update_carries_the_whole_list_in_the_official_shape():
 
 
 def test_only_a_successful_update_plan_result_makes_an_update():
-    ok = ToolResult("Plan updated", raw_output={"entries": FIRST})
+    call = plan_call("c1", FIRST)
+    ok = ToolResult("Plan updated", raw_output={"entries": FIRST}).record(call)
     assert result_plan_update("update_plan", ok) == plan_update(FIRST)
-    assert result_plan_update("update_plan", ToolResult("bad", is_error=True)) is None
-    assert result_plan_update("read_file", ToolResult("text", raw_output={"entries": FIRST})) is None
+    assert result_plan_update("update_plan", ToolResult("bad", is_error=True).record(call)) is None
+    assert result_plan_update("read_file", ToolResult("text", raw_output={"entries": FIRST}).record(call)) is None
+    assert result_plan_update("update_plan", tool_result(call, "Plan updated")) is None, "stored before results kept it"
+
+
+def test_a_replayed_plan_is_the_one_the_result_recorded_not_the_arguments_read_again():
+    """Live and replay show the same data: the validated entries the tool returned."""
+    call = plan_call("c1", [{"content": "  Write main.tf  ", "status": "in_progress"}])
+    recorded = ToolResult("Plan updated", raw_output={"entries": FIRST}).record(call)
+    history = [user("go"), Message(role="assistant", tool_calls=[call]), recorded]
+    assert last_plan_update(history) == result_plan_update("update_plan", recorded) == plan_update(FIRST)
+    stored = Message.from_dict(recorded.to_dict())
+    assert last_plan_update([*history[:2], stored]) == plan_update(FIRST)
 
 
 def test_the_last_successful_plan_of_a_history_is_replayed():

@@ -2,8 +2,6 @@
 
 import asyncio
 
-from acp.helpers import image_block, tool_terminal_ref
-
 from iac_code.acp.presenter import (
     permission_request,
     tool_call_progress,
@@ -12,10 +10,10 @@ from iac_code.acp.presenter import (
     tool_call_start,
 )
 from iac_code.acp.replay import replay_updates
-from iac_code.agent.events import PermissionRequest
+from iac_code.agent.events import PermissionRequest, Step, SubagentSteps
 from iac_code.agent.policy import EVERY_OPTION, ONCE_OPTIONS
-from iac_code.messages import Message, ToolCall
-from iac_code.tools.base import Diff, Location, ToolContext, ToolResult
+from iac_code.messages import Audio, Image, Message, Resource, ToolCall
+from iac_code.tools.base import Diff, Location, Terminal, ToolContext, ToolResult
 from iac_code.tools.describe import CallView, describe_call
 from iac_code.tools.registry import default_tools
 
@@ -49,55 +47,80 @@ def test_running():
     }
 
 
+def result(text: str, **fields) -> Message:
+    return ToolResult(text, **fields).record(CALL)
+
+
 def test_text_result():
-    assert wire(tool_call_result("c1", ToolResult("ok"))) == {
+    assert wire(tool_call_result("c1", result("ok"))) == {
         "sessionUpdate": "tool_call_update",
         "toolCallId": "c1",
         "status": "completed",
         "rawOutput": "ok",
         "content": [{"type": "content", "content": {"type": "text", "text": "ok"}}],
     }
-    assert wire(tool_call_result("c1", ToolResult("bad", is_error=True)))["status"] == "failed"
+    assert wire(tool_call_result("c1", result("bad", is_error=True)))["status"] == "failed"
 
 
 def test_edit_result_is_a_diff_unless_it_failed():
-    result = ToolResult("Created", diff=Diff("/w/main.tf", None, "x"))
-    assert wire(tool_call_result("c1", result))["content"] == [{"type": "diff", "path": "/w/main.tf", "newText": "x"}]
-    result.is_error = True
-    assert wire(tool_call_result("c1", result))["content"][0]["type"] == "content"
+    diff = Diff("/w/main.tf", None, "x")
+    assert wire(tool_call_result("c1", result("Created", diff=diff)))["content"] == [
+        {"type": "diff", "path": "/w/main.tf", "newText": "x"}
+    ]
+    failed = result("Created", diff=diff, is_error=True)
+    assert wire(tool_call_result("c1", failed))["content"][0]["type"] == "content"
 
 
 def test_raw_output_locations_and_extra_content():
     findings = [{"rule": "R1", "file": "/w/main.tf", "line": 3}]
-    result = ToolResult(
+    link = {"type": "resource_link", "uri": "file:///w/state", "name": "state", "mimeType": "application/json"}
+    embedded = {"type": "resource", "resource": {"uri": "file:///w/a.tf", "mimeType": "text/plain", "text": "x"}}
+    record = result(
         "1 finding",
         raw_output={"findings": findings},
         locations=[Location("/w/main.tf", 3), Location("/w/vars.tf")],
-        content=[image_block("AAAA", "image/png")],
+        content=[Image("image/png", "AAAA"), Audio("audio/wav", "BBBB"), Resource(link), Resource(embedded)],
     )
-    update = wire(tool_call_result("c1", result))
+    update = wire(tool_call_result("c1", record))
     assert update["rawOutput"] == {"findings": findings}
     assert update["locations"] == [{"path": "/w/main.tf", "line": 3}, {"path": "/w/vars.tf"}]
     assert update["content"] == [
         {"type": "content", "content": {"type": "text", "text": "1 finding"}},
         {"type": "content", "content": {"type": "image", "data": "AAAA", "mimeType": "image/png"}},
+        {"type": "content", "content": {"type": "audio", "data": "BBBB", "mimeType": "audio/wav"}},
+        {"type": "content", "content": link},
+        {"type": "content", "content": embedded},
     ]
 
 
-def test_a_call_that_ran_in_a_client_terminal_shows_the_terminal_instead_of_its_text():
-    for terminal in (tool_terminal_ref("term-1"), {"type": "terminal", "terminalId": "term-1"}):
-        update = wire(tool_call_result("c1", ToolResult("Success!\nExit code: 0", content=[terminal])))
-        assert update["content"] == [{"type": "terminal", "terminalId": "term-1"}]
-        assert update["rawOutput"] == "Success!\nExit code: 0", "the text stays in rawOutput"
+def test_a_call_that_ran_in_a_client_terminal_shows_the_terminal_live_and_its_text_on_replay():
+    record = result("Success!\nExit code: 0", terminal_id="term-1")
+    live = wire(tool_call_result("c1", record))
+    assert live["content"] == [{"type": "terminal", "terminalId": "term-1"}]
+    assert live["rawOutput"] == "Success!\nExit code: 0", "the text stays in rawOutput"
+    replayed = wire(tool_call_result("c1", record, live=False))  # the terminal is gone
+    assert replayed == {**live, "content": [{"type": "content", "content": {"type": "text", "text": record.text}}]}
+
+
+def test_a_result_stored_before_shown_was_kept_shows_its_text_and_images():
+    png = Image("image/png", "iVBORw0KGgo=")
+    older = Message(role="tool", text="a pixel", tool_call_id="c1", tool_name="x", images=[png])
+    assert wire(tool_call_result("c1", older, live=False))["content"] == [
+        {"type": "content", "content": {"type": "text", "text": "a pixel"}},
+        {"type": "content", "content": {"type": "image", "data": png.data, "mimeType": "image/png"}},
+    ]
 
 
 def test_progress_replaces_the_content_and_leaves_the_status_alone():
-    update = wire(tool_call_progress("c1", [{"type": "content", "content": {"type": "text", "text": "✓ Read a.tf"}}]))
-    assert update == {
+    steps = SubagentSteps((Step("Read a.tf", "completed"), Step("Read b.tf", "in_progress")))
+    assert wire(tool_call_progress("c1", steps)) == {
         "sessionUpdate": "tool_call_update",
         "toolCallId": "c1",
-        "content": [{"type": "content", "content": {"type": "text", "text": "✓ Read a.tf"}}],
+        "content": [{"type": "content", "content": {"type": "text", "text": "✓ Read a.tf\n… Read b.tf"}}],
     }
+    assert wire(tool_call_progress("c1", Terminal("term-1")))["content"] == [
+        {"type": "terminal", "terminalId": "term-1"}
+    ]
 
 
 def _request(options, infrastructure_change):
@@ -139,4 +162,4 @@ def test_replay_shows_a_call_as_live(tmp_path):
     tools = default_tools()
     live_start = wire(tool_call_start(call, describe_call(call, tools["write_file"], ToolContext(tmp_path))))
     assert updates[1] == live_start
-    assert updates[2] == wire(tool_call_result("c1", ToolResult("Created main.tf")))
+    assert updates[2] == wire(tool_call_result("c1", result("Created main.tf")))

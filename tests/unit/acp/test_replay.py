@@ -1,7 +1,9 @@
 from pathlib import Path
 
+from iac_code.acp.presenter import tool_call_result
 from iac_code.acp.replay import COMPACTED, replay_updates
-from iac_code.messages import Image, Message, ToolCall, tool_result, user
+from iac_code.messages import Diff, Image, Location, Message, ToolCall, tool_result, user
+from iac_code.tools.base import ToolResult
 from iac_code.tools.registry import default_tools
 
 
@@ -133,3 +135,17 @@ def test_a_stored_title_is_what_the_client_saw_even_for_a_built_in_tool(tmp_path
     history = [Message(role="assistant", tool_calls=[read]), tool_result(read, "a VPC", title="Read main.tf (live)")]
     start = _dump(replay_updates(history, default_tools(), tmp_path))[0]
     assert (start["title"], start["kind"]) == ("Read main.tf (live)", "read")
+
+
+def test_a_stored_record_replays_as_it_was_shown_live_except_a_terminal_which_is_gone(tmp_path: Path):
+    edit = ToolCall(id="c1", name="edit_file", arguments={"path": "main.tf", "old_string": "a", "new_string": "b"})
+    bash = ToolCall(id="c2", name="bash", arguments={"command": "terraform validate"})
+    diff = Diff(str(tmp_path / "main.tf"), "a\n", "b\n")
+    edited = ToolResult("Edited main.tf", diff=diff, locations=[Location(diff.path, 1)]).record(edit, title="Edit")
+    ran = ToolResult("Success!\nExit code: 0", terminal_id="term-1").record(bash, title="Validate", kind="execute")
+    stored = [Message.from_dict(m.to_dict()) for m in (Message(role="assistant", tool_calls=[edit, bash]), edited, ran)]
+    updates = _dump(replay_updates(stored, default_tools(), tmp_path))
+    assert updates[2] == _dump([tool_call_result("c1", edited)])[0]
+    live = _dump([tool_call_result("c2", ran)])[0]
+    assert live["content"] == [{"type": "terminal", "terminalId": "term-1"}]
+    assert updates[3] == {**live, "content": [{"type": "content", "content": {"type": "text", "text": ran.text}}]}

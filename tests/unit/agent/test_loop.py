@@ -8,6 +8,8 @@ from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
 from iac_code.agent.events import (
     ErrorReport,
     PermissionRequest,
+    Step,
+    SubagentSteps,
     TextDelta,
     ToolFinished,
     ToolProgress,
@@ -21,6 +23,7 @@ from iac_code.agent.policy import PERMISSION_DENIED, decide, run_everything
 from iac_code.messages import Message, ToolCall, unanswered_tool_calls
 from iac_code.providers.base import Finish, ProviderError, ToolCallReady
 from iac_code.providers.base import TextDelta as Delta
+from iac_code.tools.base import Terminal
 
 
 def make_loop(provider, tools=(), judge=run_everything, **kwargs) -> AgentLoop:
@@ -196,7 +199,8 @@ async def test_permission_answered_cancelled_cancels_the_turn():
     # the call the consumer was shown ends too: a client must not show it pending forever
     (finished,) = [e for e in events if isinstance(e, ToolFinished)]
     assert finished.call.id == "c1" and finished.result.is_error and finished.result.text == CANCELLED
-    assert finished.result.raw_output == {"reason": "cancelled"}
+    assert finished.result.shown is not None and finished.result.shown.raw_output == {"reason": "cancelled"}
+    assert loop.history[-1] is finished.result, "the client is shown the record the history keeps"
     assert isinstance(events[-2], ToolFinished) and isinstance(events[-1], TurnEnd)
 
 
@@ -323,9 +327,8 @@ async def test_a_sub_agent_permission_request_flows_through_the_parent_stream_wi
     # and its steps are the parent call's progress
     progress = [e for e in events if isinstance(e, ToolProgress)]
     assert {e.call.id for e in progress} == {"p1"}
-    steps = [e.content for e in progress]
-    assert steps[-1] == [{"type": "content", "content": {"type": "text", "text": "✓ Fake write"}}]
-    assert [c[0]["content"]["text"] for c in steps] == ["○ Fake write", "… Fake write", "✓ Fake write"]
+    steps = [e.progress for e in progress]
+    assert steps == [SubagentSteps((Step("Fake write", state),)) for state in ("pending", "in_progress", "completed")]
     assert events[-1].stop_reason == "end_turn"
 
 
@@ -360,18 +363,15 @@ async def test_a_tool_gets_the_loop_backend_and_reports_progress_on_its_own_call
             from iac_code.tools.base import ToolResult
 
             assert ctx.io is backend
-            await ctx.progress([{"type": "terminal", "terminalId": "t1"}])
+            await ctx.progress(Terminal("t1"))
             return ToolResult("ran")
 
     backend = Backend()
     loop = make_loop(FakeProvider(call("run", "c1"), call("run", "c2"), say("ok")), [Reporting("run")])
     loop.io = backend
     events = await collect(loop.run("go"))
-    progress = [(e.call.id, e.content) for e in events if isinstance(e, ToolProgress)]
-    assert progress == [
-        ("c1", [{"type": "terminal", "terminalId": "t1"}]),
-        ("c2", [{"type": "terminal", "terminalId": "t1"}]),
-    ]
+    progress = [(e.call.id, e.progress) for e in events if isinstance(e, ToolProgress)]
+    assert progress == [("c1", Terminal("t1")), ("c2", Terminal("t1"))]
 
 
 async def test_a_sub_agent_has_no_plan_of_its_own_and_shares_the_backend():

@@ -61,9 +61,7 @@ def test_a_remembered_allow_answers_only_where_the_table_asks(access, mode, cell
 @pytest.mark.parametrize(("access", "mode", "cell"), CELLS)
 def test_a_remembered_reject_refuses_wherever_the_tool_would_run_or_ask(access, mode, cell):
     rejected = decide(access, mode, "reject")
-    if access == "read":  # read tools never ask, so nothing about them is remembered
-        assert isinstance(rejected, Run)
-    elif cell in ("run", "ask", "ask*"):  # even accept-edits and bypass-permissions keep the user's "never"
+    if cell in ("run", "ask", "ask*"):  # even accept-edits and bypass-permissions keep the user's "never"
         assert rejected == Refuse(PERMISSION_DENIED)
     else:
         assert _word(rejected) == cell

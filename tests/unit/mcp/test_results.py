@@ -1,14 +1,13 @@
-"""MCP tool results as ToolResults: the model's text, the client's ACP blocks, rawOutput."""
+"""MCP tool results as ToolResults: the model's text, the client's blocks (as the server gave them), rawOutput."""
 
 import base64
 import json
 
 import mcp_types as mt
-from acp.schema import EmbeddedResourceContentBlock, ImageContentBlock, ResourceContentBlock
 
 from iac_code.image_data import MAX_IMAGE_DATA_CHARS
 from iac_code.mcp.results import tool_result
-from iac_code.messages import Image
+from iac_code.messages import Audio, Image, Resource
 from iac_code.tools.base import MAX_OUTPUT_CHARS
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 2040).decode()
@@ -26,7 +25,7 @@ def test_text_blocks_are_the_models_text_and_the_raw_output_is_the_mcp_result():
     json.dumps(result.raw_output)  # plain JSON
 
 
-def test_an_image_goes_to_the_model_without_a_marker_and_to_the_client_as_an_acp_image():
+def test_an_image_goes_to_the_model_without_a_marker_and_to_the_client():
     result = tool_result(
         mt.CallToolResult(
             content=[mt.TextContent(type="text", text="The diagram:"), _image(PNG, "image/png")],
@@ -34,7 +33,7 @@ def test_an_image_goes_to_the_model_without_a_marker_and_to_the_client_as_an_acp
     )
     assert result.text == "The diagram:"
     assert result.images == [Image(mime_type="image/png", data=PNG)]
-    assert result.content == [ImageContentBlock(type="image", data=PNG, mime_type="image/png")]
+    assert result.content == [Image(mime_type="image/png", data=PNG)]
     assert result.raw_output["content"][1]["data"] == "<2.0 KB omitted>"  # it is in content already
 
 
@@ -75,6 +74,7 @@ def test_audio_is_a_marker_for_the_model():
     audio = mt.AudioContent(type="audio", data=PNG, mime_type="audio/wav")
     result = tool_result(mt.CallToolResult(content=[audio]))
     assert result.text == "[audio: audio/wav, 2.0 KB]" and result.images == []
+    assert result.content == [Audio("audio/wav", PNG)]
 
 
 def _image(data: str, mime_type: str) -> mt.ImageContent:
@@ -100,10 +100,21 @@ def test_resources_and_links():
         "[resource file:///w/plan.bin: application/octet-stream, 2.0 KB]",
         "[resource link: state file:///w/state (application/json)]",
     ]
-    kinds = [type(block) for block in result.content]
-    assert kinds == [EmbeddedResourceContentBlock, EmbeddedResourceContentBlock, ResourceContentBlock]
-    assert result.content[0].resource.text == 'resource "x" "y" {}'
-    assert result.content[2].uri == "file:///w/state"
+    assert result.content == [  # as the server gave them
+        Resource(
+            {
+                "type": "resource",
+                "resource": {"uri": "file:///w/main.tf", "mimeType": "text/plain", "text": 'resource "x" "y" {}'},
+            }
+        ),
+        Resource(
+            {
+                "type": "resource",
+                "resource": {"uri": "file:///w/plan.bin", "mimeType": "application/octet-stream", "blob": PNG},
+            }
+        ),
+        Resource({"type": "resource_link", "uri": "file:///w/state", "name": "state", "mimeType": "application/json"}),
+    ]
     assert result.raw_output["content"][1]["resource"]["blob"] == "<2.0 KB omitted>"
 
 
