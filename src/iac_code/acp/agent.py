@@ -35,6 +35,7 @@ from iac_code.acp.session import ConnectionPeer, Session, SessionUpdate
 from iac_code.agent.factory import LoopParts, build_loop
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Mode, is_mode
+from iac_code.agent.session import Session as SessionCore
 from iac_code.config import ConfigError, Settings
 from iac_code.errors import AuthRequired, InvalidParams, SessionNotFound
 from iac_code.mcp import hub_for_session
@@ -303,11 +304,11 @@ class IacAgent:
         assert self._peer is not None, "attach() the connection first"
         mode: Mode = record.mode if record is not None and is_mode(record.mode) else "default"
         try:
-            session = Session(
+            core = functools.partial(
+                SessionCore,
                 session_id,
                 workspace,
-                self._peer,
-                functools.partial(self._make_loop, workspace),
+                make_loop=functools.partial(self._make_loop, workspace),
                 store=self._store,
                 mcp=functools.partial(hub_for_session, self.settings, mcp_servers, workspace),
                 mode=mode,
@@ -315,9 +316,15 @@ class IacAgent:
                 always=record.permissions if record is not None else None,
                 model=record.model if record is not None else "",
                 history=history or [],
-                reads_images=lambda model: images_enabled(self.settings, model),
                 io=workspace_io(workspace, session_id, self._client_request, self._client_capabilities),
                 config_dir=self.settings.config_dir,
+            )
+            session = Session(
+                session_id,
+                workspace,
+                self._peer,
+                lambda face: core(face=face),
+                reads_images=lambda model: images_enabled(self.settings, model),
             )
         except ConfigError as exc:  # initialize advertised the env-var auth method for this
             raise AuthRequired(str(exc), {"config": str(exc)}) from None

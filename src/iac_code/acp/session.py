@@ -42,15 +42,11 @@ from iac_code.acp.prompt import PromptBlock, user_message
 from iac_code.acp.replay import replay_updates
 from iac_code.acp.updates import event_updates, message_chunk
 from iac_code.agent.events import Event, PermissionRequest
-from iac_code.agent.factory import LoopFactory
-from iac_code.agent.policy import Choice, Mode, Remembered
+from iac_code.agent.policy import Choice
 from iac_code.agent.session import Session as SessionCore
+from iac_code.agent.session import SessionFace
 from iac_code.agent.session_commands import CommandInfo
-from iac_code.agent.session_mcp import HubFactory
 from iac_code.errors import InvalidParams
-from iac_code.messages import Message
-from iac_code.sessions.store import SessionStore
-from iac_code.tools.backends import WorkspaceIO
 
 logger = logging.getLogger(__name__)
 
@@ -109,38 +105,16 @@ class Session:
         session_id: str,
         cwd: Path,
         peer: Peer,
-        make_loop: LoopFactory,
+        open_core: Callable[[SessionFace], SessionCore],
         *,
-        store: SessionStore | None = None,
-        mcp: HubFactory | None = None,
-        mode: Mode = "default",
-        title: str = "",
-        always: dict[str, Remembered] | None = None,
-        model: str = "",
-        history: Sequence[Message] = (),
         reads_images: Callable[[str], bool] = lambda model: False,
-        io: WorkspaceIO | None = None,
-        config_dir: Path | None = None,
     ) -> None:
+        """`open_core(face)` builds the session core this face shows (agent/session.py takes the rest)."""
         self.id = session_id
         self.cwd = cwd
         self._peer = peer
         self._reads_images = reads_images  # model id → whether its prompts may carry images
-        self.core = SessionCore(
-            session_id,
-            cwd,
-            self,
-            make_loop,
-            store=store,
-            mcp=mcp,
-            mode=mode,
-            title=title,
-            always=always,
-            model=model,
-            history=history,
-            io=io,
-            config_dir=config_dir,
-        )
+        self.core = open_core(self)
 
     @property
     def busy(self) -> bool:

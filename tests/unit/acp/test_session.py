@@ -16,6 +16,7 @@ from iac_code.acp.session import Session
 from iac_code.agent.factory import LoopFactory, LoopParts
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import PLAN_MODE_REFUSAL
+from iac_code.agent.session import Session as SessionCore
 from iac_code.sessions.store import SessionRecord
 from iac_code.sessions.threaded import ThreadedFileStore, open_file_store
 
@@ -81,7 +82,12 @@ def loop_factory(provider, tools, workspace: Path) -> LoopFactory:
 
 
 def session(tmp_path, peer, provider, tools, store=None, **state) -> Session:
-    return Session("s1", tmp_path, peer, loop_factory(provider, tools, tmp_path), store=store, title="t", **state)
+    make_loop = loop_factory(provider, tools, tmp_path)
+
+    def open_core(face) -> SessionCore:
+        return SessionCore("s1", tmp_path, face, make_loop, store=store, title="t", **state)
+
+    return Session("s1", tmp_path, peer, open_core)
 
 
 def prompt(text: str) -> list[Any]:

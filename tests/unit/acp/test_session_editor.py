@@ -13,6 +13,7 @@ from iac_code.acp import session as session_module
 from iac_code.agent import session as core_module
 from iac_code.agent.commands import INIT_PROMPT
 from iac_code.agent.loop import CANCELLED
+from iac_code.agent.session import Session as SessionCore
 from iac_code.agent.session_commands import CommandError, CommandInfo, SessionCommand
 from iac_code.tools.plan import UpdatePlanTool
 
@@ -143,6 +144,8 @@ async def test_the_session_backend_reaches_the_tools(tmp_path):
     provider = FakeProvider(call("probe"), say("ok"))
 
     make_loop = loop_factory(provider, [Probe("probe")], tmp_path)
-    live = session_module.Session("s1", tmp_path, ScriptedPeer(), make_loop, io=backend)  # type: ignore[arg-type]
+    live = session_module.Session(
+        "s1", tmp_path, ScriptedPeer(), lambda face: SessionCore("s1", tmp_path, face, make_loop, io=backend)
+    )
     await live.prompt(prompt("go"))
     assert seen == [backend]
