@@ -1,4 +1,4 @@
-"""Several instances on PostgreSQL: one instance on the file store vs the same on PostgreSQL vs two behind nginx.
+"""Several instances on PostgreSQL: one instance on the embedded SQLite store vs the same on PostgreSQL vs two behind nginx.
 
 The three run side by side and take turns, so they share the machine's (noisy) load alike. Prints, for each:
 prompt round trip p50/p99 with 1, 10 and 100 connections prompting at once (each its own session, a one-line
@@ -34,8 +34,8 @@ from tests.e2e.http.server_process import http_server  # noqa: E402
 from tests.fakes.openai_server import ScriptedOpenAI  # noqa: E402
 from tests.pg.server import PostgresServer  # noqa: E402
 
-from iac_code.sessions.files import FileSessionStore  # noqa: E402
 from iac_code.sessions.postgres import PostgresSessionStore  # noqa: E402
+from iac_code.sessions.sqlite import SqliteSessions  # noqa: E402
 from iac_code.sessions.store import SessionRecord  # noqa: E402
 
 RUNS = ((1, 20), (10, 4), (100, 1))  # (connections prompting at once, rounds), run INTERLEAVED times
@@ -90,8 +90,9 @@ def history_record(cwd: Path) -> SessionRecord:
     return SessionRecord(session_id=f"bench_{uuid.uuid4().hex}", cwd=str(cwd), title="1,000 messages")
 
 
-def seed_files(sessions_dir: Path, cwd: Path) -> str:
-    store = FileSessionStore(sessions_dir, durable=False)
+def seed_embedded(config_dir: Path, cwd: Path) -> str:
+    config_dir.mkdir(parents=True, exist_ok=True)
+    store = SqliteSessions(config_dir / "iac-code.db", durable=False)  # the store the server opens
     record = history_record(cwd)
     store.create(record)
     for message in realistic_history(1000, random.Random(1)):
@@ -159,19 +160,21 @@ def durable_postgres() -> Iterator[str]:
 async def main() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(max(soft, 8192), hard), hard))
-    print("iac-code instances on the file store and on PostgreSQL (real processes, instant scripted model, 127.0.0.1)")
+    print(
+        "iac-code instances on the embedded SQLite store and on PostgreSQL (real processes, instant scripted model, 127.0.0.1)"
+    )
     with contextlib.ExitStack() as stack:
         model = stack.enter_context(ScriptedOpenAI(default={"text": "ok"}))
         database_url = stack.enter_context(durable_postgres())
-        on_files = stack.enter_context(http_server(model.url))
+        on_embedded = stack.enter_context(http_server(model.url))
         on_postgres = stack.enter_context(http_server(model.url, env={"IAC_CODE_DATABASE_URL": database_url}))
         two = stack.enter_context(cluster(model.url, database_url, heartbeat=5.0, lease=15.0))
         setups = [
             Setup(
-                "one instance, file store",
-                on_files.url,
-                seed_files(on_files.log.parent / "config" / "sessions", on_files.workspace),
-                on_files.workspace,
+                "one instance, SQLite store",
+                on_embedded.url,
+                seed_embedded(on_embedded.log.parent / "config", on_embedded.workspace),
+                on_embedded.workspace,
             ),
             Setup(
                 "one instance, PostgreSQL",
@@ -189,11 +192,11 @@ async def main() -> None:
         await measure(setups)
     for setup in setups:
         report(setup)
-    files, postgres = (setup.samples for setup in setups[:2])
+    embedded, postgres = (setup.samples for setup in setups[:2])
     added = ", ".join(
-        f"{(percentile(postgres[n], 0.5) - percentile(files[n], 0.5)) * 1000:+.1f} ms at {n}" for n, _ in RUNS
+        f"{(percentile(postgres[n], 0.5) - percentile(embedded[n], 0.5)) * 1000:+.1f} ms at {n}" for n, _ in RUNS
     )
-    print(f"PostgreSQL vs files, prompt round trip p50: {added} (goal: at most +5 ms)")
+    print(f"PostgreSQL vs SQLite, prompt round trip p50: {added} (goal: at most +5 ms)")
 
 
 if __name__ == "__main__":

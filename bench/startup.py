@@ -29,7 +29,7 @@ from tests.e2e.acp.wire import AgentProcess, model_env  # noqa: E402
 from tests.fakes.anthropic_server import ScriptedAnthropic  # noqa: E402
 from tests.fakes.openai_server import ScriptedOpenAI  # noqa: E402
 
-from iac_code.sessions.files import FileSessionStore  # noqa: E402
+from iac_code.sessions.sqlite import SqliteSessions  # noqa: E402
 from iac_code.sessions.store import SessionRecord  # noqa: E402
 
 IAC_CODE = Path(sys.executable).with_name("iac-code")
@@ -63,10 +63,12 @@ class Bench:
         self.workspace = root / "work"
         self.workspace.mkdir()
         self.config = root / "config"
-        store = FileSessionStore(self.config / "sessions", durable=False)
+        self.config.mkdir()
+        store = SqliteSessions(self.config / "iac-code.db", durable=False)  # the store the server opens
         store.create(SessionRecord(session_id="big", cwd=str(self.workspace)))
         for message in realistic_history(1000, random.Random(1)):
             store.append("big", message)
+        store.close()
         self.env = {
             "openai": model_env(openai_url, self.config),
             "anthropic": model_env(
