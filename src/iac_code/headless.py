@@ -147,23 +147,32 @@ def _answer_unasked(request: PermissionRequest, allow_infra_changes: bool) -> Ch
 
 
 class _TextPrinter:
-    """The answer on stdout; tool activity and errors on stderr."""
+    """The answer on stdout; tool activity and errors on stderr. A turn without model text (a command such
+    as /check runs its tool call without the model) answers with its last tool result."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
+        self.wrote_text = False
+        self.last_result = ""
 
     def show(self, event: Event) -> None:
         if isinstance(event, TextDelta):
             self.out.write(event.text)
             self.out.flush()
+            self.wrote_text = True
         elif isinstance(event, ToolUseStart):
             print(f"\n→ {event.title}", file=sys.stderr)
-        elif isinstance(event, ToolFinished) and event.result.is_error:
-            print(f"✗ {event.call.name}: {event.result.text[:500]}", file=sys.stderr)
+        elif isinstance(event, ToolFinished):
+            self.last_result = event.result.text
+            if event.result.is_error:
+                print(f"✗ {event.call.name}: {event.result.text[:500]}", file=sys.stderr)
         elif isinstance(event, Compaction):
             print(f"\n[{event.message}]", file=sys.stderr)
-        elif isinstance(event, TurnEnd) and event.stop_reason != "end_turn":
-            print(f"\n[stopped: {event.stop_reason}]", file=sys.stderr)
+        elif isinstance(event, TurnEnd):
+            if not self.wrote_text and self.last_result:
+                self.out.write(self.last_result)
+            if event.stop_reason != "end_turn":
+                print(f"\n[stopped: {event.stop_reason}]", file=sys.stderr)
 
     def close(self) -> None:
         self.out.write("\n")
@@ -192,11 +201,13 @@ class _JsonPrinter:
         self.tools: list[dict[str, Any]] = []
         self.errors: list[str] = []
         self.end: TurnEnd | None = None
+        self.last_result = ""  # the answer of a turn without model text (as _TextPrinter's)
 
     def show(self, event: Event) -> None:
         if isinstance(event, TextDelta):
             self.text.append(event.text)
         elif isinstance(event, ToolFinished):
+            self.last_result = event.result.text
             self.tools.append(
                 {"name": event.call.name, "input": event.call.arguments, "isError": event.result.is_error}
             )
@@ -208,7 +219,7 @@ class _JsonPrinter:
     def close(self) -> None:
         end = self.end
         result = {
-            "result": "".join(self.text),
+            "result": "".join(self.text) or self.last_result,
             "stopReason": end.stop_reason if end else None,
             "usage": _usage(end) if end else None,
             "toolCalls": self.tools,

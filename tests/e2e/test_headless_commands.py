@@ -46,6 +46,16 @@ def test_check_runs_iac_check_on_the_workspace_without_a_model_call(workspace):
     assert events[-1]["type"] == "result" and events[-1]["stopReason"] == "end_turn"
 
 
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_check_answers_with_its_findings_in_text_and_json(workspace, output_format):
+    (workspace / "broken.tf").write_text('resource "null_resource" "x" {\n')  # unclosed block
+    with ScriptedOpenAI([]) as model:
+        result = run(workspace, model, "-p", "/check", "--output-format", output_format)
+    answer = result.stdout if output_format == "text" else json.loads(result.stdout)["result"]
+    assert "broken.tf" in answer, (result.stdout, result.stderr)
+    assert model.requests == []
+
+
 def test_a_markdown_command_becomes_the_prompt(workspace):
     commands = workspace / ".iac-code" / "commands"
     commands.mkdir(parents=True)
