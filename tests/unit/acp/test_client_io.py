@@ -18,23 +18,6 @@ from iac_code.tools.shell import BashTool, bash_result
 
 from .fake_editor import FakeEditor
 
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    """A directory next to the workspace holding a file no tool may touch."""
-    other = tmp_path / "outside"
-    other.mkdir()
-    (other / "secret.txt").write_text("top secret\n")
-    return other
-
-
 EVERYTHING = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True)
 ENV = {"PATH": "/usr/bin:/bin", "AWS_PROFILE": "dev", "OPENAI_API_KEY": "sk-secret", "IAC_CODE_API_KEY": "sk-2"}
 

@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 from acp.helpers import text_block
 from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+from tests.unit.agent.test_session import loop_factory
 
 from iac_code.acp.session import Session
-from iac_code.agent.factory import LoopFactory, LoopParts
-from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import PLAN_MODE_REFUSAL
 from iac_code.agent.session import Session as SessionCore
 from iac_code.sessions.store import SessionRecord
@@ -58,27 +57,6 @@ async def store(tmp_path: Path) -> AsyncIterator[ThreadedFileStore]:
     await store.create(SessionRecord(session_id="s1", cwd=str(tmp_path)))
     yield store
     await store.close()
-
-
-def loop_factory(provider, tools, workspace: Path) -> LoopFactory:
-    """A loop with these tools, built from what the session gives it (as factory.build_loop does)."""
-
-    def make_loop(parts: LoopParts) -> AgentLoop:
-        return AgentLoop(
-            provider,
-            {t.name: t for t in tools},
-            workspace,
-            judge=parts.judge,
-            on_message=parts.on_message,
-            history=parts.history,
-            system_prompt="s",
-            extra_tools=parts.extra_tools,
-            mode_instructions=parts.mode_instructions,
-            model=parts.model,
-            io=parts.io,
-        )
-
-    return make_loop
 
 
 def session(tmp_path, peer, provider, tools, store=None, **state) -> Session:
