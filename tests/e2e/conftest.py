@@ -18,3 +18,11 @@ def model() -> Iterator[ScriptedOpenAI]:
 def _fresh_script(request) -> None:
     if "model" in request.fixturenames:
         request.getfixturevalue("model").reset()
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    """An empty workspace directory (tests/e2e/sessions/ has one with a Terraform file)."""
+    path = tmp_path / "work"
+    path.mkdir()
+    return path

@@ -30,13 +30,6 @@ def run(workspace, model, *flags: str, stdin: str | None = None, env_extra=None)
     )
 
 
-@pytest.fixture
-def workspace(tmp_path):
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
 def test_write_is_denied_without_flags_and_the_model_is_told(workspace):
     with ScriptedOpenAI([WRITE_MAIN_TF, {"text": "could not write"}]) as model:
         result = run(workspace, model, "-p", "create main.tf")

@@ -13,13 +13,6 @@ from tests.fakes.openai_server import ScriptedOpenAI
 pytestmark = pytest.mark.timeout(120)
 
 
-@pytest.fixture
-def workspace(tmp_path):
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
 def test_help_lists_the_commands_and_modes_without_a_model_call(workspace):
     commands = workspace / ".iac-code" / "commands"
     commands.mkdir(parents=True)

@@ -10,13 +10,6 @@ from tests.e2e.acp.wire import AgentProcess, Agents
 
 
 @pytest.fixture
-def workspace(tmp_path):
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def spawn(model, tmp_path) -> Iterator[Callable[..., AgentProcess]]:
     """spawn(**env) → a fresh initialized AgentProcess talking to the `model` fixture."""
     agents = Agents(model.url, tmp_path / "config")

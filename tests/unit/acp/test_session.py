@@ -4,11 +4,8 @@ the policy, the session's memory and the store — no process, no transport."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from acp.helpers import text_block
 from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
 from tests.unit.agent.test_session import loop_factory
@@ -16,8 +13,6 @@ from tests.unit.agent.test_session import loop_factory
 from iac_code.acp.session import Session
 from iac_code.agent.policy import PLAN_MODE_REFUSAL
 from iac_code.agent.session import Session as SessionCore
-from iac_code.sessions.store import SessionRecord
-from iac_code.sessions.threaded import ThreadedFileStore, open_file_store
 
 DUMP = {"mode": "json", "by_alias": True, "exclude_none": True}
 
@@ -49,14 +44,6 @@ class ScriptedPeer:
 class InfraTool(FakeTool):
     def access(self, args: dict[str, Any]) -> str:
         return "infra_change"
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[ThreadedFileStore]:
-    store = open_file_store(tmp_path / "sessions", durable=False)
-    await store.create(SessionRecord(session_id="s1", cwd=str(tmp_path)))
-    yield store
-    await store.close()
 
 
 def session(tmp_path, peer, provider, tools, store=None, **state) -> Session:

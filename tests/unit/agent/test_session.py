@@ -4,7 +4,6 @@ the slash commands, the title, one prompt at a time, cancel, mode and model."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,6 @@ from iac_code.agent.session_commands import CommandError, CommandInfo
 from iac_code.agent.system_prompt import PLAN_MODE
 from iac_code.errors import InvalidParams
 from iac_code.messages import Message
-from iac_code.sessions.store import SessionRecord
-from iac_code.sessions.threaded import ThreadedFileStore, open_file_store
 
 
 class RecordingFace:
@@ -90,14 +87,6 @@ def core(tmp_path: Path, face: RecordingFace, provider: FakeProvider, tools=(), 
 
 def user(text: str) -> Message:
     return Message(role="user", text=text)
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[ThreadedFileStore]:
-    store = open_file_store(tmp_path / "sessions", durable=False)
-    await store.create(SessionRecord(session_id="s1", cwd=str(tmp_path)))
-    yield store
-    await store.close()
 
 
 async def test_the_question_follows_its_call_and_allow_always_is_remembered_and_saved(tmp_path, store):
