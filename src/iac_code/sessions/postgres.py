@@ -15,7 +15,6 @@ transaction, so a crash (of this process or of the database) never leaves half a
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
@@ -29,7 +28,7 @@ from iac_code.messages import Message
 from iac_code.sessions.disk import encode_line
 from iac_code.sessions.keys import InvalidSessionId, check_id, decode_cursor, encode_cursor, iso_time
 from iac_code.sessions.repair import parse_log, with_interrupted_results
-from iac_code.sessions.sql_text import COLUMNS, INSERT_COLUMNS, list_query
+from iac_code.sessions.sql_text import COLUMNS, INSERT_COLUMNS, cwd_key, list_query
 from iac_code.sessions.store import RecordChanges, SessionNotFound, SessionRecord
 
 logger = logging.getLogger(__name__)
@@ -50,11 +49,6 @@ def _record(row: TupleRow) -> SessionRecord:
     session_id, cwd, title, created_at, updated_at, model, mode, permissions = row
     cwd, title, model, mode = (cast(str, from_json_text(text)) for text in (cwd, title, model, mode))
     return SessionRecord(session_id, cwd, title, _iso(created_at), _iso(updated_at), model, mode, dict(permissions))
-
-
-def _cwd_key(cwd: str) -> str:
-    """What list(cwd) compares: the normalised path, as the cwd column holds it."""
-    return to_json_text(os.path.normpath(cwd))
 
 
 def _line(message: Message) -> str:
@@ -96,7 +90,7 @@ class PostgresSessionStore:
         params = [
             record.session_id,
             to_json_text(record.cwd),
-            _cwd_key(record.cwd),
+            cwd_key(record.cwd),
             to_json_text(record.title),
             _moment(record.created_at),
             _moment(record.updated_at),
@@ -158,7 +152,7 @@ class PostgresSessionStore:
             raise ValueError("limit must be at least 1")
         params: list[Any] = []
         if cwd is not None:
-            params.append(_cwd_key(cwd))
+            params.append(cwd_key(cwd))
         if cursor:
             updated_at, session_id = decode_cursor(cursor)
             params += [_moment(updated_at), session_id]

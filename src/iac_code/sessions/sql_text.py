@@ -8,8 +8,17 @@ given by Python and max()), appends (a data-modifying CTE vs UPDATE … RETURNIN
 
 from __future__ import annotations
 
+import os
+
+from iac_code.database.json_text import to_json_text
+
 COLUMNS = "session_id, cwd, title, created_at, updated_at, model, mode, permissions"
 INSERT_COLUMNS = "session_id, cwd, cwd_key, title, created_at, updated_at, model, mode, permissions"
+
+
+def cwd_key(cwd: str) -> str:
+    """What list(cwd) compares: the normalised path as JSON text, as the cwd_key column holds it."""
+    return to_json_text(os.path.normpath(cwd))
 
 
 def list_query(placeholder: str, *, by_cwd: bool, after_cursor: bool) -> str:

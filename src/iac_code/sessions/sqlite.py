@@ -18,7 +18,6 @@ rewritten, like a bad line of the file store. Other sessions never notice.
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
@@ -32,7 +31,7 @@ from iac_code.safe_json import dumps_bytes, loads
 from iac_code.sessions.keys import InvalidSessionId, check_id, decode_cursor, encode_cursor, iso_time
 from iac_code.sessions.records import record_problem
 from iac_code.sessions.repair import parse_lines, with_interrupted_results
-from iac_code.sessions.sql_text import COLUMNS, INSERT_COLUMNS, list_query
+from iac_code.sessions.sql_text import COLUMNS, INSERT_COLUMNS, cwd_key, list_query
 from iac_code.sessions.store import RecordChanges, SessionDamaged, SessionNotFound, SessionRecord
 from iac_code.sessions.threaded import ThreadedStore
 
@@ -41,11 +40,6 @@ logger = logging.getLogger(__name__)
 _JSON_FIELDS = ("cwd", "title", "model", "mode", "permissions")
 _INSERT = f"INSERT INTO iac_sessions ({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
 _BUMP = "updated_at = max(updated_at, ?)"  # never backwards, whatever the clock did
-
-
-def cwd_key(cwd: str) -> str:
-    """What list(cwd) compares: the normalised path, as the cwd_key column holds it."""
-    return to_json_text(os.path.normpath(cwd))
 
 
 def record_row(record: SessionRecord) -> tuple[str, ...]:
