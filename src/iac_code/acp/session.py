@@ -46,7 +46,6 @@ from iac_code.agent.policy import Choice
 from iac_code.agent.session import Session as SessionCore
 from iac_code.agent.session import SessionFace
 from iac_code.agent.session_commands import CommandInfo
-from iac_code.errors import InvalidParams
 
 logger = logging.getLogger(__name__)
 
@@ -121,8 +120,7 @@ class Session:
         return self.core.busy
 
     async def prompt(self, blocks: Sequence[PromptBlock]) -> PromptResponse:
-        if self.core.busy:  # before the blocks are read: a second prompt is refused as it comes
-            raise InvalidParams("sessionId", "a prompt is already running for this session")
+        self.core.refuse_if_busy()  # before the blocks are read: a second prompt is refused as it comes
         message = await user_message(blocks, self.cwd, images=self._reads_images(self.core.model))
         end = await self.core.prompt(message)
         usage = Usage(

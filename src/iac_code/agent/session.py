@@ -134,10 +134,14 @@ class Session:
 
     # -- turns -------------------------------------------------------------------------------
 
-    async def prompt(self, message: Message) -> TurnEnd:
-        """One prompt: a slash command or a turn of the model. Returns once the turn is saved."""
+    def refuse_if_busy(self) -> None:
+        """InvalidParams while a prompt is running: one prompt at a time."""
         if self._busy:
             raise InvalidParams("sessionId", "a prompt is already running for this session")
+
+    async def prompt(self, message: Message) -> TurnEnd:
+        """One prompt: a slash command or a turn of the model. Returns once the turn is saved."""
+        self.refuse_if_busy()
         self._busy = True
         self._idle.clear()
         self._cancelled.clear()
