@@ -24,7 +24,7 @@ from iac_code.agent.events import (
     ToolRunning,
     ToolUseStart,
 )
-from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, Refuse
+from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, Refuse, Verdict
 from iac_code.agent.subagent import follow_subagent
 from iac_code.messages import Message, ToolCall
 from iac_code.tools.backends import WorkspaceIO
@@ -129,20 +129,9 @@ class ToolCalls:
 
     async def _request_access(self, call: ToolCall, subject: str, access: Access, question: str) -> str | None:
         """A running call asks for more than its tool's access (see ToolContext.request_access)."""
-        verdict = self._turn.judge(subject, access)
-        if isinstance(verdict, Refuse):
-            return verdict.reason
-        if isinstance(verdict, Ask):
-            shown = self._announced.get(call.id)
-            start = ToolUseStart(
-                call, question, shown.kind if shown else "other", "read", shown.locations if shown else []
-            )
-            choice = await self._ask(start, verdict, subject)
-            if choice == "cancelled":
-                raise TurnCancelled
-            if choice.startswith("reject"):
-                return PERMISSION_DENIED
-        return None
+        shown = self._announced.get(call.id)
+        start = ToolUseStart(call, question, shown.kind if shown else "other", "read", shown.locations if shown else [])
+        return await self._refusal(start, self._turn.judge(subject, access), subject)
 
     async def _run_reads(self, calls: list[ToolCall], starts: dict[str, ToolUseStart]) -> None:
         allowed = [call for call in calls if await self._allowed(starts[call.id], self._turn.tools[call.name])]
@@ -170,18 +159,23 @@ class ToolCalls:
         """Whether the Judge (and the user, when it asks) lets the call run; a call that may not is
         answered here with the reason."""
         call = start.call
-        verdict = self._turn.judge(call.name, tool.access(call.arguments))
+        reason = await self._refusal(start, self._turn.judge(call.name, tool.access(call.arguments)), call.name)
+        if reason is not None:
+            await self._finish(call, ToolResult(reason, is_error=True))
+        return reason is None
+
+    async def _refusal(self, start: ToolUseStart, verdict: Verdict, subject: str) -> str | None:
+        """None when `verdict` (and the user, when it asks about `subject`) lets `start` go ahead, else the
+        reason it may not; a user who cancels stops the turn (TurnCancelled)."""
         if isinstance(verdict, Refuse):
-            await self._finish(call, ToolResult(verdict.reason, is_error=True))
-            return False
+            return verdict.reason
         if isinstance(verdict, Ask):
-            choice = await self._ask(start, verdict, call.name)
+            choice = await self._ask(start, verdict, subject)
             if choice == "cancelled":
                 raise TurnCancelled
             if choice.startswith("reject"):
-                await self._finish(call, ToolResult(PERMISSION_DENIED, is_error=True))
-                return False
-        return True
+                return PERMISSION_DENIED
+        return None
 
     async def _ask(self, start: ToolUseStart, ask: Ask, subject: str) -> Choice:
         answer: asyncio.Future[Choice] = asyncio.get_running_loop().create_future()
