@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from tests.e2e import npm
-from tests.e2e.acp.conftest import agent, spawn, workspace  # noqa: F401  (for the tests through the agent)
+from tests.e2e.acp.conftest import agent, spawn  # noqa: F401  (for the tests through the agent)
 from tests.e2e.mcp.servers import EVERYTHING
 from tests.fakes.mcp_server import serve_http
 
