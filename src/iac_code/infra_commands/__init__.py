@@ -5,6 +5,7 @@ tools or of the checkers in iac/. `rule.py` walks a line's commands, `shell_synt
 bash would, `clis.py` knows which subcommands of each infrastructure CLI change things.
 """
 
+from iac_code.infra_commands.argv import GUARDED_PROGRAMS, approval_covers, changes_argv
 from iac_code.infra_commands.rule import is_infrastructure_change
 
-__all__ = ["is_infrastructure_change"]
+__all__ = ["GUARDED_PROGRAMS", "approval_covers", "changes_argv", "is_infrastructure_change"]

@@ -91,7 +91,12 @@ def _strip_prefixes(words: list[Word]) -> list[Word]:
 
 
 def _program(word: Word) -> str:
-    name = word.text.rsplit("/", 1)[-1]
+    return program_name(word.text)
+
+
+def program_name(path: str) -> str:
+    """The program a path runs, by base name (`/usr/local/bin/terraform1.5` is terraform)."""
+    name = path.rsplit("/", 1)[-1]
     match = _VERSIONED.match(name)
     return match.group("name") if match else name
 
