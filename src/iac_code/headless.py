@@ -37,6 +37,7 @@ from iac_code.agent.events import (
 from iac_code.agent.policy import Choice, Mode, Remembered
 from iac_code.agent.session_commands import CommandInfo
 from iac_code.config import Settings
+from iac_code.mcp.naming import PREFIX as MCP_TOOL_PREFIX
 from iac_code.messages import user
 
 
@@ -140,6 +141,8 @@ def _answer_unasked(request: PermissionRequest, allow_infra_changes: bool) -> Ch
         hint = "an infrastructure change: allow those with --allow-infra-changes"
     elif name != request.call.name:  # asked by a running call: code the workspace ships, which --yes does not cover
         hint = f"{request.title}: allow it with --allow-tools {name}"
+    elif name.startswith(MCP_TOOL_PREFIX):  # --yes does not cover an MCP tool: it may act outside the workspace
+        hint = f"allow it with --allow-tools {name}"
     else:
         hint = f"allow it with --allow-tools {name} or --yes"
     print(f"iac-code: denied {name} ({hint})", file=sys.stderr)

@@ -5,9 +5,10 @@ The table (ask* = allow once / reject once only, asked every time; a remembered 
 
     access \\ mode   default  accept-edits  read-only  plan    bypass-permissions
     read            run      run           run        run     run
+    claimed_read    run      run           refuse     refuse  ask
     write           ask      run           refuse     refuse  run
     execute         ask      ask           refuse     ask     run
-    external        ask      ask           refuse     refuse  run
+    external        ask      ask           refuse     refuse  ask
     infra_change    ask*     ask*          refuse     refuse  ask*
     workspace_code  ask      ask           refuse     refuse  ask
 
@@ -16,6 +17,14 @@ refuses wherever the table would run or ask, reads included: the user's "never" 
 "workspace_code" is code the repository ships that a read-only tool would start (the provider plugins a
 committed `.terraform/` holds, tflint plugins): never run unasked the first time, even when bypassing
 permissions, and never in the modes that promise nothing runs; an "always allow" holds for the session.
+
+MCP tools act outside the workspace, and a server's annotations are claims (the MCP spec says so): only
+the user's config.json vouches for a server (`"trusted": true`). So "read" is a read-only tool of a trusted
+server; "claimed_read" one that an untrusted server says is read-only: run where the user watches (default,
+accept-edits), but never in the modes that promise nothing changes, and asked (an "always" holds) when
+permissions are bypassed; "external" is any other MCP tool: asked even when bypassing permissions, unless
+the user allowed it always. An MCP tool whose name or annotations say it applies, destroys or deletes
+infrastructure is an "infra_change", like a command that does (mcp/access.py).
 This module is also the one list of modes.
 """
 
@@ -46,7 +55,9 @@ MODES: tuple[ModeInfo, ...] = (
     ModeInfo("read-only", "Read only", "Never write files or run commands"),
     ModeInfo("plan", "Plan", "Explore and propose a plan: no file changes; ask before commands"),
     ModeInfo(
-        "bypass-permissions", "Bypass permissions", "Run everything without asking, except infrastructure changes"
+        "bypass-permissions",
+        "Bypass permissions",
+        "Run without asking, except infrastructure changes and MCP tools that may act outside the workspace",
     ),
 )
 MODE_IDS: tuple[Mode, ...] = tuple(mode.id for mode in MODES)
@@ -60,6 +71,15 @@ PLAN_MODE_REFUSAL = (
     "Describe the change you would make instead; the user can switch modes to apply it."
 )
 WORKSPACE_CODE_REFUSAL = "not run in read-only or plan mode, where code the workspace ships never runs"
+UNTRUSTED_READ_REFUSAL = (
+    "Not run in {mode} mode: this tool's MCP server says it is read-only, but the server is not trusted, so "
+    'that is only a claim. The user can mark the server "trusted": true in config.json to allow its '
+    "read-only tools in this mode."
+)
+MCP_TOOL_REFUSAL = (
+    "Not run in {mode} mode: an MCP tool may act outside the workspace, and only the tools a server marked "
+    '"trusted": true in config.json declares read-only run in this mode.'
+)
 
 
 @dataclass(frozen=True)
@@ -88,6 +108,13 @@ _NO_WORKSPACE_CODE = Refuse(WORKSPACE_CODE_REFUSAL)
 
 _TABLE: dict[Access, dict[Mode, Verdict]] = {
     "read": dict.fromkeys(MODE_IDS, _RUN),
+    "claimed_read": {
+        "default": _RUN,
+        "accept-edits": _RUN,
+        "read-only": Refuse(UNTRUSTED_READ_REFUSAL.format(mode="read-only")),
+        "plan": Refuse(UNTRUSTED_READ_REFUSAL.format(mode="plan")),
+        "bypass-permissions": _ASK,
+    },
     "write": {
         "default": _ASK,
         "accept-edits": _RUN,
@@ -105,9 +132,9 @@ _TABLE: dict[Access, dict[Mode, Verdict]] = {
     "external": {
         "default": _ASK,
         "accept-edits": _ASK,
-        "read-only": _READ_ONLY,
-        "plan": _PLAN,
-        "bypass-permissions": _RUN,
+        "read-only": Refuse(MCP_TOOL_REFUSAL.format(mode="read-only")),
+        "plan": Refuse(MCP_TOOL_REFUSAL.format(mode="plan")),
+        "bypass-permissions": _ASK,
     },
     "infra_change": {
         "default": _ASK_ONCE,

@@ -8,6 +8,11 @@ ACP (`session/new` and friends) sends a list: stdio `{name, command, args, env: 
 A client server and a settings server with the same name: the client's wins (it knows the project
 at hand). An entry that cannot be used becomes an `InvalidServer`, reported through the hub's
 problem callback, so one typo never hides the other servers.
+
+Trust: `"trusted": true` on a config.json entry says the user vouches for the server's annotations, so
+its tools marked read-only run in every mode (mcp/access.py). Only the user's own file can say so: ACP
+has no such field, a client's server is never trusted (a `trusted` key in its JSON is ignored), and a
+client's server that replaces a trusted one of the same name is not trusted either.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ class StdioServer:
     command: str
     args: tuple[str, ...] = field(default=(), repr=False)  # may hold a token
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold secrets
+    trusted: bool = False  # the user's config.json vouches for its annotations
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,7 @@ class HttpServer:
     url: str = field(repr=False)  # its query or user info may hold a token
     transport: Literal["http", "sse"] = "http"
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold secrets
+    trusted: bool = False  # the user's config.json vouches for its annotations
 
 
 @dataclass(frozen=True)
@@ -86,18 +93,24 @@ def from_settings(servers: Any) -> list[ServerSpec]:
     for name, entry in servers.items():
         if not isinstance(entry, Mapping):
             specs.append(InvalidServer(str(name), "an MCP server entry must be a JSON object"))
-        elif "command" in entry:
-            specs.append(_stdio(str(name), entry.get("command"), entry.get("args"), entry.get("env")))
-        elif "url" in entry:
-            kind = entry.get("type") or entry.get("transport") or "http"
-            kind = "http" if kind == "streamable-http" else kind
-            if kind not in ("http", "sse"):
-                specs.append(InvalidServer(str(name), f"unknown MCP server type {kind!r} (expected http or sse)"))
-            else:
-                specs.append(_http(str(name), entry.get("url"), _transport(kind), entry.get("headers")))
+        elif not isinstance(entry.get("trusted", False), bool):
+            specs.append(InvalidServer(str(name), "`trusted` must be true or false"))
         else:
-            specs.append(InvalidServer(str(name), "an MCP server needs either a `command` or a `url`"))
+            specs.append(_settings_server(str(name), entry))
     return specs
+
+
+def _settings_server(name: str, entry: Mapping[str, Any]) -> ServerSpec:
+    trusted = entry.get("trusted", False)
+    if "command" in entry:
+        return _stdio(name, entry.get("command"), entry.get("args"), entry.get("env"), trusted=trusted)
+    if "url" in entry:
+        kind = entry.get("type") or entry.get("transport") or "http"
+        kind = "http" if kind == "streamable-http" else kind
+        if kind not in ("http", "sse"):
+            return InvalidServer(name, f"unknown MCP server type {kind!r} (expected http or sse)")
+        return _http(name, entry.get("url"), _transport(kind), entry.get("headers"), trusted=trusted)
+    return InvalidServer(name, "an MCP server needs either a `command` or a `url`")
 
 
 def describe(spec: ServerSpec) -> str:
@@ -118,7 +131,7 @@ def safe_url(url: str) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
-def _stdio(name: str, command: Any, args: Any, env: Any) -> ServerSpec:
+def _stdio(name: str, command: Any, args: Any, env: Any, *, trusted: bool = False) -> ServerSpec:
     if not isinstance(command, str) or not command.strip():
         return InvalidServer(name, "a stdio MCP server needs a `command`")
     if args is None:
@@ -128,16 +141,16 @@ def _stdio(name: str, command: Any, args: Any, env: Any) -> ServerSpec:
     variables = _string_map(env)
     if variables is None:
         return InvalidServer(name, "`env` must map names to strings")
-    return StdioServer(name, command, tuple(args), variables)
+    return StdioServer(name, command, tuple(args), variables, trusted)
 
 
-def _http(name: str, url: Any, kind: Literal["http", "sse"], headers: Any) -> ServerSpec:
+def _http(name: str, url: Any, kind: Literal["http", "sse"], headers: Any, *, trusted: bool = False) -> ServerSpec:
     if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
         return InvalidServer(name, f"an {kind} MCP server needs an http(s) `url`")
     values = _string_map(headers)
     if values is None:
         return InvalidServer(name, "`headers` must map names to strings")
-    return HttpServer(name, url, kind, values)
+    return HttpServer(name, url, kind, values, trusted)
 
 
 def _transport(kind: str) -> Literal["http", "sse"]:

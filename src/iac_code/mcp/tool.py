@@ -1,11 +1,12 @@
 """An MCP server's tool as an iac-code Tool.
 
-Permissions come from the server's annotations, read strictly: only an explicit
-`readOnlyHint: true` makes a tool `read` (runs without asking); every other MCP tool is `external`
-(asks, refused in read-only and plan modes). The ACP kind is only an icon, chosen from hints the
-server set explicitly: read-only → read (fetch when it also says openWorld), destructive → delete,
-open world → fetch, otherwise other. (The spec's defaults, destructive and open-world when unsaid,
-would make every unannotated tool a "delete".)
+How its calls are judged comes from the user's trust in its server, its annotations and its name
+(mcp/access.py): "read" for a read-only tool of a trusted server, "infra_change" for one that says it
+applies, destroys or deletes infrastructure, "claimed_read" for a read-only tool of an untrusted server,
+"external" for the rest. Its category is "read" for the two read-only accesses, else "execute". The ACP
+kind is only an icon, chosen from hints the server set explicitly: read-only → read (fetch when it also
+says openWorld), destructive → delete, open world → fetch, otherwise other. (The spec's defaults,
+destructive and open-world when unsaid, would make every unannotated tool a "delete".)
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import mcp_types
 
+from iac_code.mcp.access import tool_access
 from iac_code.mcp.connection import ServerConnection
 from iac_code.mcp.naming import tool_title
 from iac_code.mcp.results import tool_result
@@ -26,10 +28,15 @@ class McpTool:
         self.server = connection.name
         self.tool_name = tool.name
         hints = tool.annotations or mcp_types.ToolAnnotations()
-        self.read_only = hints.read_only_hint is True
+        self._access = tool_access(
+            tool.name,
+            read_only=hints.read_only_hint is True,
+            destructive=hints.destructive_hint is True,
+            trusted=connection.spec.trusted,
+        )
         self.description = tool.description or tool.title or hints.title or tool.name
         self.parameters = _parameters(tool.input_schema)
-        self.category: Category = "read" if self.read_only else "execute"
+        self.category: Category = "read" if self._access in ("read", "claimed_read") else "execute"
         self.kind: Kind = _kind(hints)
         self._display_name = tool.title or hints.title or tool.name
         self._connection = connection
@@ -39,7 +46,7 @@ class McpTool:
         return tool_title(self._display_name, self.server)
 
     def access(self, args: dict[str, Any]) -> Access:
-        return "read" if self.read_only else "external"
+        return self._access
 
     def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
         return []

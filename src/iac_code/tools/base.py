@@ -21,10 +21,12 @@ if TYPE_CHECKING:
 
 Category = Literal["read", "write", "execute"]
 # How one call is judged by the permission policy: its tool's category, or something stricter decided
-# from its arguments ("infra_change": a command that changes real infrastructure) or from where the tool
-# comes from ("external": an MCP tool its server does not mark read-only), or asked for in the middle of a
-# call ("workspace_code": a read-only tool about to start code the repository ships, e.g. provider plugins).
-Access = Literal["read", "write", "execute", "external", "infra_change", "workspace_code"]
+# from its arguments ("infra_change": a command, or an MCP tool, that changes real infrastructure) or from
+# where the tool comes from (an MCP tool: "read" only when a server the user trusts marks it read-only;
+# "claimed_read" when an untrusted server does, a claim nobody vouches for; "external" otherwise), or asked
+# for in the middle of a call ("workspace_code": a read-only tool about to start code the repository ships,
+# e.g. provider plugins).
+Access = Literal["read", "claimed_read", "write", "execute", "external", "infra_change", "workspace_code"]
 Kind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
 
 # Runs a sub-agent on a self-contained task and returns its final answer.

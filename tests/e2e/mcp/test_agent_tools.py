@@ -147,7 +147,9 @@ def test_a_server_that_crashes_on_start_is_reported_once_and_the_session_works(a
 
 
 @pytest.mark.parametrize("mode", ["read-only", "plan"])
-def test_read_only_and_plan_modes_refuse_tools_not_marked_read_only(agent, model, workspace, fixture, mode):
+def test_read_only_and_plan_modes_refuse_the_tools_of_a_client_server_even_marked_read_only(
+    agent, model, workspace, fixture, mode
+):
     session_id, _ = open_session(agent, workspace, [fixture[0]], ready=["fixture"])
     agent.result("session/set_mode", {"sessionId": session_id, "modeId": mode})
     model.add(
@@ -157,8 +159,10 @@ def test_read_only_and_plan_modes_refuse_tools_not_marked_read_only(agent, model
     )
     response, seen = agent.prompt(session_id, "go")  # no permission request: refused outright
     assert response["result"]["stopReason"] == "end_turn"
-    refused, ran = _tool_results(model)
-    assert "deleted" not in refused and ran == "x: 3 zones"
+    destructive, read_only = _tool_results(model)
+    assert "deleted" not in destructive
+    # a client's server is never trusted (tests/e2e/mcp/test_agent_trust.py has the whole table)
+    assert read_only.startswith(f"Not run in {mode} mode") and "not trusted" in read_only
     kinds = {u["title"]: u["kind"] for u in tool_updates(seen) if u["sessionUpdate"] == "tool_call"}
     assert kinds["delete_bucket (MCP server fixture)"] == "delete"
 

@@ -39,7 +39,7 @@ async def _run(hub: McpHub, name: str, **args):
 
 async def test_a_plain_tool(hub):
     echo = _tool(hub, "echo")
-    assert (echo.access({}), echo.kind) == ("read", "read")  # the server marks it readOnlyHint
+    assert (echo.access({}), echo.kind) == ("claimed_read", "read")  # marked readOnlyHint by an untrusted server
     assert echo.parameters["properties"]["message"]["type"] == "string" and "$schema" not in echo.parameters
     result = await _run(hub, "echo", message="terraform validate")
     assert (result.text, result.is_error) == ("Echo: terraform validate", False)

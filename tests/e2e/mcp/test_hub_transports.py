@@ -78,10 +78,11 @@ async def test_tools_are_offered_under_qualified_names_with_permissions_from_ann
     tools = _tools(hub)
     assert set(tools) == {f"mcp__fixture__{name}" for name in FIXTURE_TOOLS}
     read_only = tools["mcp__fixture__describe_region"]
-    assert (read_only.category, read_only.kind, read_only.access({})) == ("read", "read", "read")
+    # the server is not trusted: its read-only hint is a claim
+    assert (read_only.category, read_only.kind, read_only.access({})) == ("read", "read", "claimed_read")
     assert read_only.title({"region": "x"}) == "Describe a region (MCP server fixture)"
     destructive = tools["mcp__fixture__delete_bucket"]
-    assert (destructive.category, destructive.kind, destructive.access({})) == ("execute", "delete", "external")
+    assert (destructive.category, destructive.kind, destructive.access({})) == ("execute", "delete", "infra_change")
     echo = tools["mcp__fixture__echo"]
     assert (echo.category, echo.kind, echo.access({})) == ("execute", "other", "external")
     assert echo.description == "Echo the text back."

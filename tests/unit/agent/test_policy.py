@@ -1,5 +1,7 @@
 """The permission policy is exactly the table in agent/policy.py (and COMMON.md)."""
 
+from typing import get_args
+
 import pytest
 
 from iac_code.agent.policy import (
@@ -14,13 +16,15 @@ from iac_code.agent.policy import (
     decide,
     remembered_after,
 )
+from iac_code.tools.base import Access
 
 MODES = ["default", "accept-edits", "read-only", "plan", "bypass-permissions"]
 TABLE = {
     "read": ["run", "run", "run", "run", "run"],
+    "claimed_read": ["run", "run", "refuse", "refuse", "ask"],
     "write": ["ask", "run", "refuse", "refuse", "run"],
     "execute": ["ask", "ask", "refuse", "ask", "run"],
-    "external": ["ask", "ask", "refuse", "refuse", "run"],
+    "external": ["ask", "ask", "refuse", "refuse", "ask"],
     "infra_change": ["ask*", "ask*", "refuse", "refuse", "ask*"],
     "workspace_code": ["ask", "ask", "refuse", "refuse", "ask"],
 }
@@ -71,6 +75,22 @@ def test_plan_mode_tells_the_model_why():
     assert decide("write", "plan", None) == Refuse(PLAN_MODE_REFUSAL)
     assert "plan mode" in PLAN_MODE_REFUSAL
     assert decide("write", "read-only", None) == Refuse(PERMISSION_DENIED)
+
+
+def test_every_access_has_its_row():
+    assert set(TABLE) == set(get_args(Access))
+
+
+@pytest.mark.parametrize("mode", ["read-only", "plan"])
+def test_mcp_tools_refused_in_the_modes_that_change_nothing_say_why_and_how_to_trust(mode):
+    claimed = decide("claimed_read", mode, None)
+    assert isinstance(claimed, Refuse)
+    assert f"Not run in {mode} mode" in claimed.reason
+    assert "not trusted" in claimed.reason and '"trusted": true in config.json' in claimed.reason
+    external = decide("external", mode, None)
+    assert isinstance(external, Refuse)
+    assert f"Not run in {mode} mode" in external.reason
+    assert "outside the workspace" in external.reason and '"trusted": true' in external.reason
 
 
 def test_only_always_answers_are_remembered():

@@ -80,6 +80,9 @@ def test_the_settings_shape_editors_use():
         ({"url": "ftp://host/x"}, "http(s) `url`"),
         ({"url": "http://h/x", "type": "websocket"}, "unknown MCP server type"),
         ("npx server", "must be a JSON object"),
+        ({"command": "x", "trusted": "yes"}, "`trusted` must be true or false"),
+        ({"url": "http://h/x", "trusted": 1}, "`trusted` must be true or false"),
+        ({"command": "x", "trusted": None}, "`trusted` must be true or false"),
     ],
 )
 def test_a_bad_entry_becomes_an_invalid_server_and_the_others_stay(entry, problem):
@@ -101,6 +104,25 @@ def test_the_client_wins_on_a_name_clash_and_settings_servers_come_first(tmp_pat
     settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
     specs = server_specs(settings, [{"name": "tf", "command": "new-tf", "args": [], "env": []}])
     assert specs == [StdioServer("tf", "new-tf"), HttpServer("docs", "http://127.0.0.1:1/mcp")]
+
+
+def test_only_the_settings_file_makes_a_server_trusted(tmp_path):
+    servers = {
+        "tf": {"command": "tf-mcp", "trusted": True},
+        "docs": {"url": "http://127.0.0.1:1/mcp", "trusted": True},
+        "k8s": {"command": "k8s-mcp", "trusted": False},
+        "cloud": {"command": "cloud-mcp"},
+    }
+    (tmp_path / "config.json").write_text(json.dumps({"mcpServers": servers}))
+    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    # the client's "tf" replaces the trusted one and is not trusted; a client cannot vouch for its own server
+    client = [
+        {"name": "tf", "command": "tf-mcp", "args": [], "env": [], "trusted": True},
+        {"type": "http", "name": "web", "url": "http://127.0.0.1:2/mcp", "headers": [], "trusted": True},
+    ]
+    trusted = {spec.name: getattr(spec, "trusted", None) for spec in server_specs(settings, client)}
+    assert trusted == {"tf": False, "docs": True, "k8s": False, "cloud": False, "web": False}
+    assert from_settings(servers)[0] == StdioServer("tf", "tf-mcp", trusted=True)
 
 
 def test_settings_carry_the_call_timeout_from_the_file_or_the_environment(tmp_path):
