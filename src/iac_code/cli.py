@@ -59,10 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--allow-tools",
         default="",
-        help="headless: comma-separated write/execute tools allowed to run (e.g. write_file,bash)",
+        help="headless: comma-separated tools allowed to run (e.g. write_file,bash,mcp__server__tool)",
     )
     parser.add_argument(
-        "--yes", action="store_true", help="headless: allow every tool without asking, except infrastructure changes"
+        "--yes",
+        action="store_true",
+        help="headless: allow every tool without asking, except infrastructure changes, and MCP tools that may "
+        "act outside the workspace (name those in --allow-tools)",
     )
     parser.add_argument(
         "--allow-infra-changes",

@@ -115,12 +115,13 @@ def _settings_server(name: str, entry: Mapping[str, Any]) -> ServerSpec:
 
 def describe(spec: ServerSpec) -> str:
     """How a server is shown in logs and messages: never env values, header values, args or URL queries."""
+    if isinstance(spec, InvalidServer):
+        return "invalid"
+    trust = ", trusted" if spec.trusted else ""
     if isinstance(spec, StdioServer):
         extra = f", env: {', '.join(sorted(spec.env))}" if spec.env else ""
-        return f"stdio `{spec.command}` ({len(spec.args)} arguments{extra})"
-    if isinstance(spec, HttpServer):
-        return f"{spec.transport} {safe_url(spec.url)}"
-    return "invalid"
+        return f"stdio `{spec.command}` ({len(spec.args)} arguments{extra}){trust}"
+    return f"{spec.transport} {safe_url(spec.url)}{trust}"
 
 
 def safe_url(url: str) -> str:

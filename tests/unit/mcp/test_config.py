@@ -123,6 +123,12 @@ def test_only_the_settings_file_makes_a_server_trusted(tmp_path):
     trusted = {spec.name: getattr(spec, "trusted", None) for spec in server_specs(settings, client)}
     assert trusted == {"tf": False, "docs": True, "k8s": False, "cloud": False, "web": False}
     assert from_settings(servers)[0] == StdioServer("tf", "tf-mcp", trusted=True)
+    # the log says which servers the user vouches for
+    assert [describe(spec) for spec in from_settings(servers)[:3]] == [
+        "stdio `tf-mcp` (0 arguments), trusted",
+        "http http://127.0.0.1:1/mcp, trusted",
+        "stdio `k8s-mcp` (0 arguments)",
+    ]
 
 
 def test_settings_carry_the_call_timeout_from_the_file_or_the_environment(tmp_path):
