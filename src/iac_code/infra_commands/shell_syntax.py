@@ -4,7 +4,8 @@ It yields every simple command of the line, wherever it sits: after `&&`, `||`, 
 newline, inside `( )` subshells and `{ }` groups, inside `$( )`, backticks and `<( )`, inside the
 here-documents whose text is expanded. Words come out with their quotes and escapes removed
 (`ter'r'aform` is `terraform`, `$'\\x74f'` is `tf`); a word whose value depends on an expansion
-(`$X`, `$(...)`, `{a,b}`) is marked dynamic, because what it runs cannot be known here.
+(`$X`, `$(...)`, `{a,b}`, a glob `terrafor?`, `~/bin`) is marked dynamic, because what it runs cannot be
+known here. Arithmetic (`$(( ))`, `(( ))`, the old `$[ ]`) runs no command but the substitutions in it.
 
 A line bash would reject (unclosed quote or parenthesis, stray `)`) raises ShellSyntaxError. `case`
 statements are not understood (their `pattern)` reads as a stray parenthesis): callers treat that as
@@ -23,6 +24,7 @@ OPERATORS = ("&&", "||", ";;", "|&", ";", "&", "|")
 REDIRECTIONS = ("<<<", "<<-", "&>>", "<<", "<>", "<&", ">&", ">>", ">|", "&>", "<", ">")
 _FD_PREFIX = re.compile(r"\d+|\{[A-Za-z_][A-Za-z0-9_]*\}")
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+_GLOB_BRACKET = re.compile(r"\[[^]\s;&|()<>]+\]")
 _ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", re.S)
 _ANSI_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "v": "\v"}
 MAX_NESTING = 50
@@ -156,18 +158,23 @@ class _Parser:
         self.commands.extend(inner.commands)
         self.pos = inner.pos
 
-    def _skip_arithmetic(self) -> None:
+    def _skip_arithmetic(self, opening: str = "(", closing: str = ")") -> None:
+        """An arithmetic expression (`(( ))`, `$(( ))`, the old `$[ ]`): no command of its own runs, but the
+        substitutions inside it do (`$(( $(terraform apply; echo 1) ))`), and `<<` in it is a shift."""
         depth = 0
         while self.pos < len(self.text):
             char = self.peek()
+            if char in "$`" and self.pos + 1 < len(self.text):
+                self._expansion()
+                continue
             self.pos += 1
-            if char == "(":
+            if char == opening:
                 depth += 1
-            elif char == ")":
+            elif char == closing:
                 depth -= 1
                 if depth == 0:
                     return
-        raise ShellSyntaxError("missing '))'")
+        raise ShellSyntaxError(f"missing {closing!r}")
 
     def _at_redirection(self) -> bool:
         match = _FD_PREFIX.match(self.text, self.pos)
@@ -242,9 +249,13 @@ class _Parser:
                 parts.append(self._expansion())
                 dynamic = True
             else:
-                if char in "{":
-                    match = _BRACE_EXPANSION.match(self.text, self.pos)
-                    dynamic |= match is not None
+                # Unquoted, these are expanded at run time: braces, globs (`terrafor? apply` runs terraform when
+                # the file is there) and a leading tilde (a home directory).
+                if char == "{":
+                    dynamic |= _BRACE_EXPANSION.match(self.text, self.pos) is not None
+                elif char == "[":
+                    dynamic |= _GLOB_BRACKET.match(self.text, self.pos) is not None
+                dynamic |= char in "*?" or (char == "~" and not parts)
                 parts.append(char)
                 self.pos += 1
         if not parts and self.pos < len(self.text) and self.peek() not in WORD_END:
@@ -271,6 +282,9 @@ class _Parser:
         elif self.peek(3) == "$((":
             self.pos += 1
             self._skip_arithmetic()
+        elif self.peek(2) == "$[":
+            self.pos += 1
+            self._skip_arithmetic("[", "]")
         elif self.peek(2) == "$(":
             self.pos += 2
             self._nested(self.text, closing=")")
