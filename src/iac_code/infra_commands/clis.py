@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from iac_code.infra_commands.cloud_clis import CLOUD_CHECKS
+from iac_code.infra_commands.cloud_clis import CLOUD_CHECKS, CLOUD_GUESSES
 from iac_code.infra_commands.options import Options, last_flag_value, operand_readings
 from iac_code.infra_commands.shell_syntax import Word
 
@@ -155,11 +155,9 @@ DRY_RUN = frozenset({"", "client", "server", "true", "True", "TRUE", "1", "t", "
 
 
 def _first_known(args: Sequence[Word], known: frozenset[str]) -> tuple[int, str] | None:
-    """Index and name of the first argument that is a known subcommand; ("?") for a dynamic one before it."""
+    """Index and name of the first argument that is a known subcommand."""
     for index, word in enumerate(args):
-        if word.dynamic and not word.text.startswith("-"):
-            return index, "?"
-        if word.text in known:
+        if word.text in known and not word.dynamic:
             return index, word.text
     return None
 
@@ -199,8 +197,6 @@ class _Cli:
             if found is None:
                 return False
             index, name = start + 1 + found[0], found[1]
-            if name == "?":
-                return True
         second = _next_word(args, index)
         if name in self.changing:
             if second in self.harmless_second.get(name, ()):
@@ -265,6 +261,11 @@ CHANGE_CHECKS: dict[str, Callable[[Sequence[Word]], bool]] = {
     "microk8s": _Cli(MICROK8S_CHANGING | MICROK8S_READ, MICROK8S_CHANGING).changes,
     **CLOUD_CHECKS,
 }
+
+# Which checks a program computed at run time (`$TF apply`) is judged by: each CLI's, once.
+UNKNOWN_PROGRAM_CHECKS = tuple(
+    dict.fromkeys([*(check for name, check in CHANGE_CHECKS.items() if name not in CLOUD_CHECKS), *CLOUD_GUESSES])
+)
 
 # The same program under another name: a line's `microk8s.kubectl delete x` is the `kubectl delete x` a shim
 # sees; `terraform1.5` and `/usr/local/bin/terraform` are terraform (rule.program_name).

@@ -44,6 +44,21 @@ AWS_READ_OPERATIONS = frozenset(
     {"help", "wait", "scan", "query", "tail", "encrypt", "decrypt", "re-encrypt", "sign", "verify", "ls",
      "presign", "update-kubeconfig", "login", "get-login-password"}
 )  # fmt: skip
+# What a changing operation looks like, for when the program itself is computed at run time (`$X ec2
+# terminate-instances`): "any operation not a read" would make `$PYTHON -m pytest tests` an aws call.
+AWS_CHANGING_PREFIXES = (
+    "create-", "delete-", "put-", "update-", "terminate-", "run-", "start-", "stop-", "reboot-", "modify-",
+    "attach-", "detach-", "associate-", "disassociate-", "register-", "deregister-", "authorize-", "revoke-",
+    "invoke", "tag-", "untag-", "import-", "restore-", "reset-", "replace-", "set-", "enable-", "disable-", "add-",
+    "remove-", "cancel-", "execute-", "deploy", "purge-", "change-", "copy-", "send-", "publish", "upload-",
+    "release-", "allocate-", "accept-", "reject-", "rotate-", "apply-", "promote-", "failover-",
+)  # fmt: skip
+ALIYUN_CHANGING_PREFIXES = (
+    "create", "delete", "update", "modify", "run", "start", "stop", "reboot", "release", "allocate", "attach",
+    "detach", "associate", "unassociate", "add", "remove", "set", "enable", "disable", "tag", "untag", "install",
+    "uninstall", "cancel", "execute", "deploy", "import", "restore", "reset", "replace", "renew", "join", "leave",
+    "apply", "upgrade", "purge", "publish", "invoke",
+)  # fmt: skip
 AWS_LOCAL_SERVICES = frozenset({"configure", "sso", "history", "help"})
 AWS_S3_CHANGING = frozenset({"rm", "mv", "mb", "rb", "website"})
 S3_TRANSFER_OPTIONS = frozenset(
@@ -246,9 +261,26 @@ def _aliyun_call_changes(call: _Call) -> bool:
     return not operation.replace("-", "").lower().startswith(ALIYUN_READ_PREFIXES)
 
 
+def _looks_like_a_cloud_change(args: Sequence[Word]) -> bool:
+    """For a program computed at run time: whether its second operand is an aws or aliyun changing verb."""
+    for reading in operand_readings(args, AWS_OPTIONS, 2) or ():
+        operation = args[reading[-1]].text if len(reading) == 2 else ""
+        if operation.startswith(AWS_CHANGING_PREFIXES):
+            return True
+        if operation.replace("-", "").lower().startswith(ALIYUN_CHANGING_PREFIXES) and operation[:1].isupper():
+            return True
+    return False
+
+
 CLOUD_CHECKS: dict[str, Callable[[Sequence[Word]], bool]] = {
     "aws": _aws,
     "gcloud": _VerbCli(GCLOUD_OPTIONS, GCLOUD_LOCAL, frozenset({"deploy"}), _gcloud_storage_copy).changes,
     "az": _VerbCli(AZ_OPTIONS, AZ_LOCAL, special=_az_rest).changes,
     "aliyun": _aliyun,
 }
+# The checks for a program computed at run time, which may be any of them.
+CLOUD_GUESSES: tuple[Callable[[Sequence[Word]], bool], ...] = (
+    CLOUD_CHECKS["gcloud"],
+    CLOUD_CHECKS["az"],
+    _looks_like_a_cloud_change,
+)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from iac_code.infra_commands.clis import CHANGE_CHECKS
+from iac_code.infra_commands.clis import CHANGE_CHECKS, UNKNOWN_PROGRAM_CHECKS
 from iac_code.infra_commands.shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_commands
 from iac_code.infra_commands.static_text import brace_expanded, static_output, static_substitution
 from iac_code.infra_commands.wrappers import ASSIGNMENT, WRAPPERS, option_value, skip_options
@@ -86,7 +86,7 @@ def command_changes(words: Sequence[Word], command: SimpleCommand, depth: int) -
         if resolved is not None:
             return command_changes([*resolved, *args], command, depth + 1)
         # Which program runs is decided at run time: changing if these arguments would be for any of them.
-        return [list(words)] if any(check(args) for check in CHANGE_CHECKS.values()) else []
+        return [list(words)] if any(check(args) for check in UNKNOWN_PROGRAM_CHECKS) else []
     program = program_name(words[0].text)
     if program in WRAPPERS:
         inner = WRAPPERS[program](args)
@@ -153,7 +153,8 @@ def _spells_a_change(commands: list[SimpleCommand], depth: int) -> bool:
         for text in texts:
             for separator in separators:
                 text = text.replace(separator, " ")
-            if changing_commands(text, depth + 1, read_texts=False):
+            # one word alone is no changing command (`X=terraform; $X apply` is judged by its arguments)
+            if len(text.split()) > 1 and changing_commands(text, depth + 1, read_texts=False):
                 return True
         static_words = [w for w in command.words if not w.dynamic]
         for start in range(1, len(static_words)):

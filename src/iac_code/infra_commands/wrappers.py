@@ -36,12 +36,15 @@ def skip_options(args: Sequence[Word], with_value: set[str] | frozenset[str]) ->
 
 
 def option_value(args: Sequence[Word], names: tuple[str, ...]) -> str | None:
-    """The value of the first of the options `names` (`-c VALUE`, `-qc VALUE`, `--command=VALUE`)."""
+    """The value of the first of the options `names` (`-c VALUE`, `-qc VALUE`, `-IVALUE`, `--command=VALUE`)."""
     for index, word in enumerate(args):
         for name in names:
-            bundled = len(name) == 2 and re.fullmatch(rf"-[A-Za-z]*{name[1]}", word.text) is not None
+            short = len(name) == 2
+            bundled = short and re.fullmatch(rf"-[A-Za-z]*{name[1]}", word.text) is not None
             if (word.text == name or bundled) and index + 1 < len(args):
                 return args[index + 1].text
+            if short and word.text.startswith(name) and len(word.text) > 2:
+                return word.text[2:]
             if name.startswith("--") and word.text.startswith(name + "="):
                 return word.text[len(name) + 1 :]
     return None
