@@ -14,6 +14,8 @@
   deploy|destroy, sam deploy|delete|sync|remote invoke|pipeline bootstrap;
 - microk8s enable|disable|reset|join|leave|remove-node|start|stop|refresh-certs (its kubectl and helm are
   unwrapped by the rule, wrappers.py);
+- helmfile apply|sync|destroy|delete|charts; eksctl create|delete|upgrade|scale|drain|set|unset|update|
+  enable|register|deregister|associate|disassociate;
 - aws, gcloud, az and aliyun: cloud_clis.py.
 
 Not changing: terraform plan (also -destroy), validate, fmt, show, output, init; kubectl get, diff,
@@ -151,6 +153,24 @@ MICROK8S_CHANGING = frozenset(
 )
 MICROK8S_READ = frozenset({"status", "config", "inspect", "version", "images", "dashboard-proxy", "add-node"})
 
+HELMFILE_CHANGING = frozenset({"apply", "sync", "destroy", "delete", "charts"})
+HELMFILE_OPTIONS = Options(
+    with_value=frozenset(
+        {"-f", "--file", "-e", "--environment", "-n", "--namespace", "--kube-context", "-l", "--selector",
+         "--state-values-set", "--state-values-file", "-b", "--helm-binary", "--log-level", "--chart"}
+    ),
+    flags=frozenset({"-i", "--interactive", "-q", "--quiet", "--debug", "--allow-no-matching-release", "--color"}),
+)  # fmt: skip
+HELMFILE_READ = frozenset(
+    {"diff", "template", "lint", "list", "status", "build", "deps", "repos", "fetch", "write-values", "test",
+     "init", "cache", "version", "show-dag", "completion", "help"}
+)  # fmt: skip
+EKSCTL_CHANGING = frozenset(
+    {"create", "delete", "upgrade", "scale", "drain", "set", "unset", "update", "enable", "register", "deregister",
+     "associate", "disassociate"}
+)  # fmt: skip
+EKSCTL_READ = frozenset({"get", "info", "version", "completion", "utils", "anywhere", "help"})
+
 DRY_RUN = frozenset({"", "client", "server", "true", "True", "TRUE", "1", "t", "T"})
 
 
@@ -259,6 +279,8 @@ CHANGE_CHECKS: dict[str, Callable[[Sequence[Word]], bool]] = {
         {"remote": frozenset({"invoke"}), "pipeline": frozenset({"bootstrap"})},
     ).changes,
     "microk8s": _Cli(MICROK8S_CHANGING | MICROK8S_READ, MICROK8S_CHANGING).changes,
+    "helmfile": _Cli(HELMFILE_CHANGING | HELMFILE_READ, HELMFILE_CHANGING, HELMFILE_OPTIONS).changes,
+    "eksctl": _Cli(EKSCTL_CHANGING | EKSCTL_READ, EKSCTL_CHANGING, Options(frozenset({"-C", "--color"}))).changes,
     **CLOUD_CHECKS,
 }
 
@@ -278,4 +300,8 @@ CANONICAL_NAMES = {
     "microk8s.helm3": "helm",
 }
 # Programs that run others as a matter of course: approving `terragrunt apply` approves the terraform it runs.
-DRIVEN_PROGRAMS = {"terragrunt": frozenset({"terraform", "tofu"}), "cdktf": frozenset({"terraform", "tofu"})}
+DRIVEN_PROGRAMS = {
+    "terragrunt": frozenset({"terraform", "tofu"}),
+    "cdktf": frozenset({"terraform", "tofu"}),
+    "helmfile": frozenset({"helm"}),
+}

@@ -17,6 +17,8 @@ Unwrap = Callable[[Sequence[Word]], "list[Word] | None"]
 
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 # npm packages whose binary has another name
+# infrastructure CLIs installed as a project's npm packages, which `yarn NAME …` and `pnpm NAME …` run
+PACKAGE_CLIS = frozenset({"cdk", "cdktf", "ros-cdk", "pulumi", "aws-cdk", "cdktf-cli"})
 PACKAGE_BINARIES = {"aws-cdk": "cdk", "cdktf-cli": "cdktf", "@alicloud/ros-cdk-cli": "ros-cdk", "@pulumi/cli": "pulumi"}
 
 
@@ -150,6 +152,18 @@ def _sg(args: Sequence[Word]) -> list[Word] | None:
     return _shell(" ".join(w.text for w in rest)) if rest else None
 
 
+def _package_manager(subcommands: Mapping[str, Unwrap], binaries: frozenset[str]) -> Unwrap:
+    """yarn and pnpm: `yarn dlx …`, `pnpm exec …`, and `yarn cdk deploy`, which runs the package's binary."""
+    named = _subcommands(subcommands)
+
+    def unwrap(args: Sequence[Word]) -> list[Word] | None:
+        if args and args[0].text in binaries:
+            return list(args)
+        return named(args)
+
+    return unwrap
+
+
 def _microk8s(args: Sequence[Word]) -> list[Word] | None:
     """`microk8s kubectl …`, `microk8s helm3 …`: its own kubectl and helm (microk8s's other subcommands: clis.py)."""
     if args and args[0].text in ("kubectl", "helm", "helm3"):
@@ -202,8 +216,8 @@ WRAPPERS: dict[str, Unwrap] = {
     "pnpx": NPX,
     "bunx": NPX,
     "npm": _subcommands({"exec": NPX, "x": NPX}),
-    "pnpm": _subcommands({"dlx": NPX, "exec": NPX}),
-    "yarn": _subcommands({"dlx": NPX, "exec": NPX}),
+    "pnpm": _package_manager({"dlx": NPX, "exec": NPX}, PACKAGE_CLIS),
+    "yarn": _package_manager({"dlx": NPX, "exec": NPX}, PACKAGE_CLIS),
     "bun": _subcommands({"x": NPX}),
     "aws-vault": _subcommands(
         {"exec": _after({"-d", "--duration", "-t", "--mfa-token", "--region", "--prompt"}, 1, dash_dash=True)}

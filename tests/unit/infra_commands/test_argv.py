@@ -121,6 +121,7 @@ COVERED = [
     # programs that run others: approving terragrunt or cdktf approves the terraform they run
     ("terragrunt run-all apply", ["terraform", "apply", "-input=false", "-auto-approve"]),
     ("cdktf deploy", ["terraform", "apply", "-auto-approve"]),
+    ("helmfile -e prod apply", ["helm", "upgrade", "--install", "web", "./chart"]),
     # a line that cannot be read covers anything: the user saw it whole
     ("terraform apply 'unterminated", ["kubectl", "delete", "ns", "prod"]),
     ("case $x in a) terraform apply;; esac", ["terraform", "destroy"]),
