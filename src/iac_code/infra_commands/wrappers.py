@@ -16,9 +16,9 @@ from iac_code.infra_commands.shell_syntax import Word
 Unwrap = Callable[[Sequence[Word]], "list[Word] | None"]
 
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
-# npm packages whose binary has another name
 # infrastructure CLIs installed as a project's npm packages, which `yarn NAME …` and `pnpm NAME …` run
 PACKAGE_CLIS = frozenset({"cdk", "cdktf", "ros-cdk", "pulumi", "aws-cdk", "cdktf-cli"})
+# npm packages whose binary has another name
 PACKAGE_BINARIES = {"aws-cdk": "cdk", "cdktf-cli": "cdktf", "@alicloud/ros-cdk-cli": "ros-cdk", "@pulumi/cli": "pulumi"}
 
 
@@ -52,6 +52,13 @@ def option_value(args: Sequence[Word], names: tuple[str, ...]) -> str | None:
     return None
 
 
+def own_option_value(args: Sequence[Word], names: tuple[str, ...], with_value: set[str]) -> str | None:
+    """option_value among the wrapper's own options, before its command (`npx cdk deploy -c env=prod`: that
+    `-c` is cdk's)."""
+    rest = skip_options(args, with_value | set(names))
+    return option_value(args[: len(args) - len(rest)], names)
+
+
 def _shell(script: str) -> list[Word]:
     return [Word("sh"), Word("-c"), Word(script)]
 
@@ -63,7 +70,7 @@ def _after(
     `dash_dash`, a `--` anywhere starts the command (`aws-vault exec PROFILE --duration 1h -- terraform …`)."""
 
     def unwrap(args: Sequence[Word]) -> list[Word] | None:
-        script = option_value(args, shell_options) if shell_options else None
+        script = own_option_value(args, shell_options, with_value) if shell_options else None
         if script is not None:
             return _shell(script)
         texts = [word.text for word in args]
@@ -101,9 +108,12 @@ def _package_runner(with_value: set[str], shell_options: tuple[str, ...] = ()) -
     return unwrap
 
 
+ENV_OPTIONS = {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}
+
+
 def _env(args: Sequence[Word]) -> list[Word] | None:
-    rest = skip_options(args, {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"})
-    split = option_value(args, ("-S", "--split-string"))
+    rest = skip_options(args, ENV_OPTIONS)
+    split = own_option_value(args, ("-S", "--split-string"), ENV_OPTIONS)
     if split is not None:  # env -S "terraform apply": the string is split into words
         rest = [Word(part) for part in split.split()] + rest
     return _skip_assignments(rest)
@@ -121,13 +131,15 @@ def _command_builtin(args: Sequence[Word]) -> list[Word] | None:
     return skip_options(args, set())
 
 
+XARGS_OPTIONS = {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args",
+                 "--max-procs", "--max-chars", "--max-lines", "--process-slot-var", "--replace"}  # fmt: skip
+
+
 def _xargs(args: Sequence[Word]) -> list[Word] | None:
-    with_value = {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args",
-                  "--max-procs", "--max-chars", "--max-lines", "--process-slot-var", "--replace"}  # fmt: skip
-    rest = skip_options(args, with_value)
+    rest = skip_options(args, XARGS_OPTIONS)
     if not rest:
         return None  # no command: xargs runs echo
-    replace = option_value(args, ("-I", "--replace"))
+    replace = own_option_value(args, ("-I", "--replace"), XARGS_OPTIONS)
     if replace is not None:  # `xargs -I{} kubectl delete pod {}`: the words with {} are read from stdin
         return [Word(w.text, w.dynamic or replace in w.text) for w in rest]
     return [*rest, Word("<stdin>", dynamic=True)]  # `echo apply | xargs terraform`: the words come from stdin

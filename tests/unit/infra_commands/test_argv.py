@@ -101,6 +101,7 @@ COVERED = [
     ("$(echo terraform apply)", ["terraform", "apply"]),
     ("kubectl get pods -o name | xargs kubectl delete", ["kubectl", "delete", "pod/a", "pod/b"]),
     ("xargs -I{} kubectl delete pod {} < pods.txt", ["kubectl", "delete", "pod", "web-1"]),
+    ("xargs -I % kubectl delete pod % < pods.txt", ["kubectl", "delete", "pod", "web-1"]),
     ("find . -name '*.yaml' -exec kubectl apply -f {} \\;", ["kubectl", "apply", "-f", "./a.yaml"]),
     # shells in shells, wrappers
     ("bash -c 'kubectl delete ns prod'", ["kubectl", "delete", "ns", "prod"]),
@@ -137,6 +138,7 @@ NOT_COVERED = [
     ("terraform apply && make", ["helm", "uninstall", "web"]),
     ("terraform plan && terraform apply", ["terraform", "destroy"]),
     ("kubectl delete pod web-1", ["kubectl", "delete", "pod", "web-1", "web-2"]),
+    ("xargs kubectl delete pod -Iweb-1", ["kubectl", "delete", "pod", "web-2"]),  # -I here is kubectl's word
     ("$TF apply", ["terraform", "destroy"]),
     ("kubectl delete pod $POD", ["kubectl", "delete", "ns", "prod"]),
     ("bash -c 'kubectl delete ns staging'", ["kubectl", "delete", "ns", "prod"]),

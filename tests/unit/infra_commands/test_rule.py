@@ -237,6 +237,8 @@ CHANGING = [
     "npx --yes cdktf-cli deploy",
     "npx -p aws-cdk cdk destroy",
     "npx -c 'cdk deploy'",
+    "npx cdk deploy -c env=prod",
+    "env TF_LOG=1 kubectl delete ns x -S",
     "npm exec -- cdk deploy",
     "pnpm dlx cdk deploy",
     "pnpm exec cdk deploy",
