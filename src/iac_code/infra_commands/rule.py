@@ -100,7 +100,8 @@ def command_changes(words: Sequence[Word], command: SimpleCommand, depth: int) -
 
 
 def _runs_text(program: str, args: Sequence[Word], command: SimpleCommand, depth: int) -> list[Pattern]:
-    """Builtins and tools that run a command given as text: eval, su -c, ssh, watch, find -exec, trap, alias."""
+    """Builtins and tools that run a command given as text: eval, su -c, ssh, watch, find -exec, trap, alias,
+    source of a process substitution."""
     if program == "eval":
         return changing_commands(" ".join(w.text for w in args), depth + 1)
     if program in ("su", "runuser"):
@@ -115,6 +116,9 @@ def _runs_text(program: str, args: Sequence[Word], command: SimpleCommand, depth
     if program == "trap":  # `trap 'terraform apply' EXIT`: the text runs on the signal
         rest = skip_options(args, set())
         return changing_commands(rest[0].text, depth + 1) if rest and not rest[0].dynamic else []
+    if program in ("source", ".") and args and args[0].text.startswith("<("):  # `source <(echo …)`
+        output = static_output(args[0].text[2:-1])
+        return [] if output is None else changing_commands(output, depth + 1)
     if program == "alias":  # `alias up='terraform apply'`: what the alias will run
         values = [w.text.split("=", 1)[1] for w in args if "=" in w.text]
         return [p for value in values for p in changing_commands(value, depth + 1)]

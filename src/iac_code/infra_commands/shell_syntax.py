@@ -28,6 +28,7 @@ _GLOB_BRACKET = re.compile(r"\[[^]\s;&|()<>]+\]")
 _ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", re.S)
 _ANSI_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "v": "\v"}
 MAX_NESTING = 50
+COMPOUND_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "time"})
 
 
 class ShellSyntaxError(ValueError):
@@ -132,11 +133,13 @@ class _Parser:
         return None
 
     def _open_paren(self, command: SimpleCommand) -> SimpleCommand:
-        if self.peek(2) == "((" and not command.words:
+        # `do ( cd x && terraform apply )`, `if (( n > 1 ))`: after these keywords a subshell or arithmetic starts
+        keywords_only = all(not w.dynamic and w.text in COMPOUND_KEYWORDS for w in command.words)
+        if self.peek(2) == "((" and keywords_only:
             self._skip_arithmetic()  # (( i++ )): no command runs
             return command
         self.pos += 1
-        if command.words:
+        if not keywords_only:
             self._skip_blanks()
             if self.peek() == ")":  # name() { ...; }: a function definition; its body is read as commands
                 self.pos += 1
@@ -271,7 +274,7 @@ class _Parser:
             raise ShellSyntaxError("unclosed $'...'")
         raw = self.text[start : self.pos]
         self.pos += 1
-        return _ANSI_ESCAPE.sub(_ansi_char, raw)
+        return ansi_c_unescape(raw)
 
     def _expansion(self) -> str:
         """`$name`, `${...}`, `$(...)`, `$((...))`, backticks, `<(...)`: read (running nested commands)."""
@@ -354,6 +357,11 @@ class _Parser:
             parts.append(char)
             self.pos += 1
         raise ShellSyntaxError("unclosed backquote")
+
+
+def ansi_c_unescape(text: str) -> str:
+    """The backslash escapes of `$'...'` (and `echo -e`) replaced: `\\x74f` is `tf`."""
+    return _ANSI_ESCAPE.sub(_ansi_char, text)
 
 
 def _ansi_char(match: re.Match[str]) -> str:

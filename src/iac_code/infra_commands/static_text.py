@@ -12,7 +12,13 @@ import base64
 import binascii
 import re
 
-from iac_code.infra_commands.shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_commands
+from iac_code.infra_commands.shell_syntax import (
+    ShellSyntaxError,
+    SimpleCommand,
+    Word,
+    ansi_c_unescape,
+    parse_commands,
+)
 
 _SUBSTITUTION = re.compile(r"^(?:\$\((?!\()(?P<paren>.*)\)|`(?P<tick>.*)`)$", re.S)
 _BRACES = re.compile(r"\{(?P<items>[^{}]*,[^{}]*)\}")
@@ -44,9 +50,11 @@ def static_output(source: str | SimpleCommand, depth: int = 0) -> str | None:
         return None
     program, args = words[0].text.rsplit("/", 1)[-1], [w.text for w in words[1:]]
     if program == "echo":
-        while args and args[0] in ("-n", "-e", "-E"):
+        escapes = False
+        while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            escapes = "e" in args[0] or (escapes and args[0] != "-E")
             args = args[1:]
-        return " ".join(args)
+        return ansi_c_unescape(" ".join(args)) if escapes else " ".join(args)
     if program == "printf" and args:
         return _printf(args[0], args[1:])
     if program == "cat" and not args:

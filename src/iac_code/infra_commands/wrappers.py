@@ -153,6 +153,22 @@ def _flock(args: Sequence[Word]) -> list[Word] | None:
     return rest[1:]  # the lock file
 
 
+def _parallel(args: Sequence[Word]) -> list[Word] | None:
+    """GNU parallel: `parallel kubectl delete pod ::: a b` runs the command with each argument appended;
+    without a command, each argument is a command line."""
+    rest = skip_options(args, PARALLEL_OPTIONS)
+    texts = [word.text for word in rest]
+    end = next((i for i, text in enumerate(texts) if text.startswith(":::")), len(texts))
+    if end:
+        return [*rest[:end], Word("<arguments>", dynamic=True)]
+    lines = [text for text in texts[1:] if not text.startswith(":::")]
+    return _shell("\n".join(lines)) if lines else None
+
+
+PARALLEL_OPTIONS = {"-j", "-P", "--jobs", "-S", "--sshlogin", "--joblog", "-a", "--arg-file", "--delay", "--timeout",
+                    "-d", "--delimiter", "-I", "-n", "--max-args", "--results", "--tmpdir", "--workdir"}  # fmt: skip
+
+
 def _pid_mode(unwrap: Unwrap) -> Unwrap:
     """taskset, chrt and prlimit with `-p PID` act on a running process and run nothing."""
     return lambda args: None if any(w.text in ("-p", "--pid") for w in args) else unwrap(args)
@@ -211,6 +227,7 @@ WRAPPERS: dict[str, Unwrap] = {
     "unbuffer": lambda a: skip_options(a, set()),
     "xargs": _xargs,
     "flock": _flock,
+    "parallel": _parallel,
     "taskset": _pid_mode(_after(set(), positionals=1)),  # the CPU mask or list
     "chrt": _pid_mode(_after({"-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"}, 1)),
     "prlimit": _pid_mode(_after({"-o", "--output"})),
