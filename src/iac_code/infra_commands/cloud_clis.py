@@ -234,10 +234,14 @@ def _az_rest(call: _Call) -> bool | None:
     """`az rest` reads with GET, its default without a body; POST (the default with one), PUT… change."""
     if call.texts[:1] != ["rest"]:
         return None
-    args = call.args
-    method = next((args[i + 1] for i, word in enumerate(args[:-1]) if word.text in ("--method", "-m")), None)
+    method: Word | None = None
+    for index, word in enumerate(call.args):
+        if word.text in ("--method", "-m") and index + 1 < len(call.args):
+            method = call.args[index + 1]
+        elif word.text.startswith(("--method=", "-m=")):
+            method = Word(word.text.split("=", 1)[1], word.dynamic)
     if method is None:
-        return any(word.text in ("--body", "-b") for word in args)
+        return any(word.text in ("--body", "-b") or word.text.startswith("--body=") for word in call.args)
     return method.dynamic or method.text.upper() not in HTTP_READ_METHODS
 
 

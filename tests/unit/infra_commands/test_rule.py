@@ -201,6 +201,7 @@ CHANGING = [
     "az storage blob upload -f f -c c",
     "az ad sp create-for-rbac",
     "az rest --method put --url u",
+    "az rest --method=delete --url u",
     "az rest --url u --body '{}'",
     "aliyun ecs DeleteInstance --InstanceId i",
     "aliyun ecs RunInstances --ImageId i",
