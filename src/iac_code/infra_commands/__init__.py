@@ -1,8 +1,10 @@
 """The bash rule: whether a shell command line changes real infrastructure, and so is asked every time.
 
-The bash tool (tools/shell.py) asks it for each command; it reads command lines and knows nothing of
-tools or of the checkers in iac/. `rule.py` walks a line's commands, `shell_syntax.py` reads the line as
-bash would, `clis.py` knows which subcommands of each infrastructure CLI change things.
+The bash tool (tools/shell.py) asks it for each command line; the guard's shims ask `changes_argv` for each
+program about to run, and `approval_covers` whether the line the user approved already covers it. It reads
+commands and knows nothing of tools or of the checkers in iac/. `rule.py` walks a line's commands,
+`shell_syntax.py` reads the line as bash would, `wrappers.py` unwraps the programs that run others,
+`clis.py` and `cloud_clis.py` know which subcommands of each infrastructure CLI change things.
 """
 
 from iac_code.infra_commands.argv import GUARDED_PROGRAMS, approval_covers, changes_argv

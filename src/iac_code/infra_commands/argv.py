@@ -3,28 +3,78 @@
 No shell is left to read: the words are final. `changes_argv` says whether running them changes real
 infrastructure; `approval_covers` says whether a user who approved a command *line* (the bash call's
 visible question) already approved this run of one of its programs, so that it is not asked twice.
+
+Approving a line approves the changing commands it shows, as rule.py finds them (wrappers unwrapped,
+shells in shells parsed), each a pattern of words where a word computed at run time (`$X`, `$(…)`, a
+glob) stands for any run of words, the program included (`$TF apply` covers `terraform apply`; `$CMD`
+alone, anything). A line that cannot be read covers any run: the user saw it whole. Programs compare by
+name (`/usr/bin/terraform` is `terraform`, `microk8s.kubectl` is `kubectl`), and approving terragrunt or
+cdktf covers the terraform they run. Nothing else: `terraform apply && sh deploy.sh` approved does not
+cover a `kubectl delete` that deploy.sh runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from iac_code.infra_commands.clis import CHANGE_CHECKS
-from iac_code.infra_commands.rule import program_name
-from iac_code.infra_commands.shell_syntax import Word
+from iac_code.infra_commands.clis import CANONICAL_NAMES, CHANGE_CHECKS, DRIVEN_PROGRAMS
+from iac_code.infra_commands.rule import Pattern, changing_commands, command_changes, program_name
+from iac_code.infra_commands.shell_syntax import SimpleCommand, Word
+
+# Names a line may use that are shell aliases, not programs: a shim by such a short name would shadow
+# whatever binary happens to bear it.
+ALIAS_NAMES = frozenset({"tf", "k"})
+# Launchers that run a package's binary from their own directory, ahead of PATH (`npx cdk deploy` runs
+# node_modules/.bin/cdk): shimmed so that what they launch is classified.
+LAUNCHERS = frozenset({"npx", "pnpx", "bunx", "npm", "pnpm", "yarn", "bun"})
 
 # The programs a shim stands in for: every CLI whose subcommands can change real infrastructure.
-GUARDED_PROGRAMS = frozenset(CHANGE_CHECKS)
+GUARDED_PROGRAMS = (frozenset(CHANGE_CHECKS) - ALIAS_NAMES) | LAUNCHERS
 
 
 def changes_argv(argv: Sequence[str]) -> bool:
     """Whether running `argv` (argv[0] the program, as invoked or by base name) changes infrastructure."""
-    if not argv:
-        return False
-    check = CHANGE_CHECKS.get(program_name(argv[0]))
-    return check is not None and check([Word(arg) for arg in argv[1:]])
+    return bool(_runs(argv))
 
 
 def approval_covers(line: str, argv: Sequence[str]) -> bool:
     """Whether approving the command line `line` covers running `argv` during that command."""
-    return bool(argv) and changes_argv(argv) and " ".join(argv[1:]) in line and program_name(argv[0]) in line
+    runs = _runs(argv)
+    if not runs:
+        return False
+    approved = changing_commands(line)
+    return all(any(_matches(pattern, run) for pattern in approved) for run in runs)
+
+
+def _runs(argv: Sequence[str]) -> list[Pattern]:
+    words = [Word(arg) for arg in argv]
+    return command_changes(words, SimpleCommand(words), 0)
+
+
+def _canonical(path: str) -> str:
+    name = program_name(path)
+    return CANONICAL_NAMES.get(name, name)
+
+
+def _matches(pattern: Pattern, run: Pattern) -> bool:
+    if any(word.dynamic for word in run):
+        return pattern[0].dynamic and len(pattern) == 1  # a run read from stdin: only "anything" covers it
+    if pattern[0].dynamic:
+        return _words_match(pattern, run)
+    approved, running = _canonical(pattern[0].text), _canonical(run[0].text)
+    if running in DRIVEN_PROGRAMS.get(approved, ()):
+        return True
+    return approved == running and _words_match(pattern[1:], run[1:])
+
+
+def _words_match(pattern: Sequence[Word], words: Sequence[Word]) -> bool:
+    """Whether `words` fit `pattern`, a dynamic word in it standing for any run of zero or more words."""
+    reachable = {0}  # how many of `words` the pattern read so far can have matched
+    for expected in pattern:
+        if not reachable:
+            return False
+        if expected.dynamic:
+            reachable = set(range(min(reachable), len(words) + 1))
+        else:
+            reachable = {i + 1 for i in reachable if i < len(words) and words[i].text == expected.text}
+    return len(words) in reachable

@@ -3,18 +3,27 @@
 - terraform / tofu / terragrunt: apply, destroy, import, taint, untaint, refresh, test (it applies and
   destroys real resources), force-unlock, state rm|mv|push|replace-provider, workspace delete
   (terragrunt's run-all / run --all / apply-all / destroy-all included);
-- pulumi: up/update, destroy, import, refresh, state delete|move, stack rm;
+- pulumi: up/update, destroy, import, refresh, watch, state delete|move|rename|edit|protect|unprotect|
+  taint|untaint|repair, stack rm|rename|import;
 - kubectl (and oc): apply, create, delete, replace, patch, scale, edit, drain, cordon, uncordon, label,
   annotate, taint, set, autoscale, expose, run, rollout restart|undo|pause|resume, certificate
-  approve|deny; not with --dry-run (client or server);
+  approve|deny, auth reconcile (oc also new-project, new-app, new-build, start-build, import-image, tag,
+  adm …); not with --dry-run (client or server);
 - helm: install, upgrade, uninstall (delete), rollback; not with --dry-run;
-- aws cloudformation: every operation but describe-/list-/get-/validate-/estimate-/detect-, wait, package;
-- aliyun ros: every API but Describe*/List*/Get*/Validate*/Preview*/Detect*/Check*/Generate*;
-- cdk / ros-cdk deploy|destroy, sam deploy|delete|sync.
+- cdk deploy|destroy|bootstrap|import|watch|rollback|gc, cdktf deploy|apply|destroy|watch, ros-cdk
+  deploy|destroy, sam deploy|delete|sync|remote invoke|pipeline bootstrap;
+- microk8s enable|disable|reset|join|leave|remove-node|start|stop|refresh-certs (its kubectl and helm are
+  unwrapped by the rule, wrappers.py);
+- helmfile apply|sync|destroy|delete|charts; eksctl create|delete|upgrade|scale|drain|set|unset|update|
+  enable|register|deregister|associate|disassociate;
+- aws, gcloud, az and aliyun: cloud_clis.py.
 
 Not changing: terraform plan (also -destroy), validate, fmt, show, output, init; kubectl get, diff,
-describe, logs; helm template, lint, diff. The subcommand is the first argument that is one of the tool's
-subcommands (global options and their values come before it); one computed at run time counts as changing.
+describe, logs; helm template, lint, diff. The subcommand is the first operand once the global options
+and their values are skipped (options.py: `kubectl -n get delete` deletes); when it is not one the tool
+knows (a plugin such as `helm secrets upgrade`), the first known one after it. A subcommand computed at
+run time counts as changing. kubectl's and helm's `--dry-run` count as the last one before `--` says:
+bare, `client`, `server` or `true` is a dry run; `none` or `false` changes.
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from iac_code.infra_commands.cloud_clis import CLOUD_CHECKS, CLOUD_GUESSES
+from iac_code.infra_commands.options import Options, last_flag_value, operand_readings
 from iac_code.infra_commands.shell_syntax import Word
 
 TERRAFORM_SUBCOMMANDS = frozenset(
@@ -36,6 +47,19 @@ TERRAFORM_CHANGING = frozenset(
     {"apply", "destroy", "import", "taint", "untaint", "refresh", "test", "force-unlock", "apply-all", "destroy-all"}
 )
 TERRAFORM_STATE_CHANGING = frozenset({"rm", "mv", "push", "replace-provider"})
+TERRAFORM_OPTIONS = Options(  # terraform's own are `-chdir=DIR`, `-help`, `-version`; the rest are terragrunt's
+    with_value=frozenset(
+        {"-chdir", "--working-dir", "--terragrunt-working-dir", "--config", "--terragrunt-config", "--log-level",
+         "--terragrunt-log-level", "--log-format", "--tf-path", "--terragrunt-tfpath", "--download-dir",
+         "--terragrunt-download-dir", "--source", "--terragrunt-source", "--iam-assume-role",
+         "--terragrunt-iam-role", "--parallelism", "--terragrunt-parallelism", "--queue-include-dir",
+         "--terragrunt-include-dir", "--queue-exclude-dir", "--terragrunt-exclude-dir", "--feature"}
+    ),
+    flags=frozenset(
+        {"-help", "-version", "-v", "-h", "--help", "--version", "--all", "-a", "--graph", "--non-interactive",
+         "--terragrunt-non-interactive", "--no-color", "-no-color"}
+    ),
+)  # fmt: skip
 
 KUBECTL_CHANGING = frozenset(
     {
@@ -48,7 +72,33 @@ KUBECTL_SUBCOMMANDS = KUBECTL_CHANGING | {
     "cp", "top", "version", "api-resources", "api-versions", "config", "cluster-info", "auth", "wait",
     "events", "kustomize", "plugin", "completion", "attach", "debug", "alpha",
 }  # fmt: skip
-KUBECTL_ROLLOUT_CHANGING = frozenset({"restart", "undo", "pause", "resume"})
+KUBECTL_SECOND = {
+    "rollout": frozenset({"restart", "undo", "pause", "resume"}),
+    "certificate": frozenset({"approve", "deny"}),
+    "auth": frozenset({"reconcile"}),
+}
+KUBECTL_OPTIONS = Options(
+    with_value=frozenset(
+        {"-n", "--namespace", "-s", "--server", "--as", "--as-group", "--as-uid", "--cache-dir",
+         "--certificate-authority", "--client-certificate", "--client-key", "--cluster", "--context",
+         "--kubeconfig", "--password", "--profile", "--profile-output", "--request-timeout", "--tls-server-name",
+         "--token", "--user", "--username", "-v", "--v", "--vmodule", "--log-flush-frequency"}
+    ),
+    flags=frozenset(
+        {"--insecure-skip-tls-verify", "--match-server-version", "--warnings-as-errors", "--disable-compression",
+         "-h", "--help", "--version"}
+    ),
+)  # fmt: skip
+OC_CHANGING = KUBECTL_CHANGING | {
+    "new-project", "new-app", "new-build", "start-build", "cancel-build", "import-image", "tag", "rollback",
+}  # fmt: skip
+OC_SECOND = {
+    **KUBECTL_SECOND,
+    "adm": frozenset({"cordon", "uncordon", "drain", "taint", "policy", "prune", "groups", "new-project", "certificate",
+                      "upgrade", "reboot-machine-config-pool"}),
+    "policy": frozenset({"add-role-to-user", "add-role-to-group", "remove-role-from-user", "remove-role-from-group",
+                         "add-scc-to-user", "add-scc-to-group", "remove-scc-from-user", "remove-scc-from-group"}),
+}  # fmt: skip
 
 HELM_CHANGING = frozenset({"install", "upgrade", "uninstall", "delete", "del", "un", "rollback"})
 HELM_SUBCOMMANDS = HELM_CHANGING | {
@@ -56,38 +106,78 @@ HELM_SUBCOMMANDS = HELM_CHANGING | {
     "dependency", "dep", "search", "pull", "fetch", "package", "plugin", "version", "env", "test", "create",
     "verify", "push", "registry", "completion", "diff",
 }  # fmt: skip
+HELM_OPTIONS = Options(
+    with_value=frozenset(
+        {"-n", "--namespace", "--kube-context", "--kubeconfig", "--kube-apiserver", "--kube-as-user",
+         "--kube-as-group", "--kube-ca-file", "--kube-token", "--kube-tls-server-name", "--burst-limit", "--qps",
+         "--registry-config", "--repository-cache", "--repository-config", "--content-cache"}
+    ),
+    flags=frozenset({"--debug", "--kube-insecure-skip-tls-verify", "-h", "--help"}),
+)  # fmt: skip
 
-PULUMI_CHANGING = frozenset({"up", "update", "destroy", "import", "refresh"})
+PULUMI_CHANGING = frozenset({"up", "update", "destroy", "import", "refresh", "watch"})
 PULUMI_SUBCOMMANDS = PULUMI_CHANGING | {
     "preview", "stack", "state", "config", "login", "logout", "new", "whoami", "version", "plugin", "about",
-    "cancel", "console", "convert", "logs", "org", "package", "policy", "schema", "watch", "install", "env",
+    "cancel", "console", "convert", "logs", "org", "package", "policy", "schema", "install", "env",
 }  # fmt: skip
-
-AWS_OPTIONS_WITH_VALUE = frozenset(
-    {"--region", "--profile", "--output", "--endpoint-url", "--query", "--color", "--ca-bundle",
-     "--cli-read-timeout", "--cli-connect-timeout", "--cli-binary-format", "--cli-auto-prompt"}
-)  # fmt: skip
-AWS_CFN_READ = ("describe-", "list-", "get-", "validate-", "estimate-", "detect-", "wait", "package", "help")
-ALIYUN_OPTIONS_WITH_VALUE = frozenset(
-    {"--profile", "-p", "--region", "--mode", "--access-key-id", "--access-key-secret", "--sts-token",
-     "--ram-role-name", "--ram-role-arn", "--role-session-name", "--config-path", "--endpoint", "--read-timeout",
-     "--connect-timeout", "--retry-count", "--language", "--output", "--header"}
-)  # fmt: skip
-ALIYUN_ROS_READ = ("describe", "list", "get", "validate", "preview", "detect", "check", "generate")
-DEPLOY_TOOLS = {
-    "cdk": frozenset({"deploy", "destroy"}),
-    "ros-cdk": frozenset({"deploy", "destroy"}),
-    "sam": frozenset({"deploy", "delete", "sync"}),
+PULUMI_SECOND = {
+    "state": frozenset(
+        {"delete", "move", "rename", "edit", "protect", "unprotect", "taint", "untaint", "repair", "upgrade"}
+    ),
+    "stack": frozenset({"rm", "rename", "import"}),
 }
-DEPLOY_READ = frozenset({"synth", "diff", "list", "ls", "build", "validate"})
+PULUMI_OPTIONS = Options(
+    with_value=frozenset(
+        {"-C", "--cwd", "--color", "--memprofilerate", "--profiling", "--tracing", "--tracing-header", "-v",
+         "--verbose", "-s", "--stack"}
+    ),
+    flags=frozenset(
+        {"--disable-integrity-checking", "-e", "--emoji", "--logflow", "--logtostderr", "--non-interactive",
+         "-h", "--help"}
+    ),
+)  # fmt: skip
+
+DEPLOY_OPTIONS = Options(  # cdk, cdktf, ros-cdk, sam
+    with_value=frozenset(
+        {"-a", "--app", "-c", "--context", "-p", "--plugin", "--profile", "--proxy", "--ca-bundle-path", "-o",
+         "--output", "-r", "--role-arn", "--toolkit-stack-name", "--region", "--config-file", "--config-env",
+         "-t", "--template", "--template-file", "--log-level"}
+    ),
+)  # fmt: skip
+DEPLOY_READ = frozenset(
+    {"synth", "synthesize", "diff", "plan", "list", "ls", "build", "validate", "doctor", "docs", "context", "init",
+     "acknowledge", "notices", "metadata", "version", "get", "output", "local", "logs", "traces", "package"}
+)  # fmt: skip
+MICROK8S_CHANGING = frozenset(
+    {"enable", "disable", "reset", "join", "leave", "remove-node", "start", "stop", "refresh-certs"}
+)
+MICROK8S_READ = frozenset({"status", "config", "inspect", "version", "images", "dashboard-proxy", "add-node"})
+
+HELMFILE_CHANGING = frozenset({"apply", "sync", "destroy", "delete", "charts"})
+HELMFILE_OPTIONS = Options(
+    with_value=frozenset(
+        {"-f", "--file", "-e", "--environment", "-n", "--namespace", "--kube-context", "-l", "--selector",
+         "--state-values-set", "--state-values-file", "-b", "--helm-binary", "--log-level", "--chart"}
+    ),
+    flags=frozenset({"-i", "--interactive", "-q", "--quiet", "--debug", "--allow-no-matching-release", "--color"}),
+)  # fmt: skip
+HELMFILE_READ = frozenset(
+    {"diff", "template", "lint", "list", "status", "build", "deps", "repos", "fetch", "write-values", "test",
+     "init", "cache", "version", "show-dag", "completion", "help"}
+)  # fmt: skip
+EKSCTL_CHANGING = frozenset(
+    {"create", "delete", "upgrade", "scale", "drain", "set", "unset", "update", "enable", "register", "deregister",
+     "associate", "disassociate"}
+)  # fmt: skip
+EKSCTL_READ = frozenset({"get", "info", "version", "completion", "utils", "anywhere", "help"})
+
+DRY_RUN = frozenset({"", "client", "server", "true", "True", "TRUE", "1", "t", "T"})
 
 
 def _first_known(args: Sequence[Word], known: frozenset[str]) -> tuple[int, str] | None:
-    """Index and name of the first argument that is a known subcommand; ("?") for a dynamic one before it."""
+    """Index and name of the first argument that is a known subcommand."""
     for index, word in enumerate(args):
-        if word.dynamic and not word.text.startswith("-"):
-            return index, "?"
-        if word.text in known:
+        if word.text in known and not word.dynamic:
             return index, word.text
     return None
 
@@ -105,103 +195,113 @@ def _next_word(args: Sequence[Word], after: int) -> str | None:
 class _Cli:
     """How a tool's subcommands read: which change things, and which do only with a given next word."""
 
-    known: frozenset[str]  # every subcommand: the first argument that is one of them is the subcommand
+    known: frozenset[str]  # every subcommand
     changing: frozenset[str]
+    options: Options = field(default_factory=Options)  # the global options before the subcommand
     changing_second: Mapping[str, frozenset[str]] = field(default_factory=dict)  # state -> {rm, mv...}
     harmless_second: Mapping[str, frozenset[str]] = field(default_factory=dict)  # apply -> {view-last-applied}
-    dry_run_allowed: bool = False  # --dry-run (client/server) makes a changing subcommand harmless
+    dry_run_allowed: bool = False  # --dry-run (client or server) makes a changing subcommand harmless
 
     def changes(self, args: Sequence[Word]) -> bool:
-        found = _first_known(args, self.known)
-        if found is None:
-            return False
-        index, name = found
-        if name == "?":
+        readings = operand_readings(args, self.options, 1)
+        if readings is None:
             return True
+        return any(self._changes_from(args, reading[0]) for reading in readings if reading)
+
+    def _changes_from(self, args: Sequence[Word], start: int) -> bool:
+        if args[start].dynamic:
+            return True
+        index, name = start, args[start].text
+        if name not in self.known:  # a plugin (`helm secrets upgrade`) or a typo: the first known word after it
+            found = _first_known(args[start + 1 :], self.known)
+            if found is None:
+                return False
+            index, name = start + 1 + found[0], found[1]
         second = _next_word(args, index)
         if name in self.changing:
             if second in self.harmless_second.get(name, ()):
                 return False
-            return not (self.dry_run_allowed and _dry_run(args))
+            return not (self.dry_run_allowed and last_flag_value(args, "--dry-run") in DRY_RUN)
         return name in self.changing_second and second in (*self.changing_second[name], "?")
-
-
-def _dry_run(args: Sequence[Word]) -> bool:
-    return any(w.text == "--dry-run" or (w.text.startswith("--dry-run=") and w.text != "--dry-run=none") for w in args)
 
 
 TERRAFORM = _Cli(
     TERRAFORM_SUBCOMMANDS,
     TERRAFORM_CHANGING,
+    TERRAFORM_OPTIONS,
     changing_second={"state": TERRAFORM_STATE_CHANGING, "workspace": frozenset({"delete"})},
 )
 KUBECTL = _Cli(
     KUBECTL_SUBCOMMANDS,
     KUBECTL_CHANGING,
-    changing_second={"rollout": KUBECTL_ROLLOUT_CHANGING, "certificate": frozenset({"approve", "deny"})},
+    KUBECTL_OPTIONS,
+    changing_second=KUBECTL_SECOND,
     harmless_second={"apply": frozenset({"view-last-applied"})},
     dry_run_allowed=True,
 )
-HELM = _Cli(HELM_SUBCOMMANDS, HELM_CHANGING, dry_run_allowed=True)
-PULUMI = _Cli(
-    PULUMI_SUBCOMMANDS,
-    PULUMI_CHANGING,
-    changing_second={"state": frozenset({"delete", "move"}), "stack": frozenset({"rm"})},
+OC = _Cli(
+    KUBECTL_SUBCOMMANDS | OC_CHANGING | {"adm", "policy", "login", "logout", "project", "projects", "whoami"},
+    OC_CHANGING,
+    KUBECTL_OPTIONS,
+    changing_second=OC_SECOND,
+    harmless_second={"apply": frozenset({"view-last-applied"})},
+    dry_run_allowed=True,
 )
+HELM = _Cli(HELM_SUBCOMMANDS, HELM_CHANGING, HELM_OPTIONS, dry_run_allowed=True)
+PULUMI = _Cli(PULUMI_SUBCOMMANDS, PULUMI_CHANGING, PULUMI_OPTIONS, changing_second=PULUMI_SECOND)
 
 
-def _service_call(args: Sequence[Word], options_with_value: frozenset[str]) -> tuple[str, str | None] | None:
-    """(service, operation) of `aws`/`aliyun` arguments, skipping global options; "?" where dynamic."""
-    words: list[str] = []
-    skip_value = False
-    for word in args:
-        if skip_value:
-            skip_value = False
-            continue
-        if word.dynamic:
-            words.append("?")
-        elif word.text.startswith("-"):
-            skip_value = word.text in options_with_value
-            continue
-        else:
-            words.append(word.text)
-        if len(words) == 2:
-            break
-    if not words:
-        return None
-    return words[0], words[1] if len(words) > 1 else None
-
-
-def _aws(args: Sequence[Word]) -> bool:
-    call = _service_call(args, AWS_OPTIONS_WITH_VALUE)
-    if call is None or call[0] not in ("cloudformation", "?"):
-        return False
-    operation = call[1]
-    return operation is not None and (operation == "?" or not operation.startswith(AWS_CFN_READ))
-
-
-def _aliyun(args: Sequence[Word]) -> bool:
-    call = _service_call(args, ALIYUN_OPTIONS_WITH_VALUE)
-    if call is None or call[0].lower() not in ("ros", "?"):
-        return False
-    operation = call[1]
-    return operation is not None and (
-        operation == "?" or not operation.replace("-", "").lower().startswith(ALIYUN_ROS_READ)
-    )
+def _deploy_tool(changing: frozenset[str], second: Mapping[str, frozenset[str]] | None = None) -> _Cli:
+    return _Cli(changing | DEPLOY_READ | set(second or {}), changing, DEPLOY_OPTIONS, changing_second=second or {})
 
 
 # Program base name -> whether a call with these arguments (after the program name) changes infrastructure.
+# `tf` and `k` are the usual shell aliases (a line may spell them; no binary of theirs is shimmed).
 CHANGE_CHECKS: dict[str, Callable[[Sequence[Word]], bool]] = {
     "terraform": TERRAFORM.changes,
     "tofu": TERRAFORM.changes,
     "terragrunt": TERRAFORM.changes,
     "tf": TERRAFORM.changes,
     "kubectl": KUBECTL.changes,
-    "oc": KUBECTL.changes,
     "k": KUBECTL.changes,
+    "microk8s.kubectl": KUBECTL.changes,
+    "oc": OC.changes,
     "helm": HELM.changes,
+    "helm3": HELM.changes,
+    "microk8s.helm": HELM.changes,
+    "microk8s.helm3": HELM.changes,
     "pulumi": PULUMI.changes,
-    "aws": _aws,
-    "aliyun": _aliyun,
-    **{name: _Cli(changing | DEPLOY_READ, changing).changes for name, changing in DEPLOY_TOOLS.items()},
+    "cdk": _deploy_tool(frozenset({"deploy", "destroy", "bootstrap", "import", "watch", "rollback", "gc"})).changes,
+    "cdktf": _deploy_tool(frozenset({"deploy", "apply", "destroy", "watch"})).changes,
+    "ros-cdk": _deploy_tool(frozenset({"deploy", "destroy"})).changes,
+    "sam": _deploy_tool(
+        frozenset({"deploy", "delete", "sync"}),
+        {"remote": frozenset({"invoke"}), "pipeline": frozenset({"bootstrap"})},
+    ).changes,
+    "microk8s": _Cli(MICROK8S_CHANGING | MICROK8S_READ, MICROK8S_CHANGING).changes,
+    "helmfile": _Cli(HELMFILE_CHANGING | HELMFILE_READ, HELMFILE_CHANGING, HELMFILE_OPTIONS).changes,
+    "eksctl": _Cli(EKSCTL_CHANGING | EKSCTL_READ, EKSCTL_CHANGING, Options(frozenset({"-C", "--color"}))).changes,
+    **CLOUD_CHECKS,
+}
+
+# Which checks a program computed at run time (`$TF apply`) is judged by: each CLI's, once.
+UNKNOWN_PROGRAM_CHECKS = tuple(
+    dict.fromkeys([*(check for name, check in CHANGE_CHECKS.items() if name not in CLOUD_CHECKS), *CLOUD_GUESSES])
+)
+
+# The same program under another name: a line's `microk8s.kubectl delete x` is the `kubectl delete x` a shim
+# sees; `terraform1.5` and `/usr/local/bin/terraform` are terraform (rule.program_name).
+CANONICAL_NAMES = {
+    "tf": "terraform",
+    "k": "kubectl",
+    "microk8s.kubectl": "kubectl",
+    "helm3": "helm",
+    "microk8s.helm": "helm",
+    "microk8s.helm3": "helm",
+}
+# Programs that run others as a matter of course: approving `terragrunt apply` approves the terraform it runs.
+DRIVEN_PROGRAMS = {
+    "terragrunt": frozenset({"terraform", "tofu"}),
+    "cdktf": frozenset({"terraform", "tofu"}),
+    "helmfile": frozenset({"helm"}),
 }

@@ -1,28 +1,37 @@
 """Whether a shell command line changes real infrastructure (and so must be asked every time).
 
 The line is parsed as bash would (shell_syntax.py), then every simple command in it is looked
-through: wrappers are unwrapped (`sudo`, `env VAR=x`, `nohup`, `time`, `timeout`, `nice`, `xargs`,
-`watch`, `ssh host ...`, `find -exec`...), shell strings are parsed in turn (`sh -c`, `bash -lc`,
-`eval`, a here-document or an `echo ... |` fed to a shell), and the program is recognised by its base
-name (`/usr/local/bin/terraform` is terraform, `terraform1.5` too). Which subcommands of terraform,
-tofu, terragrunt, pulumi, kubectl, helm, aws cloudformation, aliyun ros, cdk and sam change things is
-in clis.py.
+through: wrappers are unwrapped (wrappers.py: `sudo`, `env VAR=x`, `timeout`, `xargs`, `aws-vault exec`,
+`npx`, `script -c`…), shell strings are parsed in turn (`sh -c`, `bash -lc`, `eval`, `trap`, `alias`, a
+here-document, here-string or an `echo … |` fed to a shell, `bash <(echo …)`), and the program is
+recognised by its base name (`/usr/local/bin/terraform` is terraform, `terraform1.5` too). Which
+subcommands of each tool change things is in clis.py and cloud_clis.py.
 
-A line that cannot be parsed counts as changing, and so does a program or subcommand computed at run
-time (`$TF apply`, `terraform $ACTION`, `CMD="terraform apply"; $CMD`) that could be a changing one.
+What the rule finds is the list of the line's changing commands, unwrapped (`changing_commands`): the
+bash tool asks when there is one, and argv.py compares a program about to run with them. A line that
+cannot be parsed counts as changing, and so does a program or subcommand computed at run time (`$TF
+apply`, `terraform $ACTION`) that could be a changing one; a program taken from a variable, from `"$@"`,
+or built by brace expansion (`CMD="terraform apply"; $CMD`, `set -- terraform apply; "$@"`,
+`{terraform,apply}`) changes when some text of the line reads as a changing command. A script run by
+path or by a shell (`./deploy.sh`, `sh go.sh`), `make`, and `python3 -c …` are not seen into here: the
+guard's shims see what they run.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from iac_code.infra_commands.clis import CHANGE_CHECKS
+from iac_code.infra_commands.clis import CHANGE_CHECKS, UNKNOWN_PROGRAM_CHECKS
 from iac_code.infra_commands.shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_commands
+from iac_code.infra_commands.static_text import brace_expanded, static_output, static_substitution
+from iac_code.infra_commands.wrappers import ASSIGNMENT, WRAPPERS, option_value, skip_options
 
 MAX_DEPTH = 8  # shells inside shells: deeper than this is taken as changing
 
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+Pattern = list[Word]  # a changing command as the line shows it: a dynamic word stands for any words
+ANYTHING: Pattern = [Word("<anything>", dynamic=True)]  # what a line that cannot be read may run
+
 _VERSIONED = re.compile(r"^(?P<name>[a-z-]+?)(?:[-_]?v?\d+(?:\.\d+)*)?$")
 RESERVED_PREFIXES = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "coproc"})
 RESERVED_SKIP = frozenset({"for", "select", "case", "[[", "[", "test", "fi", "done", "}", "esac", "]]"})
@@ -32,42 +41,88 @@ SHELL_OPTIONS_WITH_VALUE = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--ini
 
 def is_infrastructure_change(command: str) -> bool:
     """Whether running `command` (a bash command line) may change real infrastructure."""
-    try:
-        commands = parse_commands(command)
-    except (ShellSyntaxError, RecursionError):
-        return True
-    if any(_changes(c, 0) for c in commands):
-        return True
-    # `CMD="terraform apply"; $CMD`: a program taken from a variable may be any command the line assigns.
-    if any(words and words[0].dynamic for words in (_strip_prefixes(c.words) for c in commands)):
-        return any(_line_changes(value, 1) for value in _assigned_values(commands))
-    return False
+    return bool(changing_commands(command))
 
 
-def _assigned_values(commands: list[SimpleCommand]) -> list[str]:
-    values = []
-    for command in commands:
-        for word in command.words:
-            match = _ASSIGNMENT.match(word.text)
-            if match:
-                values.append(word.text[match.end() :])
-    return values
-
-
-def _changes(command: SimpleCommand, depth: int) -> bool:
+def changing_commands(line: str, depth: int = 0, read_texts: bool = True) -> list[Pattern]:
+    """The line's commands that change infrastructure, unwrapped; [ANYTHING] for a line that cannot be read.
+    `read_texts`: whether a program computed at run time is looked for in the line's texts (not again in those)."""
     if depth > MAX_DEPTH:
-        return True
-    return _words_change(_strip_prefixes(command.words), command, depth)
-
-
-def _line_changes(line: str, depth: int) -> bool:
-    if depth > MAX_DEPTH:
-        return True
+        return [ANYTHING]
     try:
         commands = parse_commands(line)
     except (ShellSyntaxError, RecursionError):
-        return True
-    return any(_changes(c, depth) for c in commands)
+        return [ANYTHING]
+    found: list[Pattern] = []
+    from_variables: list[Pattern] = []
+    for command in commands:
+        words = _strip_prefixes(command.words)
+        changing = command_changes(words, command, depth)
+        found.extend(changing)
+        if not changing and words and words[0].dynamic:
+            from_variables.append(words)
+    # `CMD="terraform apply"; $CMD`: a program computed at run time may be any command the line spells out.
+    if from_variables and read_texts and _spells_a_change(commands, depth):
+        found.extend(from_variables)
+    return found
+
+
+def program_name(path: str) -> str:
+    """The program a path runs, by base name (`/usr/local/bin/terraform1.5` is terraform)."""
+    name = path.rsplit("/", 1)[-1]
+    match = _VERSIONED.match(name)
+    return match.group("name") if match else name
+
+
+def command_changes(words: Sequence[Word], command: SimpleCommand, depth: int) -> list[Pattern]:
+    """The changing commands that running `words` (a program and its arguments) amounts to."""
+    if not words:
+        return []
+    if depth > MAX_DEPTH:
+        return [ANYTHING]
+    args = words[1:]
+    if words[0].dynamic:
+        resolved = static_substitution(words[0].text)  # `$(echo terraform apply)`
+        if resolved is not None:
+            return command_changes([*resolved, *args], command, depth + 1)
+        # Which program runs is decided at run time: changing if these arguments would be for any of them.
+        return [list(words)] if any(check(args) for check in UNKNOWN_PROGRAM_CHECKS) else []
+    program = program_name(words[0].text)
+    if program in WRAPPERS:
+        inner = WRAPPERS[program](args)
+        if inner is not None:
+            return command_changes(inner, command, depth + 1)
+    if program in CHANGE_CHECKS:
+        return [list(words)] if CHANGE_CHECKS[program](args) else []
+    if program in SHELLS:
+        return _shell_changes(program, args, command, depth)
+    return _runs_text(program, args, command, depth)
+
+
+def _runs_text(program: str, args: Sequence[Word], command: SimpleCommand, depth: int) -> list[Pattern]:
+    """Builtins and tools that run a command given as text: eval, su -c, ssh, watch, find -exec, trap, alias,
+    source of a process substitution."""
+    if program == "eval":
+        return changing_commands(" ".join(w.text for w in args), depth + 1)
+    if program in ("su", "runuser"):
+        script = option_value(args, ("-c", "--command"))
+        return [] if script is None else changing_commands(script, depth + 1)
+    if program == "ssh":
+        return changing_commands(" ".join(w.text for w in _after_host(args)), depth + 1)
+    if program == "watch":
+        return changing_commands(" ".join(w.text for w in skip_options(args, {"-n", "--interval", "-d"})), depth + 1)
+    if program == "find":
+        return [p for part in _find_exec(args) for p in command_changes(part, command, depth + 1)]
+    if program == "trap":  # `trap 'terraform apply' EXIT`: the text runs on the signal
+        rest = skip_options(args, set())
+        return changing_commands(rest[0].text, depth + 1) if rest and not rest[0].dynamic else []
+    if program in ("source", ".") and args and args[0].text.startswith("<("):  # `source <(echo …)`
+        output = static_output(args[0].text[2:-1])
+        return [] if output is None else changing_commands(output, depth + 1)
+    if program == "alias":  # `alias up='terraform apply'`: what the alias will run
+        values = [w.text.split("=", 1)[1] for w in args if "=" in w.text]
+        return [p for value in values for p in changing_commands(value, depth + 1)]
+    return []
 
 
 def _strip_prefixes(words: list[Word]) -> list[Word]:
@@ -80,7 +135,7 @@ def _strip_prefixes(words: list[Word]) -> list[Word]:
         if text == "function":  # function name { body: the body is read as commands
             index += 2
             continue
-        if text in RESERVED_PREFIXES or (not words[index].dynamic and _ASSIGNMENT.match(text)):
+        if text in RESERVED_PREFIXES or ASSIGNMENT.match(text):
             index += 1
             if text == "time":
                 while index < len(words) and words[index].text.startswith("-"):
@@ -90,128 +145,42 @@ def _strip_prefixes(words: list[Word]) -> list[Word]:
     return words[index:]
 
 
-def _program(word: Word) -> str:
-    return program_name(word.text)
-
-
-def program_name(path: str) -> str:
-    """The program a path runs, by base name (`/usr/local/bin/terraform1.5` is terraform)."""
-    name = path.rsplit("/", 1)[-1]
-    match = _VERSIONED.match(name)
-    return match.group("name") if match else name
-
-
-def _words_change(words: list[Word], command: SimpleCommand, depth: int) -> bool:
-    if not words:
-        return False
-    args = words[1:]
-    if words[0].dynamic:
-        # Which program runs is decided at run time: changing if these arguments would be for any of them.
-        return any(check(args) for check in CHANGE_CHECKS.values())
-    program = _program(words[0])
-    if program in CHANGE_CHECKS:
-        return CHANGE_CHECKS[program](args)
-    if program in WRAPPERS:
-        inner = WRAPPERS[program](args)
-        return inner is not None and _words_change(inner, command, depth + 1)
-    if program in SHELLS:
-        return _shell_changes(program, args, command, depth)
-    if program == "eval":
-        return _line_changes(" ".join(w.text for w in args), depth + 1)
-    if program in ("su", "runuser"):
-        script = _option_value(args, ("-c", "--command"))
-        return script is not None and _line_changes(script, depth + 1)
-    if program == "ssh":
-        return _line_changes(" ".join(w.text for w in _after_host(args)), depth + 1)
-    if program == "watch":
-        return _line_changes(" ".join(w.text for w in _skip_options(args, {"-n", "--interval", "-d"})), depth + 1)
-    if program == "find":
-        return any(_words_change(part, command, depth + 1) for part in _find_exec(args))
+def _spells_a_change(commands: list[SimpleCommand], depth: int) -> bool:
+    """Whether some text of the line reads as a changing command: a word (an assignment's value, a quoted
+    string, a brace expansion; split at an `IFS` the line sets), the tail of a command's words (`set --
+    terraform apply`, `printf -v X %s terraform apply`), or the text a command reads on stdin."""
+    separators = "".join(w.text[4:] for c in commands for w in c.words if w.text.startswith("IFS=") and not w.dynamic)
+    for command in commands:
+        texts = [text for word in command.words if (text := _spelled_text(word))]
+        if command.stdin_text is not None:
+            texts.append(command.stdin_text)
+        for text in texts:
+            for separator in separators:
+                text = text.replace(separator, " ")
+            # one word alone is no changing command (`X=terraform; $X apply` is judged by its arguments)
+            if len(text.split()) > 1 and changing_commands(text, depth + 1, read_texts=False):
+                return True
+        static_words = [w for w in command.words if not w.dynamic]
+        for start in range(1, len(static_words)):
+            if command_changes(static_words[start:], command, depth + 1):
+                return True
     return False
 
 
-# --- wrappers: programs that run the rest of their arguments as a command ----------------------------------
+def _spelled_text(word: Word) -> str | None:
+    """The text a word spells that may be run later: its value if an assignment, the words of a brace
+    expansion; a word computed at run time spells nothing more (its text is the expansion itself)."""
+    if ASSIGNMENT.match(word.text):
+        return word.text.split("=", 1)[1]
+    expanded = brace_expanded(word.text)
+    return expanded if expanded != word.text or not word.dynamic else None
 
 
-def _skip_options(args: Sequence[Word], with_value: set[str] | frozenset[str]) -> list[Word]:
-    """The arguments after the wrapper's own options (`--` ends them; `-x VALUE` for options in `with_value`)."""
-    index = 0
-    while index < len(args):
-        text = args[index].text
-        if text == "--":
-            return list(args[index + 1 :])
-        if not text.startswith("-") or text == "-" or args[index].dynamic:
-            break
-        # `-u admin`, and `-iu admin` (short options bundled, the last one taking the value)
-        takes_value = text in with_value or (not text.startswith("--") and f"-{text[-1]}" in with_value)
-        index += 2 if takes_value else 1
-    return list(args[index:])
-
-
-def _env(args: Sequence[Word]) -> list[Word] | None:
-    rest = _skip_options(args, {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"})
-    split = _option_value(args, ("-S", "--split-string"))
-    if split is not None:  # env -S "terraform apply": the string is split into words
-        rest = [Word(part) for part in split.split()] + rest
-    while rest and not rest[0].dynamic and _ASSIGNMENT.match(rest[0].text):
-        rest = rest[1:]
-    return rest
-
-
-def _command_builtin(args: Sequence[Word]) -> list[Word] | None:
-    if any(w.text in ("-v", "-V") for w in args[:2]):
-        return None  # `command -v terraform` only looks the program up
-    return _skip_options(args, set())
-
-
-def _timeout(args: Sequence[Word]) -> list[Word]:
-    rest = _skip_options(args, {"-s", "--signal", "-k", "--kill-after"})
-    return rest[1:]  # the duration
-
-
-def _xargs(args: Sequence[Word]) -> list[Word] | None:
-    with_value = {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args",
-                  "--max-procs", "--max-chars", "--max-lines", "--process-slot-var"}  # fmt: skip
-    rest = _skip_options(args, with_value)
-    return rest or None  # no command: xargs runs echo
-
-
-def _flock(args: Sequence[Word]) -> list[Word] | None:
-    script = _option_value(args, ("-c", "--command"))
-    if script is not None:
-        return [Word("sh"), Word("-c"), Word(script)]
-    rest = _skip_options(args, {"-w", "--timeout", "-E", "--conflict-exit-code"})
-    return rest[1:]  # the lock file
-
-
-WRAPPERS: dict[str, Callable[[Sequence[Word]], list[Word] | None]] = {
-    "sudo": lambda a: _skip_options(
-        a, {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group"}
-    ),
-    "doas": lambda a: _skip_options(a, {"-u", "-C"}),
-    "env": _env,
-    "nohup": lambda a: _skip_options(a, set()),
-    "setsid": lambda a: _skip_options(a, set()),
-    "exec": lambda a: _skip_options(a, {"-a"}),
-    "builtin": lambda a: list(a),
-    "command": _command_builtin,
-    "time": lambda a: _skip_options(a, {"-o", "--output", "-f", "--format"}),
-    "timeout": _timeout,
-    "nice": lambda a: _skip_options(a, {"-n", "--adjustment"}),
-    "ionice": lambda a: _skip_options(a, {"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
-    "stdbuf": lambda a: _skip_options(a, {"-i", "-o", "-e"}),
-    "chronic": lambda a: _skip_options(a, set()),
-    "unbuffer": lambda a: _skip_options(a, set()),
-    "xargs": _xargs,
-    "flock": _flock,
-}
-
-
-def _shell_changes(program: str, args: Sequence[Word], command: SimpleCommand, depth: int) -> bool:
+def _shell_changes(program: str, args: Sequence[Word], command: SimpleCommand, depth: int) -> list[Pattern]:
     if program == "busybox":
-        if not args or _program(args[0]) not in SHELLS - {"busybox"}:
-            return False
-        program, args = _program(args[0]), args[1:]
+        if not args or program_name(args[0].text) not in SHELLS - {"busybox"}:
+            return []
+        args = args[1:]
     run_string = False
     index = 0
     while index < len(args):
@@ -227,39 +196,26 @@ def _shell_changes(program: str, args: Sequence[Word], command: SimpleCommand, d
         index += 1
     operands = args[index:]
     if run_string:
-        return bool(operands) and (operands[0].dynamic or _line_changes(operands[0].text, depth + 1))
-    if operands:
-        return False  # a script file: what it does cannot be seen from here
-    script = _stdin_script(command)
-    return script is not None and _line_changes(script, depth + 1)
+        if not operands:
+            return []
+        return [ANYTHING] if operands[0].dynamic else changing_commands(operands[0].text, depth + 1)
+    if operands and operands[0].text != "-":
+        script = operands[0].text
+        if script.startswith("<(") and script.endswith(")"):  # `bash <(echo terraform apply)`
+            output = static_output(script[2:-1])
+            return [] if output is None else changing_commands(output, depth + 1)
+        return []  # a script file: what it runs, the shims see
+    stdin = _stdin_script(command)
+    return [] if stdin is None else changing_commands(stdin, depth + 1)
 
 
 def _stdin_script(command: SimpleCommand) -> str | None:
-    """What a shell reading its stdin gets: a here-document, or the text an `echo`/`printf`/`cat` pipes in."""
+    """What a shell reading its stdin gets: a here-document or here-string, or what a static pipe feeds it."""
     if command.stdin_text is not None:
         return command.stdin_text
-    source = command.piped_from
-    if source is None or not source.words:
+    if command.piped_from is None:
         return None
-    name = _program(source.words[0])
-    texts = [w.text for w in source.words[1:]]
-    if name == "echo":
-        return " ".join(t for t in texts if t not in ("-e", "-n", "-E"))
-    if name == "printf":
-        return " ".join(texts)
-    if name == "cat" and not texts:
-        return source.stdin_text
-    return None
-
-
-def _option_value(args: Sequence[Word], names: tuple[str, ...]) -> str | None:
-    for index, word in enumerate(args):
-        for name in names:
-            if word.text == name and index + 1 < len(args):
-                return args[index + 1].text
-            if name.startswith("--") and word.text.startswith(name + "="):
-                return word.text[len(name) + 1 :]
-    return None
+    return static_output(command.piped_from)
 
 
 def _after_host(args: Sequence[Word]) -> list[Word]:
@@ -273,7 +229,7 @@ def _after_host(args: Sequence[Word]) -> list[Word]:
 
 
 def _find_exec(args: Sequence[Word]) -> list[list[Word]]:
-    """The commands of `find ... -exec CMD ... ;` (and -execdir, -ok, -okdir)."""
+    """The commands of `find ... -exec CMD ... ;` (and -execdir, -ok, -okdir); `{}` is each file found."""
     commands: list[list[Word]] = []
     index = 0
     while index < len(args):
@@ -281,7 +237,7 @@ def _find_exec(args: Sequence[Word]) -> list[list[Word]]:
             end = index + 1
             while end < len(args) and args[end].text not in (";", "+"):
                 end += 1
-            commands.append(list(args[index + 1 : end]))
+            commands.append([Word(w.text, w.dynamic or "{}" in w.text) for w in args[index + 1 : end]])
             index = end
         index += 1
     return commands

@@ -4,7 +4,8 @@ It yields every simple command of the line, wherever it sits: after `&&`, `||`, 
 newline, inside `( )` subshells and `{ }` groups, inside `$( )`, backticks and `<( )`, inside the
 here-documents whose text is expanded. Words come out with their quotes and escapes removed
 (`ter'r'aform` is `terraform`, `$'\\x74f'` is `tf`); a word whose value depends on an expansion
-(`$X`, `$(...)`, `{a,b}`) is marked dynamic, because what it runs cannot be known here.
+(`$X`, `$(...)`, `{a,b}`, a glob `terrafor?`, `~/bin`) is marked dynamic, because what it runs cannot be
+known here. Arithmetic (`$(( ))`, `(( ))`, the old `$[ ]`) runs no command but the substitutions in it.
 
 A line bash would reject (unclosed quote or parenthesis, stray `)`) raises ShellSyntaxError. `case`
 statements are not understood (their `pattern)` reads as a stray parenthesis): callers treat that as
@@ -23,9 +24,11 @@ OPERATORS = ("&&", "||", ";;", "|&", ";", "&", "|")
 REDIRECTIONS = ("<<<", "<<-", "&>>", "<<", "<>", "<&", ">&", ">>", ">|", "&>", "<", ">")
 _FD_PREFIX = re.compile(r"\d+|\{[A-Za-z_][A-Za-z0-9_]*\}")
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+_GLOB_BRACKET = re.compile(r"\[[^]\s;&|()<>]+\]")
 _ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", re.S)
 _ANSI_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "v": "\v"}
 MAX_NESTING = 50
+COMPOUND_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "time"})
 
 
 class ShellSyntaxError(ValueError):
@@ -130,11 +133,13 @@ class _Parser:
         return None
 
     def _open_paren(self, command: SimpleCommand) -> SimpleCommand:
-        if self.peek(2) == "((" and not command.words:
+        # `do ( cd x && terraform apply )`, `if (( n > 1 ))`: after these keywords a subshell or arithmetic starts
+        keywords_only = all(not w.dynamic and w.text in COMPOUND_KEYWORDS for w in command.words)
+        if self.peek(2) == "((" and keywords_only:
             self._skip_arithmetic()  # (( i++ )): no command runs
             return command
         self.pos += 1
-        if command.words:
+        if not keywords_only:
             self._skip_blanks()
             if self.peek() == ")":  # name() { ...; }: a function definition; its body is read as commands
                 self.pos += 1
@@ -156,18 +161,23 @@ class _Parser:
         self.commands.extend(inner.commands)
         self.pos = inner.pos
 
-    def _skip_arithmetic(self) -> None:
+    def _skip_arithmetic(self, opening: str = "(", closing: str = ")") -> None:
+        """An arithmetic expression (`(( ))`, `$(( ))`, the old `$[ ]`): no command of its own runs, but the
+        substitutions inside it do (`$(( $(terraform apply; echo 1) ))`), and `<<` in it is a shift."""
         depth = 0
         while self.pos < len(self.text):
             char = self.peek()
+            if char in "$`" and self.pos + 1 < len(self.text):
+                self._expansion()
+                continue
             self.pos += 1
-            if char == "(":
+            if char == opening:
                 depth += 1
-            elif char == ")":
+            elif char == closing:
                 depth -= 1
                 if depth == 0:
                     return
-        raise ShellSyntaxError("missing '))'")
+        raise ShellSyntaxError(f"missing {closing!r}")
 
     def _at_redirection(self) -> bool:
         match = _FD_PREFIX.match(self.text, self.pos)
@@ -242,9 +252,13 @@ class _Parser:
                 parts.append(self._expansion())
                 dynamic = True
             else:
-                if char in "{":
-                    match = _BRACE_EXPANSION.match(self.text, self.pos)
-                    dynamic |= match is not None
+                # Unquoted, these are expanded at run time: braces, globs (`terrafor? apply` runs terraform when
+                # the file is there) and a leading tilde (a home directory).
+                if char == "{":
+                    dynamic |= _BRACE_EXPANSION.match(self.text, self.pos) is not None
+                elif char == "[":
+                    dynamic |= _GLOB_BRACKET.match(self.text, self.pos) is not None
+                dynamic |= char in "*?" or (char == "~" and not parts)
                 parts.append(char)
                 self.pos += 1
         if not parts and self.pos < len(self.text) and self.peek() not in WORD_END:
@@ -260,7 +274,7 @@ class _Parser:
             raise ShellSyntaxError("unclosed $'...'")
         raw = self.text[start : self.pos]
         self.pos += 1
-        return _ANSI_ESCAPE.sub(_ansi_char, raw)
+        return ansi_c_unescape(raw)
 
     def _expansion(self) -> str:
         """`$name`, `${...}`, `$(...)`, `$((...))`, backticks, `<(...)`: read (running nested commands)."""
@@ -271,6 +285,9 @@ class _Parser:
         elif self.peek(3) == "$((":
             self.pos += 1
             self._skip_arithmetic()
+        elif self.peek(2) == "$[":
+            self.pos += 1
+            self._skip_arithmetic("[", "]")
         elif self.peek(2) == "$(":
             self.pos += 2
             self._nested(self.text, closing=")")
@@ -340,6 +357,11 @@ class _Parser:
             parts.append(char)
             self.pos += 1
         raise ShellSyntaxError("unclosed backquote")
+
+
+def ansi_c_unescape(text: str) -> str:
+    """The backslash escapes of `$'...'` (and `echo -e`) replaced: `\\x74f` is `tf`."""
+    return _ANSI_ESCAPE.sub(_ansi_char, text)
 
 
 def _ansi_char(match: re.Match[str]) -> str:
