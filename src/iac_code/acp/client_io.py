@@ -31,6 +31,7 @@ from acp.schema import (
     CreateTerminalRequest,
     CreateTerminalResponse,
     EnvVariable,
+    FileSystemCapabilities,
     KillTerminalRequest,
     ReadTextFileRequest,
     ReadTextFileResponse,
@@ -108,6 +109,8 @@ class ClientIO:
         self.workspace = workspace
         self.local = local or LocalIO(workspace)
         fs = capabilities.fs if capabilities is not None else None
+        if isinstance(fs, dict):  # the SDK leaves its default, and what replaced a value it rejected, a plain dict
+            fs = FileSystemCapabilities.model_validate(fs)
         # What the client is asked to do; each turns False for good at its first "method not found".
         self.reads = bool(fs and fs.read_text_file)
         self.writes = bool(fs and fs.write_text_file)

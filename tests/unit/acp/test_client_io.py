@@ -84,6 +84,13 @@ def test_the_backend_follows_the_advertised_capabilities(workspace: Path) -> Non
     assert (terminal_only.reads, terminal_only.writes, terminal_only.terminals) == (False, False, True)
 
 
+def test_fs_capabilities_the_sdk_could_not_read_are_none(workspace: Path) -> None:
+    # The SDK replaces an `fs` it rejects with its default as a plain dict (found by tests/fuzz).
+    capabilities = ClientCapabilities.model_validate({"fs": 5, "terminal": True})
+    io = workspace_io(workspace, "s", FakeEditor(), capabilities)
+    assert isinstance(io, ClientIO) and (io.reads, io.writes, io.terminals) == (False, False, True)
+
+
 async def test_a_client_without_fs_capabilities_reads_the_disk(workspace: Path) -> None:
     (workspace / "a.tf").write_text("disk")
     editor = FakeEditor(buffers={workspace / "a.tf": "buffer"})
