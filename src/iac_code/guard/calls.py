@@ -48,9 +48,11 @@ class BashCallDecision:
         # command has ended, so the turn stops as it would for the visible line.
         self.interruption: BaseException | None = None
         self._pending: set[concurrent.futures.Future[str | None]] = set()
+        self._closed = False
 
     def close(self) -> None:
         """The call is over (or cancelled): a question still open is withdrawn, its shim refused."""
+        self._closed = True
         for future in list(self._pending):
             future.cancel()
 
@@ -70,7 +72,8 @@ class BashCallDecision:
             future.cancel()
             return "refused: no answer in time"
         except BaseException as exc:  # the turn was cancelled meanwhile, or the loop is gone
-            self.interruption = exc
+            if not self._closed:  # (a question the call withdrew on its way out is no interruption)
+                self.interruption = exc
             return USER_REFUSAL
         finally:
             self._pending.discard(future)

@@ -25,6 +25,7 @@ logger = logging.getLogger(__name__)
 
 MAX_REQUEST = 1024 * 1024  # an argv beyond this is refused, unread
 READ_TIMEOUT = 5.0  # seconds a shim has to send its request once connected
+CLOSE_POLL = 0.05  # how often the serving thread looks whether it should stop: the agent's exit waits for it
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,9 @@ class GuardChannel:
         self._lock = threading.Lock()
         self._server = _Server(path, self)
         os.chmod(path, 0o600)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="iac-guard", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(CLOSE_POLL,), name="iac-guard", daemon=True
+        )
         self._thread.start()
 
     def register(self, decide: Decide) -> str:
