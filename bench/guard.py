@@ -58,7 +58,9 @@ def main(rounds: int) -> None:
         def bash_tool_true() -> object:
             return asyncio.run(BashTool().run({"command": "true"}, ToolContext(Path(scratch))))
 
+        python = os.path.realpath(sys.executable)
         variants: dict[str, Callable[[], object]] = {
+            "the shim's floor: python -IS -c pass": lambda: subprocess.run([python, "-IS", "-c", "pass"], check=True),
             "terraform plan, the real binary": terraform_plan(plain),
             "terraform plan, through the PATH shim": terraform_plan(shimmed),
             "bash `true`, no guard": bash_true(plain),
@@ -83,12 +85,12 @@ def main(rounds: int) -> None:
     shim_cost = _median_ms(samples["terraform plan, through the PATH shim"]) - _median_ms(
         samples["terraform plan, the real binary"]
     )
-    print(f"a shim on a call that changes nothing: +{shim_cost:.2f} ms (goal ≤ 10 ms)")
+    print(f"a shim on a call that changes nothing: {shim_cost:+.2f} ms (goal ≤ 10 ms)")
     base = _median_ms(samples["bash `true`, no guard"])
     for name in samples:
         if name.startswith("bash `true`, PATH"):
             print(
-                f"{name.removeprefix('bash `true`, ')}: +{_median_ms(samples[name]) - base:.2f} ms on a bash call (goal ≤ 5 ms)"
+                f"{name.removeprefix('bash `true`, ')}: {_median_ms(samples[name]) - base:+.2f} ms on a bash call (goal ≤ 5 ms)"
             )
 
 
