@@ -16,7 +16,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from iac_code.guard.calls import refuse_changes
@@ -71,6 +71,17 @@ class Guard:
 
     def forget(self, token: str) -> None:
         self.channel.forget(token)
+
+    @contextlib.contextmanager
+    def guarding(self, env: dict[str, str], decide: Decide) -> Iterator[None]:
+        """`env` (changed in place) guarded with `decide` while inside; after, its shims are refused (a
+        command left running can no longer ask)."""
+        token = self.register(decide)
+        try:
+            self.environment(env, token)
+            yield
+        finally:
+            self.forget(token)
 
     def environment(self, env: dict[str, str], token: str) -> None:
         """Guard the command whose environment is `env` (changed in place), answered for `token`."""

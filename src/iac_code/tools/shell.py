@@ -139,16 +139,12 @@ class BashTool:
             asyncio.get_running_loop(),
             patience=timeout,
         )
-        guard = process_guard()
-        token = guard.register(decision) if guard is not None else None
-        try:
-            if guard is not None and token is not None:
-                guard.environment(env, token)
-            run = await ctx.io.run(command, cwd=ctx.workspace, env=env, timeout=timeout, on_terminal=show_terminal)
-        finally:
-            decision.close()
-            if guard is not None and token is not None:  # a command left behind can no longer ask
-                guard.forget(token)
+        guard = await asyncio.to_thread(process_guard)  # the first call makes it, and probes namespaces
+        with guard.guarding(env, decision) if guard is not None else contextlib.nullcontext():
+            try:
+                run = await ctx.io.run(command, cwd=ctx.workspace, env=env, timeout=timeout, on_terminal=show_terminal)
+            finally:
+                decision.close()
         if decision.interruption is not None:  # the user cancelled the turn at the shim's question
             raise decision.interruption
         result = bash_result(run, timeout)
