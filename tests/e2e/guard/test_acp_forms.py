@@ -65,3 +65,22 @@ def test_what_changes_nothing_runs_unasked(bypassing, model, bin_dir, form):
 
 def test_the_table_has_one_row_per_id():
     assert len({form.id for form in FORMS}) == len(FORMS)
+
+
+def test_two_hidden_changes_at_once_are_asked_one_after_the_other(bypassing, model):
+    agent, session_id, workspace = bypassing
+    line = 'export STAND_IN_LOG="$PWD/two.log"\n$(echo terraform apply) & $(echo kubectl delete namespace prod) & wait'
+    model.add({"tool_calls": [{"name": "bash", "arguments": {"command": line}}]}, {"text": "done"})
+    titles: list[str] = []
+
+    def allow_terraform_only(request):
+        titles.append(title := request["params"]["toolCall"]["title"])
+        return select("allow_once" if "terraform" in title else "reject_once")(request)
+
+    response, _ = agent.prompt(session_id, "both", allow_terraform_only)
+    assert response["result"]["stopReason"] == "end_turn"
+    assert sorted(titles) == [
+        "Infrastructure change: kubectl delete namespace prod",
+        "Infrastructure change: terraform apply",
+    ]
+    assert changes_logged(workspace / "two.log") == [["terraform", "apply"]]
