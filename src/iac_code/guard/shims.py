@@ -166,14 +166,14 @@ def guard_checks_commands() -> None:
     a change is refused without asking (guard/calls.refuse_changes), under one token for the process."""
     checks_token: list[str] = []
 
-    def guard(env: dict[str, str]) -> None:
+    def add_guard(env: dict[str, str]) -> None:
         if (guard := process_guard()) is None:
             return
         if not checks_token:
             checks_token.append(guard.register(refuse_changes))
         guard.environment(env, checks_token[0])
 
-    use_guard(guard)
+    use_guard(add_guard)
 
 
 def guard_status() -> str:
