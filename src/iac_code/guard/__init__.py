@@ -4,9 +4,11 @@ the agent over a private Unix socket whether each exact argv may run. See README
 
 from iac_code.guard.calls import AskUser, BashCallDecision, refuse_changes
 from iac_code.guard.channel import ShimRequest
+from iac_code.guard.shim import GUARD_TOKEN
 from iac_code.guard.shims import Guard, guard_checks_commands, guard_status, process_guard
 
 __all__ = [
+    "GUARD_TOKEN",
     "AskUser",
     "BashCallDecision",
     "Guard",

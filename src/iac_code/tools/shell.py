@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iac_code.guard import AskUser, BashCallDecision, guard_checks_commands, process_guard
+from iac_code.guard import GUARD_TOKEN, AskUser, BashCallDecision, guard_checks_commands, process_guard
 from iac_code.infra_commands import is_infrastructure_change
 from iac_code.system.processes import (
     KILL_GRACE,
@@ -40,6 +40,7 @@ from iac_code.tools.workspace import shorten
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 READ_CHUNK = 64 * 1024
+WITHHELD_TOKEN = "[the guard's token]"
 
 guard_checks_commands()  # the checks' commands too (system/processes.command_environment), from here on
 
@@ -147,6 +148,8 @@ class BashTool:
                 decision.close()
         if decision.interruption is not None:  # the user cancelled the turn at the shim's question
             raise decision.interruption
+        if token := env.get(GUARD_TOKEN):  # `env` would print it: the model has no use for it
+            run.output = run.output.replace(token, WITHHELD_TOKEN)
         result = bash_result(run, timeout)
         if run.terminal_id is not None:  # the editor keeps showing a released terminal's output
             result.terminal_id = run.terminal_id
