@@ -29,11 +29,13 @@ from iac_code.agent.session_commands import (
     SessionCommand,
     help_text,
     listed,
+    status_text,
 )
 from iac_code.agent.session_mcp import HubFactory, SessionMcp
 from iac_code.agent.system_prompt import mode_instructions
 from iac_code.encodable import encodable
 from iac_code.errors import InvalidParams
+from iac_code.guard import guard_status
 from iac_code.messages import Message
 from iac_code.sessions.store import RecordChanges, SessionStore
 from iac_code.sessions.writer import OrderedWriter
@@ -228,6 +230,10 @@ class Session:
     async def _help(self, arguments: str) -> None:
         await self.say(help_text(self.commands()))
 
+    async def _status(self, arguments: str) -> None:
+        guard = await asyncio.to_thread(guard_status)  # the first use probes namespaces (a child process)
+        await self.say(status_text(self.mode, self.model, guard, self.mcp.status()))
+
     async def _stream(self, events: AsyncGenerator[Event, None]) -> TurnEnd | None:
         """Show the loop's events as they come. Text that arrives while the face is busy waits, merged,
         in the loop's channel, so a slow client gets fewer, larger chunks."""
@@ -322,4 +328,5 @@ COMMANDS: dict[str, SessionCommand[Session]] = {
     "check": SessionCommand(
         "Validate, lint and security-scan the workspace's infrastructure code (iac_check)", Session._check
     ),
+    "status": SessionCommand("Show the mode, the model, the infrastructure guard and the MCP servers", Session._status),
 }

@@ -1,7 +1,7 @@
 """Slash commands (`/name arguments` sent as a prompt): what a client may list, and what runs.
 
 Two kinds, looked up in this order:
-- session commands act on the session itself (`/compact`, `/clear`, `/help`, `/check`): a `SessionCommand`
+- session commands act on the session itself (`/compact`, `/clear`, `/help`, `/check`, `/status`): a `SessionCommand`
   in the session's registry (`COMMANDS` in session.py: one entry adds one);
 - prompt commands render the prompt of a normal turn (the prompt's images are kept): `/init` and the
   Markdown commands (`FileCommands`, from commands.py), then any other `PromptCommands` source a session
@@ -103,3 +103,10 @@ def help_text(commands: Sequence[CommandInfo]) -> str:
     lines += ["Modes:"]
     lines += [f"  {mode.id}: {mode.description}" for mode in MODES]
     return "\n".join(lines)
+
+
+def status_text(mode: str, model: str, guard: str, mcp_servers: Mapping[str, str]) -> str:
+    """What /status shows: the session's mode and model, what guards the commands it runs against
+    infrastructure changes (guard/), and its MCP servers with their states."""
+    servers = ", ".join(f"{name} ({state})" for name, state in sorted(mcp_servers.items())) or "none"
+    return "\n".join([f"Mode: {mode}", f"Model: {model}", f"Infrastructure guard: {guard}", f"MCP servers: {servers}"])

@@ -59,6 +59,10 @@ class SessionMcp:
             return []
         return [CommandInfo(prompt.name, prompt.description, prompt.hint) for prompt in self._hub.prompts()]
 
+    def status(self) -> dict[str, str]:
+        """Each server's state (for /status)."""
+        return self._hub.status() if self._hub is not None else {}
+
     async def prepare(self, message: Message, cancelled: asyncio.Event) -> Message | None:
         """The message to run: after the first turn's wait for starting servers, and with an MCP prompt
         command rendered. None when the turn was cancelled meanwhile; CommandError when the prompt cannot

@@ -77,7 +77,7 @@ async def stdio_transport(
     `on_exit(returncode)` is called when the server's stdout ends, i.e. when it exited (and what it
     left running was ended) or closed it. Raises OSError when the command cannot be started.
     """
-    env = {**command_environment(), **spec.env}
+    env = {**command_environment(guarded=False), **spec.env}
     check_startable(spec.command, cwd, env)
     server = (spec.command, *spec.args)
     command = contained(*server)  # under the supervisor, unless no interpreter can run it

@@ -13,7 +13,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +29,26 @@ EXIT_POLL = 0.02
 NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TF_INPUT": "0"}
 
 
-def command_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+# Set by the infrastructure guard (guard/shims.guard_checks_commands), which lives in a layer above: it
+# puts its shims first on a command's PATH and the way to reach it in the environment.
+_guard_environment: Callable[[dict[str, str]], None] | None = None
+
+
+def use_guard(add_guard: Callable[[dict[str, str]], None]) -> None:
+    global _guard_environment
+    _guard_environment = add_guard
+
+
+def command_environment(base: Mapping[str, str] | None = None, *, guarded: bool = True) -> dict[str, str]:
+    """The environment of a command the agent starts. `guarded` (the default: the checks' commands): the
+    infrastructure guard refuses any change it would make. The bash tool guards its own (tools/shell.py);
+    an MCP server is judged by its tools, not by what it runs (guarded=False)."""
     # The agent's own keys: a command has no use for them, and printing them would put them in the
     # transcript. They are gone from os.environ once the settings are read; this covers library use.
     env = without_secrets(os.environ if base is None else base)
     env.update(NON_INTERACTIVE)
+    if guarded and _guard_environment is not None:
+        _guard_environment(env)
     return env
 
 

@@ -15,6 +15,10 @@ stay in this process's tree, where they can be found and ended. That happens whe
 The command inherits this process's stdin, stdout and stderr, which this process never reads or
 writes (an MCP server's JSON-RPC goes through them); it lets go of its own stdin and stdout once the
 command has started. It then exits as the command did (same code, or killed by the same signal).
+When the environment holds MOUNT_PLAN_VARIABLE (guard/namespace.py), the command runs in a mount namespace
+of its own where the shim of the infrastructure guard covers each real binary the plan lists; the variable
+is removed first, and a command that cannot be covered does not run (exit 126).
+
 Standard library only, and no import of iac_code: it starts with `-I -S` to cost a few milliseconds.
 Linux only; elsewhere it still runs the command and ends what is left of its tree as far as /proc
 shows it.
@@ -36,6 +40,10 @@ GRACE = 0.3  # seconds between SIGTERM and SIGKILL for what the command left run
 GIVE_UP = 3.0  # a process stuck in the kernel (state D) ignores even SIGKILL for a while
 POLL = 0.01
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+MOUNT_PLAN_VARIABLE = "IAC_CODE_GUARD_MOUNTS"
+CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
+GUARD_FAILED = 126
 # Python ignores these at start-up; a command must not inherit that.
 RESTORED_SIGNALS = (*STOP_SIGNALS, signal.SIGPIPE, signal.SIGXFSZ)
 
@@ -46,6 +54,7 @@ class _Stop(Exception):
 
 def main(argv: list[str]) -> None:
     agent_pid, command = int(argv[1]), argv[2:]
+    mount_plan = os.environ.pop(MOUNT_PLAN_VARIABLE, None)
     for signum in STOP_SIGNALS:
         signal.signal(signum, _raise_stop)
     status: int | None = None
@@ -54,7 +63,7 @@ def main(argv: list[str]) -> None:
         _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
         if os.getppid() != agent_pid:  # the agent died before PR_SET_PDEATHSIG took effect
             raise _Stop
-        child = _start(command)
+        child = _start(command, mount_plan)
         _let_go_of_input_and_output()
         status = _wait_for(child)
     except _Stop:
@@ -74,8 +83,9 @@ def _prctl(option: int, value: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
-def _start(command: list[str]) -> int:
-    """Fork and exec the command in this process group (the agent's killpg reaches it directly)."""
+def _start(command: list[str], mount_plan: str | None) -> int:
+    """Fork and exec the command in this process group (the agent's killpg reaches it directly), in its
+    own mount namespace when there is a plan."""
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # no _Stop may be raised in the child
     pid = os.fork()
     if pid == 0:
@@ -83,6 +93,8 @@ def _start(command: list[str]) -> int:
             for signum in RESTORED_SIGNALS:
                 signal.signal(signum, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+            if mount_plan is not None and not _cover_binaries(mount_plan):
+                os._exit(GUARD_FAILED)
             os.execvp(command[0], command)
         except OSError as exc:
             os.write(2, f"{command[0]}: {exc.strerror}\n".encode())
@@ -90,6 +102,40 @@ def _start(command: list[str]) -> int:
             os._exit(127)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     return pid
+
+
+def _cover_binaries(plan: str) -> bool:
+    """In a new mount namespace: the whole file system also under the plan's real root, then the shim
+    bound over each listed binary. False (said on stderr) when any of it fails."""
+    shim, real_root, *binaries = plan.split("\n")
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if os.geteuid() == 0:
+            _check(libc.unshare(CLONE_NEWNS), "unshare")
+        else:  # a user namespace of our own gives the right to mount; our ids map to themselves
+            uid, gid = os.geteuid(), os.getegid()
+            _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+            for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+                with open(f"/proc/self/{name}", "w") as map_file:
+                    map_file.write(text)
+        _mount(libc, "none", "/", MS_REC | MS_PRIVATE)  # nothing below may reach the agent's namespace
+        _mount(libc, "/", real_root, MS_BIND | MS_REC)
+        for binary in binaries:
+            _mount(libc, shim, binary, MS_BIND)
+    except OSError as exc:
+        os.write(2, f"iac-code: the infrastructure guard could not cover this command: {exc}\n".encode())
+        return False
+    return True
+
+
+def _mount(libc: ctypes.CDLL, source: str, target: str, flags: int) -> None:
+    _check(libc.mount(os.fsencode(source), os.fsencode(target), None, flags, None), f"mount {target}")
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
 
 
 def _let_go_of_input_and_output() -> None:

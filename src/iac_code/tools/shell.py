@@ -1,6 +1,7 @@
 """The bash tool: a command in its own process group under the reaper (see system/processes.py), its
-output bounded, shown in a client terminal when the editor has them; infrastructure changes judged apart
-(infra_commands/)."""
+output bounded, shown in a client terminal when the editor has them; infrastructure changes judged apart:
+the visible line before the call (infra_commands/), and each infrastructure CLI the command actually
+runs, by the guard's shims (guard/)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iac_code.guard import GUARD_TOKEN, AskUser, BashCallDecision, guard_checks_commands, process_guard
 from iac_code.infra_commands import is_infrastructure_change
 from iac_code.system.processes import (
     KILL_GRACE,
@@ -38,6 +40,9 @@ from iac_code.tools.workspace import shorten
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 READ_CHUNK = 64 * 1024
+WITHHELD_TOKEN = "[the guard's token]"
+
+guard_checks_commands()  # the checks' commands too (system/processes.command_environment), from here on
 
 
 class HeadTailBuffer:
@@ -128,13 +133,39 @@ class BashTool:
             if ctx.progress is not None:
                 await ctx.progress(Terminal(terminal_id))
 
-        run = await ctx.io.run(
-            command, cwd=ctx.workspace, env=command_environment(), timeout=timeout, on_terminal=show_terminal
+        env = command_environment(guarded=False)  # guarded below, for this call
+        decision = BashCallDecision(
+            command if self.access(args) == "infra_change" else None,
+            _asker(ctx),
+            asyncio.get_running_loop(),
+            patience=timeout,
         )
+        guard = await asyncio.to_thread(process_guard)  # the first call makes it, and probes namespaces
+        with guard.guarding(env, decision) if guard is not None else contextlib.nullcontext():
+            try:
+                run = await ctx.io.run(command, cwd=ctx.workspace, env=env, timeout=timeout, on_terminal=show_terminal)
+            finally:
+                decision.close()
+        if decision.interruption is not None:  # the user cancelled the turn at the shim's question
+            raise decision.interruption
+        if token := env.get(GUARD_TOKEN):  # `env` would print it: the model has no use for it
+            run.output = run.output.replace(token, WITHHELD_TOKEN)
         result = bash_result(run, timeout)
         if run.terminal_id is not None:  # the editor keeps showing a released terminal's output
             result.terminal_id = run.terminal_id
         return result
+
+
+def _asker(ctx: ToolContext) -> AskUser | None:
+    """How the guard asks about a change the call's line did not show: as the visible line would be."""
+    request_access = ctx.request_access
+    if request_access is None:
+        return None
+
+    async def ask(question: str) -> str | None:
+        return await request_access("bash", "infra_change", question)
+
+    return ask
 
 
 @dataclass

@@ -1,0 +1,87 @@
+"""Who answers a shim: the decision registered with each command's token (guard/channel.py).
+
+- A bash tool call (`BashCallDecision`): a run that does not change infrastructure runs; a change the
+  call's own line already showed, and the user approved before the call started, runs (asked once, not
+  twice: `approval_covers`); any other change is asked as the visible line's would be, on the call's event
+  loop, while the shim waits.
+- The commands of checks (`refuse_changes`): a check never changes infrastructure, so a change is refused
+  without asking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import shlex
+from collections.abc import Awaitable, Callable
+
+from iac_code.guard.channel import ShimRequest
+from iac_code.infra_commands import approval_covers, changes_argv
+
+CHECK_REFUSAL = "refused: a check never changes infrastructure"
+USER_REFUSAL = "refused by the user"
+# agent/policy.py's answer to a user's reject (a layer above this one): said as the issue words it.
+PERMISSION_DENIED = "Permission denied."
+
+# Asks the user about one run (the question's text): None to run it, else the refusal the policy gave.
+AskUser = Callable[[str], Awaitable[str | None]]
+
+
+def refuse_changes(request: ShimRequest) -> str | None:
+    """The decision for the commands the checks start."""
+    return CHECK_REFUSAL if changes_argv(request.argv) else None
+
+
+class BashCallDecision:
+    """Answers the shims of one bash call. `approved_line` is the call's command line when it was itself
+    judged an infrastructure change (and so approved before it started), else None."""
+
+    def __init__(
+        self, approved_line: str | None, ask: AskUser | None, loop: asyncio.AbstractEventLoop, patience: float
+    ) -> None:
+        self._approved_line = approved_line
+        self._ask = ask
+        self._loop = loop
+        self._patience = patience  # the call's timeout: its command is killed by then anyway
+        self._one_question = asyncio.Lock()  # a pipeline's two changes are asked one after the other
+        # What ended a question other than an answer (the turn cancelled): the call raises it once its
+        # command has ended, so the turn stops as it would for the visible line.
+        self.interruption: BaseException | None = None
+        self._pending: set[concurrent.futures.Future[str | None]] = set()
+        self._closed = False
+
+    def close(self) -> None:
+        """The call is over (or cancelled): a question still open is withdrawn, its shim refused."""
+        self._closed = True
+        for future in list(self._pending):
+            future.cancel()
+
+    def __call__(self, request: ShimRequest) -> str | None:
+        argv = request.argv
+        if not changes_argv(argv):
+            return None
+        if self._approved_line is not None and approval_covers(self._approved_line, argv):
+            return None
+        if self._ask is None:
+            return "refused: nobody to ask (a command run outside a turn)"
+        future = asyncio.run_coroutine_threadsafe(self._asked(shlex.join(argv)), self._loop)
+        self._pending.add(future)
+        try:
+            refusal = future.result(self._patience)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            return "refused: no answer in time"
+        except BaseException as exc:  # the turn was cancelled meanwhile, or the loop is gone
+            if not self._closed:  # (a question the call withdrew on its way out is no interruption)
+                self.interruption = exc
+            return USER_REFUSAL
+        finally:
+            self._pending.discard(future)
+        if refusal is None:
+            return None
+        return USER_REFUSAL if refusal == PERMISSION_DENIED else f"refused: {refusal}"
+
+    async def _asked(self, question: str) -> str | None:
+        assert self._ask is not None
+        async with self._one_question:
+            return await self._ask(question)
