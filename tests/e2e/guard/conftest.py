@@ -23,9 +23,5 @@ def namespaces_here() -> bool:
 
 
 def skip_unless_guardable(form: Form, namespaces: bool) -> None:
-    from tests.e2e.guard.forms import not_yet_recognised
-
     if form.absolute and not namespaces:
         pytest.skip("an absolute path is guarded only where commands run in a mount namespace")
-    if form.change is not None and (why := not_yet_recognised(form)):
-        pytest.skip(why)

@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iac_code.infra_commands import changes_argv, is_infrastructure_change
+from iac_code.infra_commands import changes_argv
 
 CLIS = (
     "terraform", "tofu", "terragrunt", "kubectl", "helm", "pulumi", "aws", "aliyun", "cdk", "cdktf", "sam",
@@ -115,15 +115,6 @@ FORMS = (
 )  # fmt: skip
 CHANGES = tuple(form for form in FORMS if form.change is not None)
 NO_CHANGES = tuple(form for form in FORMS if form.change is None)
-
-
-def not_yet_recognised(form: Form) -> str | None:
-    """Why neither the visible rule nor the shims can catch this row yet (another part of the issue grows
-    the rule tables in infra_commands/), else None."""
-    assert form.change is not None
-    if changes_argv(form.change) or is_infrastructure_change(form.line):
-        return None
-    return f"the rule tables do not yet say that {' '.join(form.change)!r} changes infrastructure"
 
 
 def stand_ins(directory: Path) -> Path:

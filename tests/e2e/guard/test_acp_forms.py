@@ -69,7 +69,9 @@ def test_the_table_has_one_row_per_id():
 
 def test_two_hidden_changes_at_once_are_asked_one_after_the_other(bypassing, model):
     agent, session_id, workspace = bypassing
-    line = 'export STAND_IN_LOG="$PWD/two.log"\n$(echo terraform apply) & $(echo kubectl delete namespace prod) & wait'
+    # Computed by a program the line rule does not read (rev), so only the shims can see them.
+    hidden_apply, hidden_delete = "$(echo ylppa mrofarret | rev)", "$(echo dorp ecapseman eteled ltcebuk | rev)"
+    line = f'export STAND_IN_LOG="$PWD/two.log"\n{hidden_apply} & {hidden_delete} & wait'
     model.add({"tool_calls": [{"name": "bash", "arguments": {"command": line}}]}, {"text": "done"})
     titles: list[str] = []
 

@@ -10,7 +10,8 @@ from tests.e2e.guard.forms import agent_path, changes_logged
 from iac_code.guard.shim import GUARD_SOCKET, GUARD_TOKEN
 from iac_code.system.reaper import MOUNT_PLAN_VARIABLE
 
-HIDDEN_APPLY = 'export STAND_IN_LOG="$PWD/ran.log"\nterraform plan; $(echo terraform apply)'
+# `terraform apply`, computed by a program the line rule does not read (rev): only the shim sees it.
+HIDDEN_APPLY = 'export STAND_IN_LOG="$PWD/ran.log"\nterraform plan; $(echo ylppa mrofarret | rev)'
 
 
 async def _bash_in_bypass_mode(model, workspace, bin_dir, tmp_path, answer):
