@@ -1,0 +1,64 @@
+"""Where saved plans live: private files under the config directory, one folder per session, never in the
+workspace (a plan file holds every value of the plan, sensitive ones included, in the clear).
+
+The folder is 0700 and each file 0600, created empty before terraform writes into it (terraform keeps the
+mode of a file it overwrites). A session's plans go when the session is deleted (`discard_session_plans`);
+one applied is discarded by whoever applied it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+
+PLANS_FOLDER = "plans"
+PLAN_SUFFIX = ".tfplan"
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def session_plans_dir(config_dir: Path, session_id: str) -> Path:
+    """`<config_dir>/plans/<session>`: the id itself when it is a plain name, else its hash (an id a client
+    chose must not lead anywhere else)."""
+    name = session_id if _PLAIN_ID.fullmatch(session_id) else hashlib.sha256(session_id.encode()).hexdigest()[:32]
+    return config_dir / PLANS_FOLDER / name
+
+
+def discard_session_plans(config_dir: Path, session_id: str) -> None:
+    """Delete every plan the session saved (the session itself is being deleted)."""
+    shutil.rmtree(session_plans_dir(config_dir, session_id), ignore_errors=True)
+
+
+class PlanStore:
+    """A session's saved plans. `directory` None: a private temporary folder (a session without a config
+    directory, tests), made on first use."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self._directory = directory
+
+    @property
+    def directory(self) -> Path:
+        if self._directory is None:
+            self._directory = Path(tempfile.mkdtemp(prefix="iac-code-plans-"))
+        self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self._directory, 0o700)  # an existing folder made by someone else's umask
+        return self._directory
+
+    def new_plan_file(self) -> Path:
+        """A new, empty, 0600 file for terraform's -out."""
+        path = self.directory / f"{uuid.uuid4().hex}{PLAN_SUFFIX}"
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+        return path
+
+    def holds(self, path: Path) -> bool:
+        """Whether `path` is one of this store's plan files (a plan a line names was made here)."""
+        return self._directory is not None and path.parent == self._directory and path.suffix == PLAN_SUFFIX
+
+    def discard(self, path: Path) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
