@@ -134,7 +134,12 @@ async def make_plan(request: PlanRequest, store: PlanStore, base_environment: Ma
         try:
             document = json.loads(shown)
             contract = plan_contract(
-                document, tool=tool, directory=str(directory), plan_file=str(plan_file), sha256=file_sha256(plan_file)
+                document,
+                tool=tool,
+                directory=str(directory),
+                plan_file=str(plan_file),
+                sha256=file_sha256(plan_file),
+                refresh_only=request.refresh_only,
             )
         except (ValueError, PlanDocumentError) as exc:
             raise PlanFailed(f"{tool} show -json gave no plan document ({exc}).") from None

@@ -51,9 +51,10 @@ class PlanDocumentError(ValueError):
 
 
 def plan_contract(
-    document: Mapping[str, Any], *, tool: str, directory: str, plan_file: str, sha256: str
+    document: Mapping[str, Any], *, tool: str, directory: str, plan_file: str, sha256: str, refresh_only: bool = False
 ) -> dict[str, Any]:
-    """The contract (camelCase, JSON-ready) for one saved plan; see README.md."""
+    """The contract (camelCase, JSON-ready) for one saved plan; see README.md. `drift` is there for a
+    refresh-only plan, and for any plan that found objects changed outside terraform."""
     if not isinstance(document, Mapping) or "format_version" not in document:
         raise PlanDocumentError("not a plan document from `show -json` (no format_version)")
     resources = [entry for change in _list(document, "resource_changes") if (entry := resource_entry(change))]
@@ -69,7 +70,7 @@ def plan_contract(
         "resources": resources,
         "outputs": _outputs(document),
     }
-    if "resource_drift" in document or document.get("plan_mode") == "refresh-only":
+    if refresh_only or _list(document, "resource_drift"):
         contract["drift"] = [_drift(change) for change in _list(document, "resource_drift")]
     return contract
 
