@@ -94,6 +94,8 @@ def test_the_models_call_shows_the_plan_in_every_mode_without_asking(agent, mode
     assert shown_text(done).startswith(summary)
     (tool_message,) = [m for m in model.requests[-1]["messages"] if m["role"] == "tool"]
     assert tool_message["content"].startswith(summary)
+    system = str(model.requests[-1]["messages"][0]["content"])
+    assert ("run iac_plan (refresh_only for drift) and put its counts line" in system) == (mode == "plan")
 
 
 def test_preview_runs_iac_plan_without_the_model(agent, model, workspace, net):
