@@ -3,7 +3,7 @@ workspace (a plan file holds every value of the plan, sensitive ones included, i
 
 The folder is 0700 and each file 0600, created empty before terraform writes into it (terraform keeps the
 mode of a file it overwrites). A session's plans go when the session is deleted (`discard_session_plans`);
-one applied is discarded by whoever applied it.
+one applied is discarded by whoever applied it; beyond the KEPT_PLANS newest, the oldest go.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 PLANS_FOLDER = "plans"
 PLAN_SUFFIX = ".tfplan"
+KEPT_PLANS = 20  # per session: older ones go as new ones are made (a headless run's folder is never deleted)
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -50,10 +51,21 @@ class PlanStore:
         return self._directory
 
     def new_plan_file(self) -> Path:
-        """A new, empty, 0600 file for terraform's -out."""
+        """A new, empty, 0600 file for terraform's -out (the oldest plans beyond KEPT_PLANS discarded)."""
         path = self.directory / f"{uuid.uuid4().hex}{PLAN_SUFFIX}"
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+        self._prune(keep=path)
         return path
+
+    def _prune(self, keep: Path) -> None:
+        plans = []
+        for candidate in self.directory.glob(f"*{PLAN_SUFFIX}"):
+            with contextlib.suppress(OSError):
+                plans.append((candidate.stat().st_mtime_ns, candidate))
+        plans.sort(reverse=True)
+        for _, old in plans[KEPT_PLANS:]:
+            if old != keep:
+                self.discard(old)
 
     def holds(self, path: Path) -> bool:
         """Whether `path` is one of this store's plan files (a plan a line names was made here)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import stat
 import subprocess
@@ -24,7 +25,7 @@ from iac_code.iac.plans.runner import (
     still_reviewed,
     trimmed_error,
 )
-from iac_code.iac.plans.store import PlanStore, discard_session_plans, session_plans_dir
+from iac_code.iac.plans.store import KEPT_PLANS, PlanStore, discard_session_plans, session_plans_dir
 
 MODULE = """\
 variable "size" { default = "1" }
@@ -195,3 +196,13 @@ def test_trimmed_error_drops_the_box_and_caps_the_text():
     boxed = "╷\n│ Error: Bad thing\n│ \n│   on main.tf line 1:\n╵\n"
     assert trimmed_error(boxed) == "Error: Bad thing\n\non main.tf line 1:"
     assert len(trimmed_error("x" * 10_000)) == 2_000
+
+
+def test_a_session_keeps_its_newest_plans_only(tmp_path):
+    store = PlanStore(tmp_path / "plans")
+    made = []
+    for age in range(KEPT_PLANS + 3):
+        path = store.new_plan_file()
+        os.utime(path, ns=(age * 10**9, age * 10**9))
+        made.append(path)
+    assert sorted(store.directory.iterdir()) == sorted(made[3:])
