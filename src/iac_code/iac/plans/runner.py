@@ -146,6 +146,7 @@ async def make_plan(request: PlanRequest, store: PlanStore, base_environment: Ma
     except BaseException:
         store.discard(plan_file)
         raise
+    store.remember(contract)
     return Plan(contract, summary_text(contract))
 
 

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any
 
 PLANS_FOLDER = "plans"
 PLAN_SUFFIX = ".tfplan"
@@ -41,6 +42,16 @@ class PlanStore:
 
     def __init__(self, directory: Path | None) -> None:
         self._directory = directory
+        self._contracts: dict[Path, dict[str, Any]] = {}  # the plans made here by this process, by file
+
+    def remember(self, contract: dict[str, Any]) -> None:
+        """Keep the contract of a plan made here, for a later apply that names its file."""
+        self._contracts[Path(contract["planFile"])] = contract
+
+    def contract_for(self, plan_file: Path) -> dict[str, Any] | None:
+        """The contract of a plan this store made and still holds (None: not one of its plans, or gone)."""
+        contract = self._contracts.get(plan_file)
+        return contract if contract is not None and plan_file.exists() else None
 
     @property
     def directory(self) -> Path:
@@ -72,5 +83,7 @@ class PlanStore:
         return self._directory is not None and path.parent == self._directory and path.suffix == PLAN_SUFFIX
 
     def discard(self, path: Path) -> None:
+        """Delete a plan file (applied, failed, or too old)."""
+        self._contracts.pop(path, None)
         with contextlib.suppress(FileNotFoundError):
             path.unlink()

@@ -63,7 +63,12 @@ def state_serial(directory: Path) -> int | None:
     return int(json.loads(state.read_text())["serial"])
 
 
+def tree(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
 def test_a_plan_is_private_outside_the_workspace_and_applies_exactly(terraform, module, store, tmp_path):
+    before = tree(module)
     made = plan(PlanRequest(module, variables={"size": "3"}, targets=["terraform_data.a"]), store)
     contract = made.contract
     plan_file = Path(contract["planFile"])
@@ -74,7 +79,7 @@ def test_a_plan_is_private_outside_the_workspace_and_applies_exactly(terraform, 
     assert contract["counts"]["create"] == 1  # -target kept b out
     assert [r["address"] for r in contract["resources"]] == ["terraform_data.a"]
     assert made.text.startswith(f"terraform plan in {module}: 1 to add")
-    assert not list(module.glob("*.tfplan"))
+    assert tree(module) == before  # planning wrote nothing in the workspace
 
     (module / "main.tf").write_text(MODULE.replace('"b" { input = "b" }', '"c" { input = "c" }'))  # edited since
     argv = apply_argv(contract, terraform)
@@ -86,10 +91,12 @@ def test_a_plan_is_private_outside_the_workspace_and_applies_exactly(terraform, 
 
 def test_a_tampered_plan_file_is_no_longer_the_reviewed_one(terraform, module, store):
     contract = plan(PlanRequest(module), store).contract
+    assert store.contract_for(Path(contract["planFile"])) == contract  # a line naming it finds what was reviewed
+    assert store.contract_for(module / "other.tfplan") is None
     Path(contract["planFile"]).write_bytes(b"something else")
     assert not still_reviewed(contract)
-    Path(contract["planFile"]).unlink()
-    assert not still_reviewed(contract)
+    store.discard(Path(contract["planFile"]))
+    assert not still_reviewed(contract) and store.contract_for(Path(contract["planFile"])) is None
 
 
 def test_replace_destroy_and_refresh_only_reach_terraform(terraform, module, store):
