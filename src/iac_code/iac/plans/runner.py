@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iac_code.iac.handed_dirs import Problem, terraform_dir_problems
 from iac_code.iac.plans.store import PlanStore
 from iac_code.iac.plans.summary import PlanDocumentError, plan_contract, summary_text
+from iac_code.iac.safe_read import file_problem
 from iac_code.system.processes import command_environment, contained, kill_process_group, spawn, wait_for_exit
 
 PLAN_TIMEOUT = 900.0  # seconds: a large module against a slow cloud API
@@ -113,6 +115,9 @@ async def make_plan(request: PlanRequest, store: PlanStore, base_environment: Ma
     directory = request.directory
     if not configuration_files(directory):
         raise PlanFailed(f"No Terraform configuration (.tf files) in {directory}: plan a root module directory.")
+    if problems := handed_problems(request):
+        listed = "; ".join(f"{name} ({why})" for name, why in problems[:10])
+        raise PlanFailed(f"Not planned: {directory} holds files terraform must not be handed: {listed}.")
     environment = command_environment(base_environment)
     environment.update(PLAN_ENVIRONMENT)
     tool, program = choose_tool(directory, environment)
@@ -148,6 +153,19 @@ async def make_plan(request: PlanRequest, store: PlanStore, base_environment: Ma
         raise
     store.remember(contract)
     return Plan(contract, summary_text(contract))
+
+
+def handed_problems(request: PlanRequest) -> list[Problem]:
+    """The files terraform would open for this plan that must not be handed to it (a FIFO would hang it for
+    the whole timeout, a symlink to /dev/zero exhaust its memory): what iac_check refuses too, plus the local
+    state and the var files (a large state is fine: no size cap there)."""
+    problems = terraform_dir_problems(request.directory)
+    for name in ("terraform.tfstate", *request.var_files):
+        path = request.directory / name
+        known = any(name == listed for listed, _ in problems)
+        if not known and os.path.lexists(path) and (why := file_problem(path)) is not None:
+            problems.append((name, why))
+    return problems
 
 
 def file_sha256(path: Path) -> str:

@@ -213,3 +213,14 @@ def test_a_session_keeps_its_newest_plans_only(tmp_path):
         os.utime(path, ns=(age * 10**9, age * 10**9))
         made.append(path)
     assert sorted(store.directory.iterdir()) == sorted(made[3:])
+
+
+@pytest.mark.parametrize("name", ["variables.tf", "terraform.tfstate", "prod.tfvars"])
+def test_a_fifo_terraform_would_read_is_not_handed_to_it(module, store, name):
+    os.mkfifo(module / name)
+    with pytest.raises(PlanFailed) as refused:
+        plan(PlanRequest(module, var_files=["prod.tfvars"]), store)  # before terraform is even looked for
+    assert (
+        str(refused.value)
+        == f"Not planned: {module} holds files terraform must not be handed: {name} (a FIFO (named pipe))."
+    )
