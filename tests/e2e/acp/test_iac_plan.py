@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import stat
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.e2e.acp.wire import AgentProcess, model_env, updates
+from tests.fakes.openai_server import ScriptedOpenAI
 from tests.terraform_binary import require_terraform
 
 SECRETS = ("s3cr3t-e2e-0b9d41", "s3cr3t-e2e-77c2e0")  # the sensitive variable's value before and after
@@ -176,3 +178,22 @@ def test_deleting_the_session_deletes_its_plans(spawn, model, workspace, net):
     assert plan_file.exists()
     agent.result("session/delete", {"sessionId": session_id})
     assert not plan_file.exists() and not plan_file.parent.exists()
+
+
+def test_headless_preview_prints_the_summary_and_the_plan_in_stream_json(workspace, net):
+    with ScriptedOpenAI([]) as model:
+        result = subprocess.run(
+            [sys.executable, "-m", "iac_code.cli", "-p", "/preview net", "--output-format", "stream-json"],
+            cwd=workspace,
+            env=model_env(model.url, workspace.parent / "headless-config"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 0, result.stderr
+    assert model.requests == []
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    (finished,) = [e for e in events if e["type"] == "tool_result"]
+    assert finished["isError"] is False
+    assert finished["output"].startswith(f"terraform plan in {net.resolve()}: 2 to add, 2 to change, 1 to destroy")
+    assert all(secret not in result.stdout + result.stderr for secret in SECRETS)
