@@ -38,6 +38,7 @@ from iac_code.agent.policy import Mode, is_mode
 from iac_code.agent.session import Session as SessionCore
 from iac_code.config import ConfigError, Settings
 from iac_code.errors import AuthRequired, InvalidParams, SessionNotFound
+from iac_code.iac.plans.store import discard_session_plans
 from iac_code.mcp import hub_for_session
 from iac_code.messages import Message
 from iac_code.providers.images import images_enabled
@@ -173,6 +174,7 @@ class IacAgent:
             await session.close()
         if self._store is not None:
             await self._store.delete(session_id)
+        await asyncio.to_thread(discard_session_plans, self.settings.config_dir, session_id)  # iac_plan's files
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         if self._store is None:

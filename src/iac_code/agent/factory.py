@@ -10,6 +10,7 @@ from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Judge
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.config import Settings
+from iac_code.iac.plans.store import session_plans_dir
 from iac_code.iac.session_start import start_workspace_summary
 from iac_code.messages import Message
 from iac_code.providers.base import ModelProvider
@@ -29,6 +30,7 @@ class LoopParts:
     extra_tools: Callable[[], Iterable[Tool]] | None = None  # tools that come and go (MCP servers)
     model: str = ""  # the model the session last used; "" is the configured default
     io: WorkspaceIO | None = None  # where tools read, write and run; None is the local disk
+    session_id: str = ""  # names the session's private folder of saved plans (iac_plan)
 
 
 # the session's parts → its loop; the ACP server and headless bind the settings and the workspace
@@ -47,7 +49,7 @@ def build_loop(
     heavy checkers in the background; a one-shot run would mostly pay for workers it never uses."""
     return AgentLoop(
         provider,
-        default_tools(settings.iac_cache_path),
+        default_tools(settings.iac_cache_path, session_plans_dir(settings.config_dir, parts.session_id or "unsaved")),
         workspace,
         judge=parts.judge,
         history=list(parts.history),

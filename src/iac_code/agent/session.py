@@ -42,6 +42,7 @@ from iac_code.sessions.writer import OrderedWriter
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.base import Access
 from iac_code.tools.iac_check import workspace_check_call
+from iac_code.tools.iac_plan import preview_call
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +117,7 @@ class Session:
             extra_tools=self.mcp.tools,
             model=model,
             io=io,
+            session_id=session_id,
         )
         self.loop = make_loop(parts)
         self._files = FileCommands(cwd, config_dir, reserved=COMMANDS)
@@ -227,6 +229,10 @@ class Session:
         """One iac_check call on the workspace, shown like the model's and kept in the history."""
         return await self._stream(self.loop.run("/check", tool_call=workspace_check_call()))
 
+    async def _preview(self, arguments: str) -> TurnEnd | None:
+        """One iac_plan call on a root module (the workspace by default), shown like the model's."""
+        return await self._stream(self.loop.run(f"/preview {arguments}".rstrip(), tool_call=preview_call(arguments)))
+
     async def _help(self, arguments: str) -> None:
         await self.say(help_text(self.commands()))
 
@@ -329,4 +335,7 @@ COMMANDS: dict[str, SessionCommand[Session]] = {
         "Validate, lint and security-scan the workspace's infrastructure code (iac_check)", Session._check
     ),
     "status": SessionCommand("Show the mode, the model, the infrastructure guard and the MCP servers", Session._status),
+    "preview": SessionCommand(
+        "Show what applying a Terraform/OpenTofu module would change (iac_plan)", Session._preview, hint="[dir]"
+    ),
 }

@@ -7,6 +7,7 @@ from pathlib import Path
 from iac_code.tools.base import Tool
 from iac_code.tools.files import EditFileTool, ListFilesTool, ReadFileTool, WriteFileTool
 from iac_code.tools.iac_check import IacCheckTool
+from iac_code.tools.iac_plan import IacPlanTool
 from iac_code.tools.plan import UpdatePlanTool
 from iac_code.tools.search import GlobTool, GrepTool
 from iac_code.tools.shell import BashTool
@@ -14,15 +15,17 @@ from iac_code.tools.subagent import AgentTool
 from iac_code.tools.web import WebFetchTool
 
 
-def default_tools(iac_cache_path: Path | None = None) -> dict[str, Tool]:
+def default_tools(iac_cache_path: Path | None = None, plans_dir: Path | None = None) -> dict[str, Tool]:
     """Fresh instances of every built-in tool, keyed by the name the model calls. `iac_cache_path`:
-    where iac_check keeps its results (Settings.iac_cache_path; None: in memory only)."""
+    where iac_check keeps its results (Settings.iac_cache_path; None: in memory only); `plans_dir`: the
+    session's private folder for iac_plan's plan files (None: a temporary one)."""
     tools: list[Tool] = [
         ReadFileTool(),
         ListFilesTool(),
         GlobTool(),
         GrepTool(),
         IacCheckTool(cache_path=iac_cache_path),
+        IacPlanTool(plans_dir),
         WriteFileTool(),
         EditFileTool(),
         BashTool(),

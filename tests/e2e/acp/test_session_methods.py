@@ -62,7 +62,15 @@ def test_new_session_answers_modes_models_and_config_options_then_commands(agent
     assert commands["params"]["sessionId"] == result["sessionId"]
     update = commands["params"]["update"]
     assert update["sessionUpdate"] == "available_commands_update"
-    assert [c["name"] for c in update["availableCommands"]] == ["compact", "clear", "help", "check", "status", "init"]
+    assert [c["name"] for c in update["availableCommands"]] == [
+        "compact",
+        "clear",
+        "help",
+        "check",
+        "status",
+        "preview",
+        "init",
+    ]
 
 
 def test_new_session_rejects_a_relative_or_missing_cwd(agent, workspace):

@@ -9,6 +9,7 @@ def test_every_tool_is_registered_under_its_own_name() -> None:
         "glob",
         "grep",
         "iac_check",
+        "iac_plan",
         "write_file",
         "edit_file",
         "bash",
@@ -22,7 +23,16 @@ def test_every_tool_is_registered_under_its_own_name() -> None:
 
 def test_read_only_tools_are_exactly_the_read_category() -> None:
     read_only = {name for name, tool in default_tools().items() if tool.category == "read"}
-    assert read_only == {"read_file", "list_files", "glob", "grep", "iac_check", "web_fetch", "update_plan"}
+    assert read_only == {
+        "read_file",
+        "list_files",
+        "glob",
+        "grep",
+        "iac_check",
+        "iac_plan",
+        "web_fetch",
+        "update_plan",
+    }
 
 
 def test_kinds_and_schemas() -> None:
@@ -34,6 +44,7 @@ def test_kinds_and_schemas() -> None:
         "glob": "search",
         "grep": "search",
         "iac_check": "search",
+        "iac_plan": "read",
         "write_file": "edit",
         "edit_file": "edit",
         "bash": "execute",
