@@ -5,11 +5,8 @@ it starts (`--yes` does not cover infrastructure changes); each harmless one run
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
-from tests.e2e.acp.wire import model_env
-from tests.fakes.openai_server import ScriptedOpenAI
+from tests.e2e.headless_turn import bash_results
 
 STAND_INS = ("kubectl", "helm", "aws", "gcloud", "az", "aliyun", "microk8s", "cdk", "cdktf", "terraform")
 
@@ -46,19 +43,8 @@ def test_each_changing_form_is_refused_and_each_harmless_one_runs(workspace):
         stand_in = bin_dir / name
         stand_in.write_text(f'#!/bin/sh\necho "{name} $*" >> {log}\n')
         stand_in.chmod(0o755)
-    calls = [{"name": "bash", "arguments": {"command": line}} for line in CHANGING + HARMLESS]
-    with ScriptedOpenAI([{"tool_calls": calls}, {"text": "done"}]) as model:
-        env = model_env(model.url, workspace.parent / "config", PATH=f"{bin_dir}:{os.environ['PATH']}")
-        result = subprocess.run(
-            [sys.executable, "-m", "iac_code.cli", "-p", "go", "--yes"],
-            cwd=workspace,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-    assert result.returncode == 0, result.stderr
-    results = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    path = f"{bin_dir}:{os.environ['PATH']}"
+    results = bash_results(workspace, CHANGING + HARMLESS, ["--yes"], workspace.parent / "config", path)
     refused = [
         line for line, content in zip(CHANGING + HARMLESS, results, strict=True) if content == "Permission denied."
     ]

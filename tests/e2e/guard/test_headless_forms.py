@@ -6,15 +6,12 @@ minute); each row is still its own test, reading its own stand-ins' log."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from tests.e2e.acp.wire import model_env
 from tests.e2e.guard.conftest import skip_unless_guardable
 from tests.e2e.guard.forms import FORMS, Form, agent_path, changes_logged, prepare
-from tests.fakes.openai_server import ScriptedOpenAI
+from tests.e2e.headless_turn import bash_results
 
 FLAGS = {"denied": ["--yes"], "allowed": ["--yes", "--allow-infra-changes"]}
 
@@ -28,19 +25,9 @@ def row_line(form: Form, workspace: Path, bin_dir: Path) -> str:
 def headless_run(request, bin_dir, tmp_path_factory) -> tuple[str, Path, dict[str, str]]:
     """(which flags, the workspace, each row's tool result) of one run over every row."""
     workspace = tmp_path_factory.mktemp(f"headless-{request.param}")
-    calls = [{"name": "bash", "arguments": {"command": row_line(form, workspace, bin_dir)}} for form in FORMS]
-    with ScriptedOpenAI([{"tool_calls": calls}, {"text": "done"}]) as model:
-        env = model_env(model.url, workspace.parent / f"config-{request.param}", PATH=agent_path(bin_dir))
-        done = subprocess.run(
-            [sys.executable, "-m", "iac_code.cli", "-p", "run them", *FLAGS[request.param]],
-            cwd=workspace,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-    assert done.returncode == 0, done.stderr
-    results = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    lines = [row_line(form, workspace, bin_dir) for form in FORMS]
+    config = workspace.parent / f"config-{request.param}"
+    results = bash_results(workspace, lines, FLAGS[request.param], config, agent_path(bin_dir))
     return request.param, workspace, {form.id: result for form, result in zip(FORMS, results, strict=True)}
 
 
