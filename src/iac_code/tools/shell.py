@@ -36,7 +36,7 @@ from iac_code.tools.base import (
     integer_arg,
     required_text,
 )
-from iac_code.tools.bound_apply import applies_terraform, bound_apply
+from iac_code.tools.bound_apply import applies_terraform
 from iac_code.tools.reviewed_apply import ApprovedRun, applied_result, review
 from iac_code.tools.workspace import shorten
 
@@ -144,7 +144,7 @@ class BashTool:
         access = self.access(args)
         approved = ApprovedRun(command, ctx.workspace) if access == "infra_change" else None
         if access == "infra_plan":
-            reviewed = await review(bound_apply(command), command, self.title(args), ctx, self.plans)
+            reviewed = await review(command, self.title(args), ctx, self.plans)
             if isinstance(reviewed, ToolResult):
                 return reviewed
             approved = reviewed

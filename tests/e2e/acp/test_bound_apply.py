@@ -172,7 +172,10 @@ def test_a_plan_error_is_asked_on_the_command_line_with_terraforms_error(agent, 
     assert call["title"] == "Infrastructure change: Run terraform -chdir=net apply -auto-approve"
     assert "plan" not in call["rawInput"] and call["rawInput"]["infrastructureChange"] is True
     shown = text_of(call["content"])
-    assert shown.startswith("Not bound to a reviewed plan: the plan could not be made.\nterraform plan failed in ")
+    assert shown.startswith(
+        "Not bound to a reviewed plan: the plan could not be made. If allowed, the command line runs as typed.\n"
+        f"terraform plan failed in {net.resolve()}:"
+    )
     assert "Unclosed configuration block" in shown
 
 
@@ -185,7 +188,10 @@ def test_a_line_the_binding_does_not_cover_is_asked_as_before_with_a_note(agent,
     call = asked["toolCall"]
     assert call["title"] == "Infrastructure change: Run terraform -chdir=net apply -auto-approve | tee apply.log"
     assert "plan" not in call["rawInput"]
-    assert text_of(call["content"]).startswith("Not bound to a reviewed plan: the line runs other commands")
+    assert text_of(call["content"]) == (
+        "Not bound to a reviewed plan: it uses `|` (only `&&`, `;` and new lines join commands that can be bound). "
+        "If allowed, the command line runs as typed."
+    )
     assert finished(seen)["status"] == "completed"  # it ran as typed
     assert state(net)["serial"] > serial
 

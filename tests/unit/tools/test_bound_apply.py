@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from iac_code.tools.bound_apply import BoundApply, applies_terraform, bound_apply
+from iac_code.tools.bound_apply import BoundApply, NotBound, applies_terraform, bound_apply
 
 
 def test_a_plain_apply_is_bound_and_auto_approve_and_input_are_dropped():
@@ -65,35 +65,39 @@ def test_a_named_plan_file_is_kept_and_harmless_commands_are_listed_as_not_run()
 
 
 @pytest.mark.parametrize(
-    "line",
+    ("line", "why"),
     [
-        "terraform apply && kubectl delete pod web-0",  # a second change
-        "terraform apply && terraform destroy",
-        "terraform apply | tee apply.log",  # a pipe, a redirection, `||`, a background job, a subshell
-        "terraform apply > apply.log",
-        "terraform apply || true",
-        "terraform apply &",
-        "(cd net && terraform apply)",
-        "echo start && terraform apply",  # a command that is not one of the harmless ones
-        "terraform apply $FLAGS",  # words computed at run time
-        "cd $DIR && terraform apply",
-        "terraform apply -var-file=*.tfvars",
-        "TF_LOG=debug terraform apply",  # an assignment the apply of the plan would not carry
-        "sudo terraform apply",  # a wrapper
-        "sh -c 'terraform apply'",
-        "terraform apply -state=other.tfstate",  # a flag this module does not know
-        "terraform apply -destroy=false",
-        "terraform apply -target",  # a value missing
-        "terraform apply tfplan -target=a.b",  # planning flags beside a saved plan
-        "terraform apply one.tfplan two.tfplan",
-        "terraform destroy tfplan",
-        "terraform -version apply",
-        "cd && terraform apply",
-        "terraform apply 'unclosed",
+        ("terraform apply && kubectl delete pod web-0", "more than one change"),
+        ("terraform apply && terraform destroy", "more than one change"),
+        ("terraform apply | tee apply.log", "it uses `|`"),
+        ("terraform apply > apply.log", "it uses `>`"),
+        ("terraform apply || true", "it uses `||`"),
+        ("terraform apply &", "it uses `&`"),
+        ("(cd net && terraform apply)", "it uses `(`"),
+        ("echo start && terraform apply", "`echo start` is neither cd nor a terraform/tofu command"),
+        ("terraform apply && terraform state rm a.b", "more than one change"),
+        ("terraform workspace select prod && terraform apply", "runs `terraform workspace select prod`"),
+        ("terraform apply $FLAGS", "computed when it runs"),
+        ("cd $DIR && terraform apply", "computed when it runs"),
+        ("terraform apply -var-file=*.tfvars", "computed when it runs"),
+        ("TF_LOG=debug terraform apply", "it sets TF_LOG for a command"),
+        ("sudo terraform apply", "`sudo terraform apply` is neither cd nor"),  # a wrapper
+        ("sh -c 'terraform apply'", "is neither cd nor a terraform/tofu command"),
+        ("terraform apply -state=other.tfstate", "the option -state=other.tfstate cannot be carried"),
+        ("terraform apply -destroy=false", "the option -destroy=false"),
+        ("terraform apply -target", "-target has no value"),
+        ("terraform apply tfplan -target=a.b", "planning options beside a saved plan"),
+        ("terraform apply one.tfplan two.tfplan", "more than a plan file"),
+        ("terraform destroy tfplan", "more than a plan file"),
+        ("terraform -version apply", "option -version cannot be carried"),
+        ("cd && terraform apply", "`cd` leads to a directory that cannot be told"),
+        ("terraform apply 'unclosed", "cannot be read"),
     ],
 )
-def test_lines_that_are_not_bound(line):
-    assert bound_apply(line) is None
+def test_lines_that_are_not_bound_say_why(line, why):
+    with pytest.raises(NotBound) as raised:
+        bound_apply(line)
+    assert why in str(raised.value)
 
 
 @pytest.mark.parametrize(
