@@ -87,6 +87,8 @@ class BashTool:
         "Run a shell command with bash in the workspace directory and return its output (stdout and "
         "stderr interleaved) and exit code. No stdin and no terminal: commands must not prompt "
         "(use -auto-approve / -input=false style flags). "
+        "A `terraform apply`/`destroy` (or tofu) line is planned first and the user reviews that plan: what runs is "
+        "the reviewed plan, not the line as typed, and the line's other commands (init, fmt…) do not run. "
         f"Default timeout {DEFAULT_TIMEOUT} s, at most {MAX_TIMEOUT} s; the command and all its child "
         f"processes are killed on timeout. Long output keeps its first and last {MAX_OUTPUT_CHARS // 2:,} bytes."
     )
