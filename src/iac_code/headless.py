@@ -6,6 +6,10 @@ an editor. The session's permission policy (agent/policy.py) decides, with no on
 bypass-permissions mode, `--allow-tools` names tools remembered as allowed, and whatever the policy would
 ask about is denied. Neither covers a command that changes real infrastructure (the policy asks about those
 every time): only `--allow-infra-changes` answers them "allow once".
+
+Every question and its answer is shown too: on stderr (text output: the title, and what the question shows
+beside it, such as the summary of a Terraform plan an apply is bound to), as a `permission_request` event
+(stream-json) and in `permissionRequests` (json), with the plan contract as `plan` when there is one.
 """
 
 from __future__ import annotations
@@ -124,7 +128,9 @@ class _HeadlessFace:
         await self.warn(text)
 
     async def ask(self, request: PermissionRequest) -> Choice:
-        return _answer_unasked(request, self._allow_infra_changes)
+        choice = _answer_unasked(request, self._allow_infra_changes)
+        self.printer.asked(request, choice)
+        return choice
 
     async def titled(self, title: str) -> None:
         pass  # nothing stores or shows a one-shot run's title
@@ -177,6 +183,11 @@ class _TextPrinter:
             if event.stop_reason != "end_turn":
                 print(f"\n[stopped: {event.stop_reason}]", file=sys.stderr)
 
+    def asked(self, request: PermissionRequest, choice: Choice) -> None:
+        details = request.details
+        if details is not None and details.text:  # e.g. the plan an apply is bound to: what was (not) approved
+            print(f"\n? {_question_title(request)} → {choice}\n{details.text}", file=sys.stderr)
+
     def close(self) -> None:
         self.out.write("\n")
 
@@ -191,6 +202,10 @@ class _StreamJsonPrinter:
         self.out.write(json.dumps(event_to_json(event)) + "\n")
         self.out.flush()
 
+    def asked(self, request: PermissionRequest, choice: Choice) -> None:
+        self.out.write(json.dumps(permission_json(request, choice)) + "\n")
+        self.out.flush()
+
     def close(self) -> None:
         pass
 
@@ -202,6 +217,7 @@ class _JsonPrinter:
         self.out = out
         self.text: list[str] = []
         self.tools: list[dict[str, Any]] = []
+        self.questions: list[dict[str, Any]] = []
         self.errors: list[str] = []
         self.end: TurnEnd | None = None
         self.last_result = ""  # the answer of a turn without model text (as _TextPrinter's)
@@ -219,6 +235,11 @@ class _JsonPrinter:
         elif isinstance(event, TurnEnd):
             self.end = event
 
+    def asked(self, request: PermissionRequest, choice: Choice) -> None:
+        question = permission_json(request, choice)
+        del question["type"]
+        self.questions.append(question)
+
     def close(self) -> None:
         end = self.end
         result = {
@@ -226,6 +247,7 @@ class _JsonPrinter:
             "stopReason": end.stop_reason if end else None,
             "usage": _usage(end) if end else None,
             "toolCalls": self.tools,
+            "permissionRequests": self.questions,
             "errors": self.errors,
         }
         self.out.write(json.dumps(result) + "\n")
@@ -233,6 +255,8 @@ class _JsonPrinter:
 
 class _Printer(Protocol):
     def show(self, event: Event) -> None: ...
+
+    def asked(self, request: PermissionRequest, choice: Choice) -> None: ...
 
     def close(self) -> None: ...
 
@@ -250,6 +274,28 @@ def _usage(end: TurnEnd) -> dict[str, int]:
         "outputTokens": end.output_tokens,
         "totalTokens": end.input_tokens + end.output_tokens,
     }
+
+
+def permission_json(request: PermissionRequest, choice: Choice) -> dict[str, Any]:
+    """A question and the answer it got, as stream-json's `permission_request` event."""
+    question: dict[str, Any] = {
+        "type": "permission_request",
+        "id": request.call.id,
+        "title": _question_title(request),
+        "subject": request.subject,
+        "infrastructureChange": request.infrastructure_change,
+        "answer": choice,
+    }
+    if request.details is not None:
+        if request.details.text:
+            question["details"] = request.details.text
+        if request.details.plan is not None:
+            question["plan"] = request.details.plan
+    return question
+
+
+def _question_title(request: PermissionRequest) -> str:
+    return f"Infrastructure change: {request.title}" if request.infrastructure_change else request.title
 
 
 def event_to_json(event: Event) -> dict[str, Any]:

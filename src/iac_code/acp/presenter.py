@@ -89,11 +89,15 @@ def tool_call_result(call_id: str, result: Message, *, live: bool = True) -> Too
 
 def permission_request(session_id: str, request: PermissionRequest) -> RequestPermissionRequest:
     """`session/request_permission` for a call the client was already shown. An infrastructure change says
-    so in its title and in rawInput (`infrastructureChange: true`), and offers no "always" option."""
+    so in its title and in rawInput (`infrastructureChange: true`), and offers no "always" option. A question
+    with details shows their text as content, and a reviewed plan's contract as rawInput.plan."""
     title, raw_input = request.title, request.call.arguments
     if request.infrastructure_change:
         title = INFRASTRUCTURE_TITLE_PREFIX + title
         raw_input = {**raw_input, "infrastructureChange": True}
+    details = request.details
+    if details is not None and details.plan is not None:
+        raw_input = {**raw_input, "plan": details.plan}
     return RequestPermissionRequest(
         session_id=session_id,
         tool_call=ToolCallUpdate(
@@ -103,6 +107,7 @@ def permission_request(session_id: str, request: PermissionRequest) -> RequestPe
             status="pending",
             raw_input=raw_input,
             locations=_paths(request.locations),
+            content=[tool_content(text_block(details.text))] if details is not None and details.text else None,
         ),
         options=permission_options(request.options),
     )

@@ -12,7 +12,7 @@ from typing import Literal
 from iac_code.agent.policy import Choice, OptionKind
 from iac_code.messages import Message, ToolCall
 from iac_code.providers.base import TextDelta, ThinkingDelta
-from iac_code.tools.base import Category, Kind, Terminal
+from iac_code.tools.base import AccessDetails, Category, Kind, Terminal
 
 StopReason = Literal["end_turn", "max_turn_requests", "max_tokens", "refusal", "cancelled"]
 
@@ -44,6 +44,8 @@ class PermissionRequest:
     # What an "always" answer is remembered for: the tool's name, or what a running call asked about
     # (ToolContext.request_access), e.g. "iac_check:terraform-validate".
     subject: str
+    # What the question shows beside its title (a reviewed plan and its summary), when it shows more.
+    details: AccessDetails | None = None
 
     def resolve(self, choice: Choice) -> None:
         if not self.answer.done():  # the turn may have been cancelled meanwhile

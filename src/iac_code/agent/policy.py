@@ -10,6 +10,7 @@ The table (ask* = allow once / reject once only, asked every time; a remembered 
     execute         ask      ask           refuse     ask     run
     external        ask      ask           refuse     refuse  ask
     infra_change    ask*     ask*          refuse     refuse  ask*
+    infra_plan      run      run           refuse     refuse  run
     workspace_code  ask      ask           refuse     refuse  ask
 
 Elsewhere a remembered allow_always answers where the table says ask, and a remembered reject_always
@@ -25,6 +26,10 @@ accept-edits), but never in the modes that promise nothing changes, and asked (a
 permissions are bypassed; "external" is any other MCP tool: asked even when bypassing permissions, unless
 the user allowed it always. An MCP tool whose name or annotations say it applies, destroys or deletes
 infrastructure is an "infra_change", like a command that does (mcp/access.py).
+"infra_plan" is a Terraform/OpenTofu apply bound to a reviewed plan (tools/bound_apply.py): it runs
+only to make the plan, then asks "infra_change" itself with the plan in the question (asked once, with
+what will change, rather than before the plan exists); where nothing may change it is refused as an
+infrastructure change is.
 This module is also the one list of modes.
 """
 
@@ -142,6 +147,13 @@ _TABLE: dict[Access, dict[Mode, Verdict]] = {
         "read-only": _READ_ONLY,
         "plan": _PLAN,
         "bypass-permissions": _ASK_ONCE,
+    },
+    "infra_plan": {
+        "default": _RUN,
+        "accept-edits": _RUN,
+        "read-only": _READ_ONLY,
+        "plan": _PLAN,
+        "bypass-permissions": _RUN,
     },
     "workspace_code": {
         "default": _ASK,

@@ -30,6 +30,7 @@ from iac_code.messages import Message, ToolCall
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.base import (
     Access,
+    AccessDetails,
     Category,
     RunSubagent,
     Terminal,
@@ -109,8 +110,10 @@ class ToolCalls:
         async def progress(terminal: Terminal) -> None:
             await self._emit(ToolProgress(call, terminal))
 
-        async def request_access(subject: str, access: Access, question: str) -> str | None:
-            return await self._request_access(call, subject, access, question)
+        async def request_access(
+            subject: str, access: Access, question: str, details: AccessDetails | None = None
+        ) -> str | None:
+            return await self._request_access(call, subject, access, question, details)
 
         run_subagent: RunSubagent | None = None
         if (subagent := self._turn.subagent) is not None:
@@ -127,11 +130,13 @@ class ToolCalls:
             request_access=request_access,
         )
 
-    async def _request_access(self, call: ToolCall, subject: str, access: Access, question: str) -> str | None:
+    async def _request_access(
+        self, call: ToolCall, subject: str, access: Access, question: str, details: AccessDetails | None
+    ) -> str | None:
         """A running call asks for more than its tool's access (see ToolContext.request_access)."""
         shown = self._announced.get(call.id)
         start = ToolUseStart(call, question, shown.kind if shown else "other", "read", shown.locations if shown else [])
-        return await self._refusal(start, self._turn.judge(subject, access), subject)
+        return await self._refusal(start, self._turn.judge(subject, access), subject, details)
 
     async def _run_reads(self, calls: list[ToolCall], starts: dict[str, ToolUseStart]) -> None:
         allowed = [call for call in calls if await self._allowed(starts[call.id], self._turn.tools[call.name])]
@@ -164,20 +169,22 @@ class ToolCalls:
             await self._finish(call, ToolResult(reason, is_error=True))
         return reason is None
 
-    async def _refusal(self, start: ToolUseStart, verdict: Verdict, subject: str) -> str | None:
+    async def _refusal(
+        self, start: ToolUseStart, verdict: Verdict, subject: str, details: AccessDetails | None = None
+    ) -> str | None:
         """None when `verdict` (and the user, when it asks about `subject`) lets `start` go ahead, else the
         reason it may not; a user who cancels stops the turn (TurnCancelled)."""
         if isinstance(verdict, Refuse):
             return verdict.reason
         if isinstance(verdict, Ask):
-            choice = await self._ask(start, verdict, subject)
+            choice = await self._ask(start, verdict, subject, details)
             if choice == "cancelled":
                 raise TurnCancelled
             if choice.startswith("reject"):
                 return PERMISSION_DENIED
         return None
 
-    async def _ask(self, start: ToolUseStart, ask: Ask, subject: str) -> Choice:
+    async def _ask(self, start: ToolUseStart, ask: Ask, subject: str, details: AccessDetails | None) -> Choice:
         answer: asyncio.Future[Choice] = asyncio.get_running_loop().create_future()
         request = PermissionRequest(
             start.call,
@@ -188,6 +195,7 @@ class ToolCalls:
             ask.infrastructure_change,
             answer,
             subject,
+            details,
         )
         await self._emit(request)
         return await answer

@@ -25,16 +25,35 @@ Category = Literal["read", "write", "execute"]
 # where the tool comes from (an MCP tool: "read" only when a server the user trusts marks it read-only;
 # "claimed_read" when an untrusted server does, a claim nobody vouches for; "external" otherwise), or asked
 # for in the middle of a call ("workspace_code": a read-only tool about to start code the repository ships,
-# e.g. provider plugins).
-Access = Literal["read", "claimed_read", "write", "execute", "external", "infra_change", "workspace_code"]
+# e.g. provider plugins). "infra_plan": a Terraform/OpenTofu apply the bash tool binds to a reviewed plan
+# (tools/bound_apply.py): it may run to make the plan, then asks "infra_change" itself, the plan shown.
+Access = Literal["read", "claimed_read", "write", "execute", "external", "infra_change", "infra_plan", "workspace_code"]
 Kind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
 
 # Runs a sub-agent on a self-contained task and returns its final answer.
 RunSubagent = Callable[[str], Awaitable[str]]
-# Asks, in the middle of a call, for an access its tool's own did not cover: `subject` is what is judged and
-# remembered ("iac_check:terraform-validate"), `question` the title the user reads. None: go ahead;
-# otherwise the reason it may not (for the tool's result). A user who cancels stops the whole turn.
-RequestAccess = Callable[[str, Access, str], Awaitable[str | None]]
+
+
+@dataclass(frozen=True)
+class AccessDetails:
+    """What a question shows beside its title: a text (a plan's summary, why a change is not bound to a
+    plan) and, for a reviewed plan, its contract (iac/plans/README.md), JSON-ready."""
+
+    text: str = ""
+    plan: dict[str, Any] | None = None
+
+
+class RequestAccess(Protocol):
+    """Asks, in the middle of a call, for an access its tool's own did not cover: `subject` is what is judged
+    and remembered ("iac_check:terraform-validate"), `question` the title the user reads, `details` what the
+    question shows beside it. None: go ahead; otherwise the reason it may not (for the tool's result). A
+    user who cancels stops the whole turn."""
+
+    def __call__(
+        self, subject: str, access: Access, question: str, details: AccessDetails | None = None
+    ) -> Awaitable[str | None]: ...
+
+
 # Shows what a running call is doing now: the client terminal its command runs in.
 ReportProgress = Callable[["Terminal"], Awaitable[None]]
 

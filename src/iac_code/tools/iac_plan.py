@@ -83,9 +83,9 @@ class IacPlanTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         request = plan_request(args, ctx.workspace)
-        if (refusal := await _ask_for_plugins(request.directory, ctx)) is not None:
+        if (refusal := await ask_for_plugins(request.directory, ctx)) is not None:
             rel = relative_to_workspace(ctx.workspace, request.directory)
-            raise ToolError(f"Not planned: {refusal.rstrip('.')} (terraform plan would start {_plugins(rel)}).")
+            raise ToolError(f"Not planned: {refusal.rstrip('.')} (terraform plan would start {plugins_words(rel)}).")
         try:
             plan = await make_plan(request, self.store)
         except PlanFailed as exc:
@@ -134,7 +134,7 @@ def preview_call(arguments: str) -> ToolCall:
     return ToolCall(id=f"preview_{uuid.uuid4().hex[:16]}", name=IacPlanTool.name, arguments={"path": path})
 
 
-async def _ask_for_plugins(directory: Path, ctx: ToolContext) -> str | None:
+async def ask_for_plugins(directory: Path, ctx: ToolContext) -> str | None:
     """None to go ahead; else why not. Plan starts every provider in `.terraform/`: ask first, like iac_check."""
     data = directory / ".terraform"
     if not any(_has_entries(data / folder) for folder in PLUGIN_FOLDERS):
@@ -142,11 +142,11 @@ async def _ask_for_plugins(directory: Path, ctx: ToolContext) -> str | None:
     rel = relative_to_workspace(ctx.workspace, directory)
     if ctx.request_access is None:
         return NO_ONE_TO_ASK
-    question = f"iac_plan wants to run terraform plan, which starts {_plugins(rel)}"
+    question = f"iac_plan wants to run terraform plan, which starts {plugins_words(rel)}"
     return await ctx.request_access("iac_plan:providers", "workspace_code", question)
 
 
-def _plugins(rel: str) -> str:
+def plugins_words(rel: str) -> str:
     return f"the provider plugins in {PurePosixPath(rel, '.terraform')}"
 
 

@@ -19,16 +19,17 @@ def default_tools(iac_cache_path: Path | None = None, plans_dir: Path | None = N
     """Fresh instances of every built-in tool, keyed by the name the model calls. `iac_cache_path`:
     where iac_check keeps its results (Settings.iac_cache_path; None: in memory only); `plans_dir`: the
     session's private folder for iac_plan's plan files (None: a temporary one)."""
+    plans = IacPlanTool(plans_dir)
     tools: list[Tool] = [
         ReadFileTool(),
         ListFilesTool(),
         GlobTool(),
         GrepTool(),
         IacCheckTool(cache_path=iac_cache_path),
-        IacPlanTool(plans_dir),
+        plans,
         WriteFileTool(),
         EditFileTool(),
-        BashTool(),
+        BashTool(plans.store),  # an apply naming a plan iac_plan made reviews that plan
         WebFetchTool(),
         AgentTool(),
         UpdatePlanTool(),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.guard import GUARD_TOKEN, AskUser, BashCallDecision, guard_checks_commands, process_guard
+from iac_code.iac.plans.store import PlanStore
 from iac_code.infra_commands import is_infrastructure_change
 from iac_code.system.processes import (
     KILL_GRACE,
@@ -35,6 +36,8 @@ from iac_code.tools.base import (
     integer_arg,
     required_text,
 )
+from iac_code.tools.bound_apply import applies_terraform
+from iac_code.tools.reviewed_apply import ApprovedRun, applied_result, review
 from iac_code.tools.workspace import shorten
 
 DEFAULT_TIMEOUT = 120
@@ -84,6 +87,8 @@ class BashTool:
         "Run a shell command with bash in the workspace directory and return its output (stdout and "
         "stderr interleaved) and exit code. No stdin and no terminal: commands must not prompt "
         "(use -auto-approve / -input=false style flags). "
+        "A `terraform apply`/`destroy` (or tofu) line is planned first and the user reviews that plan: what runs is "
+        "the reviewed plan, not the line as typed, and the line's other commands (init, fmt…) do not run. "
         f"Default timeout {DEFAULT_TIMEOUT} s, at most {MAX_TIMEOUT} s; the command and all its child "
         f"processes are killed on timeout. Long output keeps its first and last {MAX_OUTPUT_CHARS // 2:,} bytes."
     )
@@ -107,12 +112,17 @@ class BashTool:
     category: Category = "execute"
     kind: Kind = "execute"
 
+    def __init__(self, plans: PlanStore | None = None) -> None:
+        """`plans`: the session's saved plans (iac_plan's), which an apply is bound to (None: a temporary store)."""
+        self.plans = plans if plans is not None else PlanStore(None)
+
     def access(self, args: dict[str, Any]) -> Access:
         command = args.get("command")
         # A command that changes real infrastructure is asked every time, whatever was allowed before.
+        # A Terraform/OpenTofu apply is asked by run() itself, once its plan is made (reviewed_apply.py).
         # (A missing or non-text command is "execute": run() refuses it before anything runs.)
         if isinstance(command, str) and is_infrastructure_change(command):
-            return "infra_change"
+            return "infra_plan" if applies_terraform(command) else "infra_change"
         return "execute"
 
     def title(self, args: dict[str, Any]) -> str:
@@ -133,17 +143,22 @@ class BashTool:
             if ctx.progress is not None:
                 await ctx.progress(Terminal(terminal_id))
 
+        access = self.access(args)
+        approved = ApprovedRun(command, ctx.workspace) if access == "infra_change" else None
+        if access == "infra_plan":
+            reviewed = await review(command, self.title(args), ctx, self.plans)
+            if isinstance(reviewed, ToolResult):
+                return reviewed
+            approved = reviewed
+        line, cwd = (approved.line, approved.cwd) if approved is not None else (command, ctx.workspace)
         env = command_environment(guarded=False)  # guarded below, for this call
         decision = BashCallDecision(
-            command if self.access(args) == "infra_change" else None,
-            _asker(ctx),
-            asyncio.get_running_loop(),
-            patience=timeout,
+            line if approved is not None else None, _asker(ctx), asyncio.get_running_loop(), patience=timeout
         )
         guard = await asyncio.to_thread(process_guard)  # the first call makes it, and probes namespaces
         with guard.guarding(env, decision) if guard is not None else contextlib.nullcontext():
             try:
-                run = await ctx.io.run(command, cwd=ctx.workspace, env=env, timeout=timeout, on_terminal=show_terminal)
+                run = await ctx.io.run(line, cwd=cwd, env=env, timeout=timeout, on_terminal=show_terminal)
             finally:
                 decision.close()
         if decision.interruption is not None:  # the user cancelled the turn at the shim's question
@@ -151,6 +166,8 @@ class BashTool:
         if token := env.get(GUARD_TOKEN):  # `env` would print it: the model has no use for it
             run.output = run.output.replace(token, WITHHELD_TOKEN)
         result = bash_result(run, timeout)
+        if approved is not None and approved.contract is not None:
+            result = applied_result(result, approved, run.output, self.plans)
         if run.terminal_id is not None:  # the editor keeps showing a released terminal's output
             result.terminal_id = run.terminal_id
         return result

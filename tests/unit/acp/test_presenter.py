@@ -1,6 +1,7 @@
 """One presenter for live tool calls, permission requests and replay: the wire form, field by field."""
 
 import asyncio
+from dataclasses import replace
 
 from iac_code.acp.presenter import (
     permission_request,
@@ -13,7 +14,7 @@ from iac_code.acp.replay import replay_updates
 from iac_code.agent.events import PermissionRequest, Step, SubagentSteps
 from iac_code.agent.policy import EVERY_OPTION, ONCE_OPTIONS
 from iac_code.messages import Audio, Image, Message, Resource, ToolCall
-from iac_code.tools.base import Diff, Location, Terminal, ToolContext, ToolResult
+from iac_code.tools.base import AccessDetails, Diff, Location, Terminal, ToolContext, ToolResult
 from iac_code.tools.describe import CallView, describe_call
 from iac_code.tools.registry import default_tools
 
@@ -149,6 +150,18 @@ async def test_an_infrastructure_change_says_so_and_offers_no_always():
     assert request["toolCall"]["title"] == "Infrastructure change: Run terraform apply"
     assert request["toolCall"]["rawInput"] == {"command": "terraform apply", "infrastructureChange": True}
     assert [o["kind"] for o in request["options"]] == ["allow_once", "reject_once"]
+
+
+async def test_a_reviewed_plan_is_in_raw_input_and_its_summary_is_the_content():
+    plan = {"tool": "terraform", "counts": {"create": 1}, "resources": []}
+    request = replace(_request(ONCE_OPTIONS, True), details=AccessDetails("terraform plan in /w: 1 to add", plan))
+    call = wire(permission_request("s1", request))["toolCall"]
+    assert call["rawInput"] == {"command": "terraform apply", "infrastructureChange": True, "plan": plan}
+    assert call["content"] == [
+        {"type": "content", "content": {"type": "text", "text": "terraform plan in /w: 1 to add"}}
+    ]
+    note = replace(request, details=AccessDetails("Not bound to a reviewed plan: …"))
+    assert "plan" not in wire(permission_request("s1", note))["toolCall"]["rawInput"]
 
 
 def test_replay_shows_a_call_as_live(tmp_path):

@@ -26,6 +26,7 @@ TABLE = {
     "execute": ["ask", "ask", "refuse", "ask", "run"],
     "external": ["ask", "ask", "refuse", "refuse", "ask"],
     "infra_change": ["ask*", "ask*", "refuse", "refuse", "ask*"],
+    "infra_plan": ["run", "run", "refuse", "refuse", "run"],  # the tool then asks infra_change, plan shown
     "workspace_code": ["ask", "ask", "refuse", "refuse", "ask"],
 }
 CELLS = [(access, mode, cell) for access, row in TABLE.items() for mode, cell in zip(MODES, row, strict=True)]
@@ -75,6 +76,7 @@ def test_plan_mode_tells_the_model_why():
     assert decide("write", "plan", None) == Refuse(PLAN_MODE_REFUSAL)
     assert "plan mode" in PLAN_MODE_REFUSAL
     assert decide("write", "read-only", None) == Refuse(PERMISSION_DENIED)
+    assert decide("infra_plan", "plan", None) == Refuse(PLAN_MODE_REFUSAL)
 
 
 def test_every_access_has_its_row():

@@ -151,7 +151,9 @@ async def test_a_command_killed_by_a_signal_reports_its_number(
     ("args", "access"),
     [
         ({"command": "terraform plan -out tfplan && terraform show tfplan"}, "execute"),
-        ({"command": "cd envs/prod && /usr/local/bin/terraform apply tfplan"}, "infra_change"),
+        ({"command": "cd envs/prod && /usr/local/bin/terraform apply tfplan"}, "infra_plan"),  # asked with its plan
+        ({"command": "terraform apply && kubectl delete pod web-0"}, "infra_plan"),  # asked on the line, with a note
+        ({"command": "kubectl delete pod web-0 && terraform plan"}, "infra_change"),
         ({"command": "bash -lc 'kubectl -n apps delete pod web-0'"}, "infra_change"),
         ({"command": "echo $(("}, "infra_change"),  # a line that cannot be parsed counts as changing
         ({}, "execute"),  # nothing to run: run() refuses it

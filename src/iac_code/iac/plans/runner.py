@@ -44,6 +44,7 @@ class PlanRequest:
     directory: Path  # the root module, absolute
     destroy: bool = False
     refresh_only: bool = False
+    refresh: bool = True  # False: -refresh=false (the state as recorded, the real objects not read)
     targets: Sequence[str] = ()
     replace: Sequence[str] = ()
     var_files: Sequence[str] = ()  # as given (relative to the directory, like terraform's own -var-file)
@@ -55,6 +56,8 @@ class PlanRequest:
             flags.append("-destroy")
         if self.refresh_only:
             flags.append("-refresh-only")
+        if not self.refresh:
+            flags.append("-refresh=false")
         flags += [f"-target={address}" for address in self.targets]
         flags += [f"-replace={address}" for address in self.replace]
         flags += [f"-var-file={path}" for path in self.var_files]
@@ -184,10 +187,11 @@ def still_reviewed(contract: Mapping[str, Any]) -> bool:
         return False
 
 
-def apply_argv(contract: Mapping[str, Any], program: str | None = None) -> list[str]:
+def apply_argv(contract: Mapping[str, Any], program: str | None = None, options: Sequence[str] = ()) -> list[str]:
     """The command that applies exactly the reviewed plan (run in contract["directory"]). `program`: the
-    binary's path (default: the tool's name, looked up on PATH)."""
-    return [program or str(contract["tool"]), "apply", "-input=false", str(contract["planFile"])]
+    binary's path (default: the tool's name, looked up on PATH); `options`: apply's own that change nothing
+    of what is applied (`-lock-timeout=…`, `-parallelism=…`, `-no-color`)."""
+    return [program or str(contract["tool"]), "apply", "-input=false", *options, str(contract["planFile"])]
 
 
 async def _run(argv: list[str], cwd: Path, environment: Mapping[str, str], timeout: float) -> tuple[int, str, str]:
