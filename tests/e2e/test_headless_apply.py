@@ -5,14 +5,13 @@ applied; stream-json and json carry the question, its answer and the plan contra
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 from tests.e2e.acp.test_bound_apply import APPLIED, COUNTS, EDITED, inputs, state
 from tests.e2e.test_headless import run
 from tests.fakes.openai_server import ScriptedOpenAI
-from tests.terraform_binary import require_terraform
+from tests.terraform_binary import applied_then_edited, require_terraform
 
 APPLY = {"tool_calls": [{"name": "bash", "arguments": {"command": "cd net && terraform apply -auto-approve"}}]}
 
@@ -24,12 +23,7 @@ def terraform() -> str:
 
 @pytest.fixture
 def net(workspace: Path) -> Path:
-    net = workspace / "net"
-    net.mkdir()
-    (net / "main.tf").write_text(APPLIED)
-    subprocess.run(["terraform", "apply", "-auto-approve", "-input=false"], cwd=net, check=True, capture_output=True)
-    (net / "main.tf").write_text(EDITED)
-    return net
+    return applied_then_edited(workspace / "net", APPLIED, EDITED)
 
 
 def test_allow_infra_changes_applies_the_reviewed_plan_and_prints_its_summary(workspace, net):

@@ -36,7 +36,7 @@ This module is also the one list of modes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Literal, TypeGuard
 
 from iac_code.tools.base import Access
@@ -87,20 +87,26 @@ MCP_TOOL_REFUSAL = (
 )
 
 
+# Each verdict says what decided it (`source`), for the audit trail and for the user: "mode:<id>" (the table),
+# "remembered" (an "always" answer); the rules add "rule:<file>:<entry>".
+
+
 @dataclass(frozen=True)
 class Run:
-    pass
+    source: str = field(default="", compare=False)  # what decided, not what it decides
 
 
 @dataclass(frozen=True)
 class Ask:
     options: tuple[OptionKind, ...]
     infrastructure_change: bool = False
+    source: str = field(default="", compare=False)  # what decided, not what it decides
 
 
 @dataclass(frozen=True)
 class Refuse:
     reason: str  # what the model receives as the call's (error) result
+    source: str = field(default="", compare=False)  # what decided, not what it decides
 
 
 Verdict = Run | Ask | Refuse
@@ -169,10 +175,11 @@ def decide(access: Access, mode: Mode, remembered: Remembered | None) -> Verdict
     """The verdict for one call (see the table above)."""
     verdict = _TABLE[access][mode]
     if remembered == "reject" and not isinstance(verdict, Refuse):
-        return Refuse(PERMISSION_DENIED)  # "always reject" holds in every mode, even one that would run it
+        # "always reject" holds in every mode, even one that would run it
+        return Refuse(PERMISSION_DENIED, source="remembered")
     if remembered == "allow" and isinstance(verdict, Ask) and not verdict.infrastructure_change:
-        return _RUN  # an "always allow" never covers an infrastructure change
-    return verdict
+        return Run(source="remembered")  # an "always allow" never covers an infrastructure change
+    return replace(verdict, source=f"mode:{mode}")
 
 
 def run_everything(tool_name: str, access: Access) -> Verdict:

@@ -23,7 +23,7 @@ from iac_code.iac.findings import SEVERITIES, Finding
 from iac_code.iac.sources import MAX_FILE_BYTES
 from iac_code.messages import ToolCall
 from iac_code.tools.base import Access, Category, Kind, Location, ToolContext, ToolError, ToolResult
-from iac_code.tools.workspace import resolve_in_workspace, shorten
+from iac_code.tools.workspace import path_argument_locations, resolve_in_workspace, shorten
 
 MAX_LOCATIONS = 50
 TEXT_BUDGET = 8_000  # characters of findings in the model's text, then counts of what was left out
@@ -79,10 +79,7 @@ class IacCheckTool:
         return "Check infrastructure code" if path in (".", "./") else f"Check {shorten(path, 50)}"
 
     def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
-        try:
-            return [str(resolve_in_workspace(ctx.workspace, str(args.get("path") or ".")))]
-        except ToolError:
-            return []
+        return path_argument_locations(ctx.workspace, args)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         target = resolve_in_workspace(ctx.workspace, _path_argument(args))

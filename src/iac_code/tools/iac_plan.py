@@ -20,7 +20,7 @@ from iac_code.iac.plans.store import PlanStore
 from iac_code.iac.plans.summary import TEXT_ORDER
 from iac_code.messages import ToolCall
 from iac_code.tools.base import Access, Category, Kind, Location, ToolContext, ToolError, ToolResult
-from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten
+from iac_code.tools.workspace import path_argument_locations, relative_to_workspace, resolve_in_workspace, shorten
 
 MAX_LOCATIONS = 50
 PLUGIN_FOLDERS = ("providers", "plugins")  # under .terraform/: where init installs providers (plugins: < 0.13)
@@ -76,10 +76,7 @@ class IacPlanTool:
         return what if path in (".", "./") else f"{what} {shorten(path, 50)}"
 
     def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
-        try:
-            return [str(resolve_in_workspace(ctx.workspace, str(args.get("path") or ".")))]
-        except ToolError:
-            return []
+        return path_argument_locations(ctx.workspace, args)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         request = plan_request(args, ctx.workspace)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolError
 
@@ -25,6 +26,15 @@ def resolve_in_workspace(workspace: Path, path: str) -> Path:
     if not resolved.is_relative_to(root):
         raise ToolError(f"path {path!r} is outside the workspace {root}")
     return resolved
+
+
+def path_argument_locations(workspace: Path, args: dict[str, Any]) -> list[str]:
+    """Where a tool's `path` argument (default: the workspace) points, as its call's locations; none when it
+    would leave the workspace (the run refuses it)."""
+    try:
+        return [str(resolve_in_workspace(workspace, str(args.get("path") or ".")))]
+    except ToolError:
+        return []
 
 
 def relative_to_workspace(workspace: Path, path: Path) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from tests.e2e.acp.wire import updates
-from tests.terraform_binary import require_terraform
+from tests.terraform_binary import applied_then_edited, require_terraform
 
 APPLIED = """\
 resource "terraform_data" "old" {}
@@ -36,12 +36,7 @@ def terraform() -> str:
 @pytest.fixture
 def net(workspace: Path) -> Path:
     """`net/`: applied once, then edited so that a plan adds 2, changes 1, replaces 1 and destroys 1."""
-    net = workspace / "net"
-    net.mkdir()
-    (net / "main.tf").write_text(APPLIED)
-    subprocess.run(["terraform", "apply", "-auto-approve", "-input=false"], cwd=net, check=True, capture_output=True)
-    (net / "main.tf").write_text(EDITED)
-    return net
+    return applied_then_edited(workspace / "net", APPLIED, EDITED)
 
 
 def bash(command: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from tests.e2e.acp.wire import AgentProcess, model_env, updates
 from tests.fakes.openai_server import ScriptedOpenAI
-from tests.terraform_binary import require_terraform
+from tests.terraform_binary import applied_then_edited, require_terraform
 
 SECRETS = ("s3cr3t-e2e-0b9d41", "s3cr3t-e2e-77c2e0")  # the sensitive variable's value before and after
 MODULE = """\
@@ -38,13 +38,9 @@ def terraform() -> str:
 @pytest.fixture
 def net(workspace: Path) -> Path:
     """`net/`: applied once, then edited so a plan creates, updates, replaces and destroys."""
-    net = workspace / "net"
-    net.mkdir()
-    (net / "main.tf").write_text(MODULE.replace("TOKEN", SECRETS[0]).replace('"keep"', '"old"'))
-    subprocess.run(["terraform", "apply", "-auto-approve", "-input=false"], cwd=net, check=True, capture_output=True)
+    applied = MODULE.replace("TOKEN", SECRETS[0]).replace('"keep"', '"old"')
     edited = MODULE.replace("TOKEN", SECRETS[1]).replace('input = "v1"', 'input = "v2"')
-    (net / "main.tf").write_text(edited + 'resource "terraform_data" "new" {}\n')
-    return net
+    return applied_then_edited(workspace / "net", applied, edited + 'resource "terraform_data" "new" {}\n')
 
 
 def plan_call(**arguments: Any) -> dict[str, Any]:

@@ -100,3 +100,11 @@ def test_only_always_answers_are_remembered():
     assert remembered_after("reject_always") == "reject"
     assert remembered_after("allow_once") is None
     assert remembered_after("cancelled") is None
+
+
+def test_each_verdict_says_what_decided_it():
+    assert decide("write", "default", None).source == "mode:default"
+    assert decide("execute", "read-only", None).source == "mode:read-only"
+    assert decide("write", "default", "allow").source == "remembered"
+    assert decide("read", "bypass-permissions", "reject").source == "remembered"
+    assert decide("infra_change", "default", "allow").source == "mode:default"  # "always" never covers it
