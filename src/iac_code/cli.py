@@ -1,8 +1,11 @@
-"""The `iac-code` command: `iac-code acp` (the ACP server), `iac-code -p PROMPT` (one headless turn)."""
+"""The `iac-code` command: `iac-code acp` (the ACP server), `iac-code -p PROMPT` (one headless turn),
+`iac-code audit` (the audit trail of permission decisions)."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import os
 import sys
 
@@ -111,6 +114,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra Host name served when bound to loopback (e.g. behind a reverse proxy)",
     )
     _add_logging_flags(acp)
+    audit = commands.add_parser(
+        "audit",
+        help="print the audit trail: every permission decision, oldest first",
+        description="Print the audit trail of the session store (SQLite, or PostgreSQL with IAC_CODE_DATABASE_URL):\n"
+        "every permission decision, recorded before its call ran, and the exit status of infrastructure changes.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    audit.add_argument("--session", help="only this session's records")
+    audit.add_argument("--since", help="only records from this time on (ISO 8601; without a zone, UTC)")
+    audit.add_argument("--json", action="store_true", help="one JSON object per line")
+    _add_logging_flags(audit)
     return parser
 
 
@@ -129,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         withhold_from_environment()  # the settings keep the keys; nothing the agent runs may read them
         if args.command == "acp":
             return _run_acp(args, settings)
+        if args.command == "audit":
+            return asyncio.run(_print_audit(args, settings))
         from iac_code.headless import run_headless
         from iac_code.iac.workers import configure_workers
 
@@ -155,8 +171,15 @@ _HEADLESS_FLAGS = {
 def _check_what_to_do(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Exit 2 with usage and a line saying what is wrong, rather than ignore a flag or do nothing."""
     given = [flag for dest, flag in _HEADLESS_FLAGS.items() if getattr(args, dest) != parser.get_default(dest)]
-    if args.command == "acp" and given:
-        parser.error(f"{', '.join(given)}: headless options (a -p run), which the acp command does not take")
+    if args.command is not None and given:
+        parser.error(f"{', '.join(given)}: headless options (a -p run), which the {args.command} command does not take")
+    if args.command == "audit" and args.since is not None:
+        from iac_code.sessions.audit import since_time
+
+        try:
+            args.since = since_time(args.since)
+        except ValueError:
+            parser.error(f"--since {args.since}: not an ISO 8601 date or time (e.g. 2026-12-01 or 2026-12-01T09:30Z)")
     if args.command is None and args.prompt is None:
         if given:
             parser.error(f"{', '.join(given)} applies to a headless run: give -p PROMPT too")
@@ -169,6 +192,30 @@ def _discard_stdout() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
+
+
+async def _print_audit(args: argparse.Namespace, settings: Settings) -> int:
+    from iac_code.sessions.audit import Audited
+    from iac_code.sessions.open import open_store
+
+    store = await open_store(settings)
+    try:
+        assert isinstance(store, Audited), "open_store's stores keep the audit trail"
+        records = await store.audit_trail().read(args.session, args.since)
+    finally:
+        await store.close()
+    for record in records:
+        if args.json:
+            print(json.dumps(record.to_json(), ensure_ascii=False))
+            continue
+        line = f"{record.time}  {record.principal}  {record.session}  {record.decision}  {record.source}  {record.tool}"
+        if record.plan_sha256:
+            counts = ", ".join(f"{n} {action}" for action, n in (record.plan_counts or {}).items() if n)
+            line += f"  plan {record.plan_sha256[:12]} ({counts or 'no changes'})"
+        if record.kind == "outcome":
+            line += f"  ran: exit status {record.exit_status}"
+        print(f"{line}  {record.arguments}")
+    return 0
 
 
 def _run_acp(args: argparse.Namespace, settings: Settings) -> int:

@@ -40,9 +40,10 @@ from iac_code.agent.events import (
 )
 from iac_code.agent.policy import Choice, Mode, Remembered
 from iac_code.agent.session_commands import CommandInfo
-from iac_code.config import Settings
+from iac_code.config import ConfigError, Settings
 from iac_code.mcp.naming import PREFIX as MCP_TOOL_PREFIX
 from iac_code.messages import user
+from iac_code.sessions.audit import Audited, AuditTrail
 
 
 def run_headless(args: argparse.Namespace, settings: Settings) -> int:
@@ -72,6 +73,31 @@ async def _run(
     allow_infra_changes: bool,
     output_format: str,
 ) -> int:
+    from iac_code.sessions.open import open_store
+
+    try:  # the audit trail lives in the session store's database: no trail, no run
+        store = await open_store(settings)
+    except ConfigError as exc:
+        print(f"iac-code: the audit trail cannot be written: {exc}", file=sys.stderr)
+        return 2
+    assert isinstance(store, Audited), "open_store's stores keep the audit trail"
+    try:
+        return await _run_session(
+            prompt, settings, store.audit_trail(), allowed, allow_all, allow_infra_changes, output_format
+        )
+    finally:
+        await store.close()
+
+
+async def _run_session(
+    prompt: str,
+    settings: Settings,
+    trail: AuditTrail,
+    allowed: set[str],
+    allow_all: bool,
+    allow_infra_changes: bool,
+    output_format: str,
+) -> int:
     from iac_code.agent.factory import build_loop
     from iac_code.agent.session import Session
     from iac_code.mcp import hub_for_session
@@ -91,6 +117,8 @@ async def _run(
         mode=mode,
         always=remembered,
         config_dir=settings.config_dir,
+        trail=trail,
+        answered_by="headless-flag",  # every question is answered from the command line's flags
     )
     session.mcp.start()
     try:

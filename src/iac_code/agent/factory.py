@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from iac_code.agent.audit import Recorder
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Judge
 from iac_code.agent.system_prompt import build_system_prompt
@@ -31,6 +32,7 @@ class LoopParts:
     model: str = ""  # the model the session last used; "" is the configured default
     io: WorkspaceIO | None = None  # where tools read, write and run; None is the local disk
     session_id: str = ""  # names the session's private folder of saved plans (iac_plan)
+    recorder: Recorder | None = None  # where the loop records each permission decision; None: nowhere
 
 
 # the session's parts → its loop; the ACP server and headless bind the settings and the workspace
@@ -63,4 +65,5 @@ def build_loop(
         mode_instructions=parts.mode_instructions,
         model=parts.model,
         io=parts.io,
+        recorder=parts.recorder,
     )

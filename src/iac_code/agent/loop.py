@@ -16,6 +16,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from iac_code.agent import compaction
+from iac_code.agent.audit import NoRecording, Recorder
 from iac_code.agent.channel import EventChannel
 from iac_code.agent.events import (
     Compaction,
@@ -81,6 +82,7 @@ class AgentLoop:
         mode_instructions: str = "",
         model: str = "",
         io: WorkspaceIO | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.provider = provider
         if model:
@@ -91,6 +93,7 @@ class AgentLoop:
         self._extra_names: set[str] = set()
         self.workspace = workspace
         self.judge = judge
+        self.recorder: Recorder = recorder or NoRecording()  # every decision goes to the audit trail
         self.history: list[Message] = list(history or [])
         self.on_message = on_message
         self.system_prompt = system_prompt or build_system_prompt(workspace)
@@ -273,7 +276,7 @@ class AgentLoop:
 
     async def _run_tools(self, calls: list[ToolCall], emit: Emit) -> None:
         subagent = (lambda prompt: self._subagent().run(prompt)) if self.allow_subagents else None
-        turn = TurnTools(self.tools, self.workspace, self.io, self.judge, self._append, subagent)
+        turn = TurnTools(self.tools, self.workspace, self.io, self.judge, self._append, subagent, self.recorder)
         await ToolCalls(turn, self._announced, emit).run(calls)
 
     def _subagent(self) -> AgentLoop:
@@ -284,6 +287,7 @@ class AgentLoop:
             {n: t for n, t in tools if t.category in self.subagent_categories and n not in SUBAGENT_EXCLUDED},
             self.workspace,
             judge=self.judge,
+            recorder=self.recorder,
             system_prompt=self.system_prompt,
             max_turns=self.max_turns,
             max_tokens=self.max_tokens,

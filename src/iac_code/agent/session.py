@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
+from iac_code.agent.audit import AnsweredBy, TrailRecorder
 from iac_code.agent.commands import parse_invocation
 from iac_code.agent.events import Event, PermissionRequest, TurnEnd
 from iac_code.agent.factory import LoopFactory, LoopParts
@@ -37,6 +38,8 @@ from iac_code.encodable import encodable
 from iac_code.errors import InvalidParams
 from iac_code.guard import guard_status
 from iac_code.messages import Message
+from iac_code.principals import LOCAL, Principal
+from iac_code.sessions.audit import Audited, AuditTrail
 from iac_code.sessions.store import RecordChanges, SessionStore
 from iac_code.sessions.writer import OrderedWriter
 from iac_code.tools.backends import WorkspaceIO
@@ -99,8 +102,20 @@ class Session:
         history: Sequence[Message] = (),
         io: WorkspaceIO | None = None,
         config_dir: Path | None = None,
+        principal: Principal = LOCAL,
+        trail: AuditTrail | None = None,
+        answered_by: AnsweredBy = "user",
     ) -> None:
         self.id = session_id
+        self.principal = principal
+        # every decision is recorded in the store's audit trail (or `trail`, for a face without a store)
+        if trail is None and isinstance(store, Audited):
+            trail = store.audit_trail()
+        recorder = (
+            TrailRecorder(trail, session_id, lambda: self.principal.name, answered_by=answered_by)
+            if trail is not None
+            else None
+        )
         self.cwd = cwd
         self.mode: Mode = mode
         self.title = title
@@ -118,6 +133,7 @@ class Session:
             model=model,
             io=io,
             session_id=session_id,
+            recorder=recorder,
         )
         self.loop = make_loop(parts)
         self._files = FileCommands(cwd, config_dir, reserved=COMMANDS)

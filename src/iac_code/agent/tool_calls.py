@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from iac_code.agent.audit import AUDIT_UNWRITTEN, NoRecording, Recorder
 from iac_code.agent.events import (
     Event,
     PermissionRequest,
@@ -27,6 +28,7 @@ from iac_code.agent.events import (
 from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, Refuse, Verdict
 from iac_code.agent.subagent import follow_subagent
 from iac_code.messages import Message, ToolCall
+from iac_code.sessions.audit import AuditUnavailable
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.base import (
     Access,
@@ -69,6 +71,7 @@ class TurnTools:
     append: Callable[[Message], None]  # into the history (and the store)
     # a sub-agent's turn for a prompt; None inside a sub-agent (delegation stops at one level)
     subagent: Callable[[str], AsyncGenerator[Event, None]] | None
+    recorder: Recorder = field(default_factory=NoRecording)  # the audit trail of decisions (agent/audit.py)
 
 
 class ToolCalls:
@@ -173,16 +176,20 @@ class ToolCalls:
         self, start: ToolUseStart, verdict: Verdict, subject: str, details: AccessDetails | None = None
     ) -> str | None:
         """None when `verdict` (and the user, when it asks about `subject`) lets `start` go ahead, else the
-        reason it may not; a user who cancels stops the turn (TurnCancelled)."""
-        if isinstance(verdict, Refuse):
-            return verdict.reason
+        reason it may not; a user who cancels stops the turn (TurnCancelled). The decision is recorded first:
+        a call whose decision could not be recorded does not run."""
+        reason, choice = (verdict.reason if isinstance(verdict, Refuse) else None), None
         if isinstance(verdict, Ask):
             choice = await self._ask(start, verdict, subject, details)
-            if choice == "cancelled":
-                raise TurnCancelled
-            if choice.startswith("reject"):
-                return PERMISSION_DENIED
-        return None
+            reason = PERMISSION_DENIED if choice.startswith("reject") or choice == "cancelled" else None
+        try:
+            await self._turn.recorder.decided(start.call, subject, verdict, choice, details)
+        except AuditUnavailable as exc:
+            log.error("call %s not run: the audit trail could not be written: %s", start.call.id, exc)
+            reason = reason or AUDIT_UNWRITTEN.format(problem=exc)
+        if choice == "cancelled":
+            raise TurnCancelled
+        return reason
 
     async def _ask(self, start: ToolUseStart, ask: Ask, subject: str, details: AccessDetails | None) -> Choice:
         answer: asyncio.Future[Choice] = asyncio.get_running_loop().create_future()
@@ -214,6 +221,7 @@ class ToolCalls:
     async def _finish(self, call: ToolCall, result: ToolResult) -> None:
         """The one place a finished call's record is made: the history keeps it, and the client is
         shown it (a replay shows the same record)."""
+        await self._turn.recorder.finished(call, result)  # an infrastructure change's exit status
         message = announced_result(result, call, self._announced)
         self._turn.append(message)
         await self._emit(ToolFinished(call, message))

@@ -25,6 +25,7 @@ from psycopg.rows import TupleRow
 from iac_code.database.json_text import from_json_text, to_json_text
 from iac_code.database.pool import Connection, Pool, open_pool
 from iac_code.messages import Message
+from iac_code.sessions.audit import AuditTrail
 from iac_code.sessions.disk import encode_line
 from iac_code.sessions.keys import InvalidSessionId, check_id, decode_cursor, encode_cursor, iso_time
 from iac_code.sessions.repair import parse_log, with_interrupted_results
@@ -78,6 +79,12 @@ class PostgresSessionStore:
     async def close(self) -> None:
         if self._owned_pool is not None:
             await self._owned_pool.close()
+
+    def audit_trail(self) -> AuditTrail:
+        """The audit trail in this database, on this store's pool (sessions/audit.py)."""
+        from iac_code.sessions.audit_postgres import PostgresAuditTrail
+
+        return PostgresAuditTrail(self._pool)
 
     # ---- SessionStore ----
 

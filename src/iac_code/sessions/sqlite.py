@@ -28,6 +28,7 @@ from iac_code.database.json_text import to_json_text
 from iac_code.database.sqlite import connect, transaction
 from iac_code.messages import Message
 from iac_code.safe_json import dumps_bytes, loads
+from iac_code.sessions.audit import AuditTrail
 from iac_code.sessions.keys import InvalidSessionId, check_id, decode_cursor, encode_cursor, iso_time
 from iac_code.sessions.records import record_problem
 from iac_code.sessions.repair import parse_lines, with_interrupted_results
@@ -242,6 +243,12 @@ class SqliteSessions:
 
 class SqliteSessionStore(ThreadedStore[SqliteSessions]):
     """The SQLite store, async: every call runs in the store's own thread, which owns the connection."""
+
+    def audit_trail(self) -> AuditTrail:
+        """The audit trail in this database, written in this store's thread (sessions/audit.py)."""
+        from iac_code.sessions.audit_sqlite import SqliteAuditTrail
+
+        return SqliteAuditTrail(self)
 
 
 def open_sqlite_store(path: Path, *, durable: bool = True) -> SqliteSessionStore:

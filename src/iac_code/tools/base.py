@@ -112,6 +112,7 @@ class ToolResult:
     # Images for the model, beside `text` (checked by image_data.checked_image); a model that does not
     # read images gets a marker instead (providers/images.py). The client sees images through `content`.
     images: list[Image] = field(default_factory=list)
+    exit_code: int | None = None  # a command's exit status, for the audit trail; None: not a command, or killed
 
     def record(self, call: ToolCall, *, title: str = "", kind: str = "") -> Message:
         """The result as the history keeps it: what the model reads, and what the client is shown (title

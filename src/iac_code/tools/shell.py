@@ -258,8 +258,8 @@ def bash_result(run: CommandRun, timeout: float) -> ToolResult:
         status = f"Killed by {run.signal}" if run.signal else f"Exit code: {run.exit_code}"
         text = f"{run.output.rstrip()}\n{status}" if run.output.strip() else f"(no output)\n{status}"
     if run.problem:
-        return ToolResult(f"{text}\n{run.problem}", is_error=True)
-    return ToolResult(text, is_error=run.timed_out or run.exit_code != 0)
+        return ToolResult(f"{text}\n{run.problem}", is_error=True, exit_code=run.exit_code)
+    return ToolResult(text, is_error=run.timed_out or run.exit_code != 0, exit_code=run.exit_code)
 
 
 def _signal_name(number: int) -> str:

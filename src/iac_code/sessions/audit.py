@@ -1,0 +1,73 @@
+"""The audit trail: every permission decision, recorded before the call runs, in the session store's
+database (SQLite, or PostgreSQL so that every instance of a cluster writes one trail).
+
+A record is a "decision" (allowed or denied, and what decided: `rule:<file>:<entry>`, `mode:<id>`,
+`remembered`, `user:<option>`, `headless-flag`) or, after an infrastructure change ran, its "outcome" (the
+exit status), a second row rather than an update: the table is append-only (its triggers refuse UPDATE
+and DELETE). `AuditUnavailable` is the one error a failed write raises: the caller does not run the call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from iac_code.sessions.keys import iso_time
+
+Kind = Literal["decision", "outcome"]
+Decision = Literal["allowed", "denied"]
+
+# the columns of iac_audit a record is written to, in the order of AuditRecord's fields after `time`
+COLUMNS = (
+    "kind, principal, session_id, tool, digest, arguments, decision, source, plan_sha256, plan_counts, exit_status"
+)
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    kind: Kind
+    principal: str
+    session: str
+    tool: str  # the tool, or the subject a running call asked about ("bash" for a reviewed plan's apply)
+    digest: str  # sha256 of the call's arguments
+    arguments: str  # their short form, secrets redacted
+    decision: Decision
+    source: str
+    plan_sha256: str | None = None
+    plan_counts: dict[str, int] | None = None
+    exit_status: int | None = None
+    time: str = ""  # ISO 8601 UTC, set by the trail as it is written
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class AuditUnavailable(Exception):
+    """The trail could not be written (the message says why)."""
+
+
+@runtime_checkable
+class AuditTrail(Protocol):
+    async def append(self, record: AuditRecord) -> None:
+        """Write `record` durably; AuditUnavailable when it could not be."""
+        ...
+
+    async def read(self, session: str | None = None, since: str | None = None) -> list[AuditRecord]:
+        """The records, oldest first: of one session, from an ISO 8601 UTC time on (see since_time)."""
+        ...
+
+
+@runtime_checkable
+class Audited(Protocol):
+    """A session store whose database holds the audit trail."""
+
+    def audit_trail(self) -> AuditTrail: ...
+
+
+def since_time(text: str) -> str:
+    """`--since` (an ISO 8601 date or time; without a zone, UTC) as the trail's time format; ValueError."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return iso_time(moment.timestamp())

@@ -1,0 +1,75 @@
+"""The audit trail in PostgreSQL (table iac_audit, database/migrations/0006_audit.sql): every instance of a
+cluster appends to the one table, times from the database clock."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from psycopg import Error as DatabaseError
+from psycopg.types.json import Json
+from psycopg_pool import PoolTimeout
+
+from iac_code.database.json_text import from_json_text, to_json_text
+from iac_code.database.pool import Pool
+from iac_code.sessions.audit import COLUMNS, AuditRecord, AuditUnavailable
+from iac_code.sessions.keys import iso_time
+
+_INSERT = f"INSERT INTO iac_audit ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+
+
+class PostgresAuditTrail:
+    def __init__(self, pool: Pool) -> None:
+        self._pool = pool
+
+    async def append(self, record: AuditRecord) -> None:
+        params = [
+            record.kind,
+            to_json_text(record.principal),
+            to_json_text(record.session),
+            to_json_text(record.tool),
+            record.digest,
+            to_json_text(record.arguments),
+            record.decision,
+            to_json_text(record.source),
+            record.plan_sha256,
+            None if record.plan_counts is None else Json(record.plan_counts),
+            record.exit_status,
+        ]
+        try:
+            async with self._pool.connection() as conn:
+                await conn.execute(_INSERT, params)
+        except (DatabaseError, PoolTimeout) as exc:
+            raise AuditUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+    async def read(self, session: str | None = None, since: str | None = None) -> list[AuditRecord]:
+        where, params = [], []
+        if session is not None:
+            where.append("session_id = %s")
+            params.append(to_json_text(session))
+        if since is not None:
+            where.append("at >= %s::timestamptz")
+            params.append(since)
+        condition = f"WHERE {' AND '.join(where)}" if where else ""
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(f"SELECT at, {COLUMNS} FROM iac_audit {condition} ORDER BY id", params)
+            return [_record(row) for row in await cursor.fetchall()]
+
+
+def _record(row: tuple[Any, ...]) -> AuditRecord:
+    at, kind, principal, session, tool, digest, arguments, decision, source, plan_sha256, counts, exit_status = row
+    moment: datetime = at
+    return AuditRecord(
+        kind=kind,
+        principal=str(from_json_text(principal)),
+        session=str(from_json_text(session)),
+        tool=str(from_json_text(tool)),
+        digest=digest,
+        arguments=str(from_json_text(arguments)),
+        decision=decision,
+        source=str(from_json_text(source)),
+        plan_sha256=plan_sha256,
+        plan_counts=counts,
+        exit_status=exit_status,
+        time=iso_time(moment.timestamp()),
+    )

@@ -1,0 +1,85 @@
+"""The audit trail in the SQLite database (table iac_audit, database/sqlite_migrations/0003_audit.sql),
+written in the session store's thread on its connection: one INSERT, its own transaction, synced as the
+store's appends are (synchronous=FULL)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from iac_code.database.json_text import from_json_text, to_json_text
+from iac_code.safe_json import dumps_bytes, loads
+from iac_code.sessions.audit import COLUMNS, AuditRecord, AuditUnavailable
+from iac_code.sessions.keys import iso_time
+
+if TYPE_CHECKING:
+    from iac_code.sessions.sqlite import SqliteSessions, SqliteSessionStore
+
+_INSERT = f"INSERT INTO iac_audit (at, {COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+class SqliteAuditTrail:
+    def __init__(self, store: SqliteSessionStore) -> None:
+        self._store = store
+
+    async def append(self, record: AuditRecord) -> None:
+        try:
+            await asyncio.wrap_future(self._store.submit(_append, self._store.inner, record))
+        except (sqlite3.Error, OSError) as exc:
+            raise AuditUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+    async def read(self, session: str | None = None, since: str | None = None) -> list[AuditRecord]:
+        return await asyncio.wrap_future(self._store.submit(_read, self._store.inner, session, since))
+
+
+def _append(sessions: SqliteSessions, record: AuditRecord) -> None:
+    counts = None if record.plan_counts is None else dumps_bytes(record.plan_counts).decode()
+    sessions.conn.execute(
+        _INSERT,
+        [
+            iso_time(),
+            record.kind,
+            to_json_text(record.principal),
+            to_json_text(record.session),
+            to_json_text(record.tool),
+            record.digest,
+            to_json_text(record.arguments),
+            record.decision,
+            to_json_text(record.source),
+            record.plan_sha256,
+            counts,
+            record.exit_status,
+        ],
+    )
+
+
+def _read(sessions: SqliteSessions, session: str | None, since: str | None) -> list[AuditRecord]:
+    where, params = [], []
+    if session is not None:
+        where.append("session_id = ?")
+        params.append(to_json_text(session))
+    if since is not None:
+        where.append("at >= ?")
+        params.append(since)
+    condition = f"WHERE {' AND '.join(where)}" if where else ""
+    rows = sessions.conn.execute(f"SELECT at, {COLUMNS} FROM iac_audit {condition} ORDER BY id", params)
+    return [_record(row) for row in rows]
+
+
+def _record(row: tuple[Any, ...]) -> AuditRecord:
+    at, kind, principal, session, tool, digest, arguments, decision, source, plan_sha256, counts, exit_status = row
+    return AuditRecord(
+        kind=kind,
+        principal=str(from_json_text(principal)),
+        session=str(from_json_text(session)),
+        tool=str(from_json_text(tool)),
+        digest=digest,
+        arguments=str(from_json_text(arguments)),
+        decision=decision,
+        source=str(from_json_text(source)),
+        plan_sha256=plan_sha256,
+        plan_counts=None if counts is None else loads(counts),
+        exit_status=exit_status,
+        time=at,
+    )
