@@ -93,7 +93,7 @@ class TrailRecorder:
             digest=arguments_digest(call.arguments),
             arguments=self.short_form(call.arguments),
             decision="allowed" if allowed else "denied",
-            source=verdict.source if answer is None else self._answer_source(answer),
+            source=self._source(verdict, answer),
             plan_sha256=str(plan["sha256"]) if plan else None,
             plan_counts={str(k): int(v) for k, v in plan["counts"].items()} if plan else None,
         )
@@ -116,8 +116,10 @@ class TrailRecorder:
         except Exception:  # the change already ran: the model sees its result; the operator sees this
             logger.exception("the outcome of call %s could not be written to the audit trail", call.id)
 
-    def _answer_source(self, answer: Choice) -> str:
-        return "headless-flag" if self._answered_by == "headless-flag" else f"user:{answer}"
+    def _source(self, verdict: Verdict, answer: Choice | None) -> str:
+        if self._answered_by == "headless-flag" and (answer is not None or verdict.source == "remembered"):
+            return "headless-flag"  # a headless run remembers nothing but its --allow-tools
+        return verdict.source if answer is None else f"user:{answer}"
 
     def short_form(self, arguments: dict[str, Any]) -> str:
         """The arguments as one line a person reads, secrets redacted, at most SHORT_CHARS characters."""
