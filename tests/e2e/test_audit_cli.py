@@ -107,3 +107,13 @@ def test_filters_by_session_and_time(tmp_path):
 def test_headless_options_are_refused_with_audit(tmp_path):
     refused = iac_code(tmp_path, model_env("http://127.0.0.1:9", tmp_path / "config"), "--yes", "audit")
     assert refused.returncode == 2 and "which the audit command does not take" in refused.stderr
+
+
+def test_a_headless_run_without_a_trail_does_not_start(workspace):
+    config = workspace.parent / "config"
+    (config / "iac-code.db").mkdir(parents=True)  # the database cannot be opened
+    with ScriptedOpenAI([write_call("a.tf"), {"text": "written"}]) as model:
+        result = iac_code(workspace, model_env(model.url, config), "-p", "write a", "--yes")
+        assert result.returncode == 2 and model.requests == []
+    assert result.stderr.startswith("iac-code: the audit trail cannot be written: cannot write sessions to ")
+    assert not (workspace / "a.tf").exists()
