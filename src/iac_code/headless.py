@@ -73,6 +73,7 @@ async def _run(
     output_format: str,
 ) -> int:
     from iac_code.agent.factory import build_loop
+    from iac_code.agent.rules import RulesError, load_rules
     from iac_code.agent.session import Session
     from iac_code.mcp import hub_for_session
     from iac_code.providers.lazy import LazyProvider
@@ -80,6 +81,13 @@ async def _run(
     mode: Mode = "bypass-permissions" if allow_all else "default"
     remembered: dict[str, Remembered] = dict.fromkeys(allowed, "allow")
     workspace = Path.cwd().resolve()
+    try:  # headless: a project is trusted only by config.json's trustedProjects (nobody answers here)
+        rules = load_rules(
+            workspace, settings.permissions, settings.trusted_projects, settings.config_dir, remembered_trust=False
+        )
+    except RulesError as exc:
+        print(f"iac-code: {exc}", file=sys.stderr)
+        return 2
     face = _HeadlessFace(_PRINTERS[output_format](sys.stdout), allow_infra_changes)
     session = Session(
         "headless",
@@ -91,6 +99,7 @@ async def _run(
         mode=mode,
         always=remembered,
         config_dir=settings.config_dir,
+        rules=rules,
     )
     session.mcp.start()
     try:
