@@ -189,8 +189,10 @@ def parse_pattern(entry: object) -> Pattern:
         return Pattern(entry, kind, words=_command_words(body))
     if kind in ("Read", "Write"):
         return Pattern(entry, kind, glob=path_glob(body + "**" if body.endswith("/") else body))
-    if kind in ("WebFetch", "Mcp"):
-        return Pattern(entry, kind, glob=word_glob(body.lower() if kind == "WebFetch" else body))
+    if kind == "WebFetch":
+        return Pattern(entry, kind, glob=word_glob(body.lower()))
+    if kind == "Mcp":  # a server alone: every tool of it
+        return Pattern(entry, kind, glob=word_glob(body if "__" in body else body + "__*"))
     if kind == "Plan":
         action, _, address = body.partition(" ")
         if action not in PLAN_ACTIONS or not address.strip():

@@ -70,7 +70,9 @@ async def test_reads_asked_about_first_still_run_together_and_a_refused_one_is_l
 
     tools = {name: Counted(name, delay=0.05) for name in verdicts}
     script = [*(ToolCallReady(ToolCall(f"c-{name}", name, {})) for name in verdicts), Finish("tool_use")]
-    loop = AgentLoop(FakeProvider(script, say("ok")), dict(tools), Path("/tmp"), judge=lambda call: verdicts[call.subject])
+    loop = AgentLoop(
+        FakeProvider(script, say("ok")), dict(tools), Path("/tmp"), judge=lambda call: verdicts[call.subject]
+    )
     events = await run_turn(loop, "allow_once")
     assert [e.call.id for e in events if isinstance(e, PermissionRequest)] == ["c-a"]
     assert [name for name, tool in tools.items() if tool.runs] == ["a", "b", "d"]
