@@ -18,6 +18,7 @@ Forms (agents/rules.py has the sources and the order):
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -68,6 +69,28 @@ class CallView:
         return simple_commands(command) if self.subject == "bash" and isinstance(command, str) else []
 
     @cached_property
+    def programs(self) -> set[str] | None:
+        """The names the line's programs go by (as written, base name, without a version); None when one is
+        computed at run time or the line cannot be read."""
+        commands = self.commands
+        if commands is None or any(words[0].dynamic for words in commands if words):
+            return None
+        return {name for words in commands if words for name in program_names(words[0].text)}
+
+    @cached_property
+    def kinds(self) -> tuple[str, ...]:
+        """The rule forms other than Bash and tool names that may fit this call."""
+        if self.subject in READ_TOOLS:
+            return ("Read",)
+        if self.subject in WRITE_TOOLS:
+            return ("Write",)
+        if self.subject == "web_fetch":
+            return ("WebFetch",)
+        if self.subject.startswith(MCP_PREFIX):
+            return ("Mcp",)
+        return ("Plan",) if self.resources else ()
+
+    @cached_property
     def path(self) -> str | None:
         if self.subject not in READ_TOOLS | WRITE_TOOLS:
             return None
@@ -85,10 +108,23 @@ class CallView:
             return ""
 
     @cached_property
-    def resources(self) -> list[Mapping[str, Any]]:
+    def resources(self) -> list[tuple[str, frozenset[str]]]:
+        """The plan's resources: (address, its action and terraform's actions)."""
         plan = self.details.plan if self.details is not None else None
         found = plan.get("resources") if isinstance(plan, dict) else None
-        return [r for r in found if isinstance(r, dict)] if isinstance(found, list) else []
+        return [_resource(r) for r in found if isinstance(r, dict)] if isinstance(found, list) else []
+
+
+def _resource(resource: Mapping[str, Any]) -> tuple[str, frozenset[str]]:
+    actions = resource.get("actions")
+    named = [resource.get("action"), *(actions if isinstance(actions, list) else [])]
+    return str(resource.get("address", "")), frozenset(a for a in named if isinstance(a, str))
+
+
+@functools.lru_cache(maxsize=1024)
+def program_names(text: str) -> frozenset[str]:
+    """What a rule's first word may name the program as: as written, its base name, without a version."""
+    return frozenset({text, text.rsplit("/", 1)[-1], program_name(text)})
 
 
 def workspace_relative(workspace: Path, raw: str) -> str:
@@ -119,16 +155,20 @@ class Pattern:
             return call.host is not None and self._glob(call.host)
         if self.kind == "Mcp":
             return call.subject.startswith(MCP_PREFIX) and self._glob(call.subject[len(MCP_PREFIX) :])
-        return any(self._fits_resource(resource) for resource in call.resources)  # Plan
+        return any(self._fits_resource(address, actions) for address, actions in call.resources)  # Plan
 
     def fits_command(self, words: Sequence[Word], fit: Fit) -> bool:
         """Whether one simple command fits a Bash rule. A word computed at run time may be anything: it fits
         a deny or ask rule's words (`$X pod` may be `kubectl delete pod`), an allow rule's only where it says `*`."""
         if self.kind != "Bash" or self.subjects or not words:
             return False
-        first = words[0]
-        names = {first.text} if first.dynamic else {first.text, first.text.rsplit("/", 1)[-1], program_name(first.text)}
-        return any(self._fits_words(0, [Word(name, first.dynamic), *words[1:]], 0, fit) for name in names)
+        first, expected = words[0], self.words[0]
+        if first.dynamic or expected is None:
+            return self._fits_words(0, words, 0, fit)
+        names = program_names(first.text)
+        if isinstance(expected, str):
+            return expected in names and self._fits_words(1, words, 1, fit)
+        return any(expected.fullmatch(name) for name in names) and self._fits_words(1, words, 1, fit)
 
     def _fits_line(self, call: CallView, fit: Fit) -> bool:
         if call.subject != "bash":
@@ -164,10 +204,8 @@ class Pattern:
     def _glob(self, text: str) -> bool:
         return self.glob is not None and self.glob.fullmatch(text) is not None
 
-    def _fits_resource(self, resource: Mapping[str, Any]) -> bool:
-        actions = resource.get("actions")
-        named = {resource.get("action"), *(actions if isinstance(actions, list) else [])}
-        return (self.action == "*" or self.action in named) and self._glob(str(resource.get("address", "")))
+    def _fits_resource(self, address: str, actions: frozenset[str]) -> bool:
+        return (self.action == "*" or self.action in actions) and self._glob(address)
 
 
 def parse_pattern(entry: object) -> Pattern:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from iac_code.agent.policy import JudgedCall, RuleDecision, RuleHit
@@ -57,23 +57,30 @@ class Rules:
     trusted: bool = False
     untrusted_allow: tuple[Rule, ...] = ()
 
+    _indexes: dict[RuleDecision, _Index] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._indexes.update({decision: _Index(getattr(self, decision)) for decision in DECISIONS})
+
     def match(self, call: JudgedCall) -> RuleHit | None:
         """The rule that decides `call`: the first deny rule that fits one of its commands, else the first
         ask rule, else an allow rule when allow rules fit all of it (each command of a line)."""
         if not (self.deny or self.ask or self.allow):
             return None
         view = CallView(call.subject, call.arguments, call.details, self.workspace)
-        for rule in (*self.deny, *self.ask):
-            if rule.pattern.fits(view, "any"):
-                return rule.hit
-        return self._allowed(view)
+        for decision in ("deny", "ask"):
+            for rule in self._indexes[decision].candidates(view):
+                if rule.pattern.fits(view, "any"):
+                    return rule.hit
+        return self._allowed(view, self._indexes["allow"])
 
-    def _allowed(self, view: CallView) -> RuleHit | None:
-        whole = next((rule.hit for rule in self.allow if rule.pattern.fits(view, "all")), None)
+    def _allowed(self, view: CallView, index: _Index) -> RuleHit | None:
+        candidates = index.candidates(view)
+        whole = next((rule.hit for rule in candidates if rule.pattern.fits(view, "all")), None)
         if whole is not None or view.subject != "bash" or not view.commands:
             return whole
         # a line of several commands: each needs an allow rule of its own; the first command's is named
-        commands = [r for r in self.allow if r.pattern.kind == "Bash" and not r.pattern.subjects]
+        commands = [r for r in candidates if r.pattern.kind == "Bash" and not r.pattern.subjects]
         fitting = [next((r for r in commands if r.pattern.fits_command(c, "all")), None) for c in view.commands]
         first = fitting[0]
         return first.hit if first is not None and all(fitting) else None
@@ -98,6 +105,40 @@ class Rules:
         answers = ", ".join(f"{name} ({answer})" for name, answer in sorted(remembered.items())) or "none"
         lines.append(f"Remembered answers: {answers}")
         return "\n".join(lines)
+
+
+class _Index:
+    """One decision's rules, found by what a call can fit (its tool, its programs, its kind of argument), so
+    that a call is tried against a few of 200 rules; in their written order."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self._order = {id(rule): position for position, rule in enumerate(rules)}
+        self._by_subject: dict[str, list[Rule]] = {}
+        self._by_program: dict[str, list[Rule]] = {}  # Bash rules by their first word, when it is plain
+        self._by_kind: dict[str, list[Rule]] = {}  # the rest: Bash rules starting with a glob, paths, hosts…
+        for rule in rules:
+            pattern = rule.pattern
+            if pattern.subjects:
+                for subject in pattern.subjects:
+                    self._by_subject.setdefault(subject, []).append(rule)
+            elif pattern.kind == "Bash" and isinstance(pattern.words[0], str):
+                self._by_program.setdefault(pattern.words[0], []).append(rule)
+            else:
+                self._by_kind.setdefault(pattern.kind, []).append(rule)
+        self._bash = [r for r in rules if r.pattern.kind == "Bash" and not r.pattern.subjects]
+
+    def candidates(self, view: CallView) -> list[Rule]:
+        found = list(self._by_subject.get(view.subject, ()))
+        if view.subject == "bash":
+            programs = view.programs
+            if programs is None:  # a program computed at run time, or an unreadable line: any rule may fit
+                found += self._bash
+            else:
+                found += [r for name in programs for r in self._by_program.get(name, ())]
+                found += self._by_kind.get("Bash", ())
+        for kind in view.kinds:
+            found += self._by_kind.get(kind, ())
+        return sorted(set(found), key=lambda rule: self._order[id(rule)]) if len(found) > 1 else found
 
 
 def parse_permissions(value: object, file: Path) -> dict[RuleDecision, list[Rule]]:
