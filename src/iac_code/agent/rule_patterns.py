@@ -1,6 +1,6 @@
 """One permission rule's pattern: parsed from its entry, and whether a call fits it.
 
-Forms (agents/rules.py has the sources and the order):
+Forms (rules.py has the sources and the order):
 - `Bash(<words>)`: a command whose first words fit the rule's (a prefix: `Bash(terraform plan)` fits
   `terraform plan -out x`); a word may hold globs (`kube*`), a lone `*` stands for any words. The
   program is compared by base name (`/usr/bin/kubectl` is `kubectl`).

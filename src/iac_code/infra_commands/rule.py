@@ -275,20 +275,27 @@ def _unwrapped(words: list[Word], command: SimpleCommand, depth: int) -> list[li
     if program in WRAPPERS and (inner := WRAPPERS[program](args)) is not None:
         return _unwrapped(_strip_prefixes(inner), command, depth + 1)
     script = _shell_script(program, args, command)
+    if isinstance(script, Word):  # `bash -c "$X"`: what runs is computed at run time
+        return [[script]]
     if script is not None:
         return simple_commands(script, depth + 1)
     return [words]
 
 
-def _shell_script(program: str, args: Sequence[Word], command: SimpleCommand) -> str | None:
+def _shell_script(program: str, args: Sequence[Word], command: SimpleCommand) -> str | Word | None:
     """The text a shell (or eval) runs when the line shows it: `bash -c TEXT`, `eval TEXT`, a shell fed a
-    here-document or a static pipe; None for anything else (a script file runs what the shims see)."""
+    here-document or a static pipe; the word itself when it is computed at run time; None for anything else
+    (a script file runs what the shims see)."""
     if program == "eval":
         return " ".join(w.text for w in args)
     if program not in SHELLS or program == "busybox":
         return None
-    options = [w.text for w in args if w.text.startswith("-") and not w.text.startswith("--")]
-    operands = [w for w in args if not w.text.startswith(("-", "+"))]
-    if any("c" in option[1:] for option in options):
-        return operands[0].text if operands and not operands[0].dynamic else None
+    run_string, index = False, 0
+    while index < len(args) and args[index].text.startswith(("-", "+")) and args[index].text not in ("-", "+", "--"):
+        text = args[index].text
+        run_string = run_string or (not text.startswith("--") and "c" in text[1:])
+        index += 2 if text in SHELL_OPTIONS_WITH_VALUE else 1
+    operands = args[index + (index < len(args) and args[index].text == "--") :]
+    if run_string:
+        return (operands[0] if operands[0].dynamic else operands[0].text) if operands else None
     return _stdin_script(command) if not operands else None

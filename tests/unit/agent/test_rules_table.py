@@ -64,6 +64,9 @@ CASES: list[tuple[dict[str, list[str]], tuple[str, dict[str, Any]], Access, Mode
     (DENY_DELETE, bash("kubectl get x -o name | xargs kubectl delete"), "execute", "bypass-permissions", "refuse rule"),
     (DENY_DELETE, bash("for p in a b; do kubectl delete $p; done"), "execute", "bypass-permissions", "refuse rule"),
     (DENY_DELETE, bash("echo $(kubectl delete x)"), "execute", "bypass-permissions", "refuse rule"),
+    (DENY_DELETE, bash("bash -o pipefail -c 'kubectl delete x'"), "execute", "bypass-permissions", "refuse rule"),
+    (DENY_DELETE, bash('bash -c "$SCRIPT"'), "execute", "bypass-permissions", "refuse rule"),
+    (DENY_DELETE, bash("bash deploy.sh"), "execute", "bypass-permissions", "run mode"),
     (DENY_DELETE, bash("kubectl delete x"), "infra_change", "default", "refuse rule"),
     (DENY_DELETE, bash("kubectl delete x"), "execute", "read-only", "refuse rule"),
     # allow: every command of the line needs an allow rule
@@ -76,6 +79,7 @@ CASES: list[tuple[dict[str, list[str]], tuple[str, dict[str, Any]], Access, Mode
     (ALLOW_PLAN, bash("env TF_LOG=1 terraform plan"), "execute", "default", "run rule"),
     (ALLOW_PLAN, bash("bash -c 'terraform plan'"), "execute", "default", "run rule"),
     (ALLOW_PLAN, bash("$TF plan"), "execute", "default", "ask mode"),
+    (ALLOW_PLAN, bash('bash -c "$SCRIPT"'), "execute", "default", "ask mode"),
     (ALLOW_PLAN, bash('terraform plan "'), "execute", "default", "ask mode"),
     (ALLOW_PLAN, bash("/opt/bin/terraform plan"), "execute", "default", "run rule"),
     (ALLOW_PLAN, bash("kubectl get"), "execute", "default", "run rule"),
