@@ -46,6 +46,7 @@ MCP_PREFIX = "mcp__"  # mcp/naming.py's PREFIX (a layer above: mcp imports tools
 
 _FORM = re.compile(r"^(?P<kind>[A-Za-z]+)\((?P<body>.*)\)$", re.DOTALL)
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_UNSAFE_IN_NAMES = re.compile(r"[^A-Za-z0-9_\-*?\[\]!]")  # what mcp/naming.py turns into "_" (globs kept)
 
 Fit = Literal["all", "any"]  # allow rules must fit every command of a line; deny and ask rules any one
 
@@ -128,8 +129,9 @@ def program_names(text: str) -> frozenset[str]:
 
 
 def workspace_relative(workspace: Path, raw: str) -> str:
-    """A path argument as rules see it: relative to the workspace ("." for itself), or absolute when outside."""
-    full = os.path.normpath(os.path.join(workspace, os.path.expanduser(raw)))
+    """A path argument as rules see it: relative to the workspace ("." for itself), or absolute when outside;
+    symbolic links followed, as the tools follow them (a link to `.env` is `.env`)."""
+    full = os.path.realpath(os.path.join(workspace, os.path.expanduser(raw)))
     relative = os.path.relpath(full, workspace)
     return full if relative == ".." or relative.startswith("../") else relative
 
@@ -229,8 +231,9 @@ def parse_pattern(entry: object) -> Pattern:
         return Pattern(entry, kind, glob=path_glob(body + "**" if body.endswith("/") else body))
     if kind == "WebFetch":
         return Pattern(entry, kind, glob=word_glob(body.lower()))
-    if kind == "Mcp":  # a server alone: every tool of it
-        return Pattern(entry, kind, glob=word_glob(body if "__" in body else body + "__*"))
+    if kind == "Mcp":  # a server alone: every tool of it; written as config.json names it or as tool names do
+        name = _UNSAFE_IN_NAMES.sub("_", body)
+        return Pattern(entry, kind, glob=word_glob(name if "__" in name else name + "__*"))
     if kind == "Plan":
         action, _, address = body.partition(" ")
         if action not in PLAN_ACTIONS or not address.strip():

@@ -146,3 +146,11 @@ def test_permissions_lists_the_rules_their_files_the_trust_and_the_remembered_an
     assert "Allow rules: none" in text
     assert f"Project: not trusted ({file})" in text and '(/permissions trust): "Bash(*)"' in text
     assert "Remembered answers: bash (allow)" in text
+
+
+def test_a_read_rule_sees_through_a_symbolic_link(tmp_path: Path, config_dir: Path) -> None:
+    (tmp_path / ".env").write_text("SECRET=1")
+    (tmp_path / "innocent.txt").symlink_to(tmp_path / ".env")
+    rules = load_rules(tmp_path, {"deny": ["Read(.env)"]}, None, config_dir)
+    hit = rules.match(JudgedCall("read_file", "read", {"path": "innocent.txt"}))
+    assert hit is not None and hit.entry == "Read(.env)"

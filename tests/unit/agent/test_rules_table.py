@@ -155,6 +155,7 @@ CASES: list[tuple[dict[str, list[str]], tuple[str, dict[str, Any]], Access, Mode
         "refuse rule",
     ),
     ({"allow": ["Mcp(aws)"]}, ("mcp__aws__terminate_instances", {}), "infra_change", "default", "ask mode"),
+    ({"allow": ["Mcp(my.server)"]}, ("mcp__my_server__look", {}), "external", "default", "run rule"),
     ({"allow": ["Mcp(aws)"]}, ("mcp__aws__describe", {}), "external", "read-only", "refuse mode"),
     # a tool by name
     ({"deny": ["web_fetch"]}, fetch("https://example.com"), "read", "default", "refuse rule"),
