@@ -66,7 +66,9 @@ class CallView:
 
     @cached_property
     def commands(self) -> list[list[Word]] | None:
-        command = self.arguments.get("command")
+        """The simple commands of a bash call's line, or of the command a guard's shim asks about."""
+        asked = self.details.command if self.details is not None else ""
+        command = asked or self.arguments.get("command")
         return simple_commands(command) if self.subject == "bash" and isinstance(command, str) else []
 
     @cached_property

@@ -219,6 +219,16 @@ def test_a_plan_against_a_rule_set(
     assert judged(rules_of(entries), call, "bypass-permissions") == expected
 
 
+def test_a_command_a_guards_shim_asks_about_is_judged_instead_of_the_line() -> None:
+    rules = rules_of(DENY_DELETE)
+    asked = AccessDetails(command="kubectl delete ns prod")
+    call = JudgedCall("bash", "infra_change", {"command": "./deploy.sh"}, asked)
+    assert judged(rules, call, "bypass-permissions") == "refuse rule"
+    assert judged(rules, JudgedCall("bash", "infra_change", {"command": "./deploy.sh"}), "bypass-permissions") == (
+        "ask mode"
+    )
+
+
 def test_there_are_at_least_80_cases() -> None:
     assert len(CASES) + len(PLAN_CASES) >= 80
 
