@@ -142,3 +142,13 @@ def test_the_first_session_new_of_a_fresh_process_checks_the_project_rules_too(s
     agent = spawn()  # its first plain session/new may be answered before the SDK has loaded (acp/early.py)
     response = agent.call("session/new", {"cwd": str(workspace), "mcpServers": []})
     assert response["error"]["code"] == -32602 and str(file) in response["error"]["data"]["cwd"]
+
+
+def test_permissions_trust_without_a_project_file_and_a_wrong_argument_say_so(agent, workspace, tmp_path):
+    session_id = agent.new_session(workspace)
+    _, seen = agent.prompt(session_id, "/permissions trust")
+    assert "there is no project rules file (.iac-code/settings.json) to trust here" in answer_text(seen)
+    _, seen = agent.prompt(session_id, "/permissions everything")
+    assert "usage: /permissions, or /permissions trust" in answer_text(seen)
+    _, seen = agent.prompt(session_id, "/permissions")
+    assert "Deny rules: none" in answer_text(seen) and "Project: no .iac-code/settings.json" in answer_text(seen)
