@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(debug=getattr(args, "debug", False), log_file=getattr(args, "log_file", None))
     try:
         settings = load_settings()
+        _check_user_rules(settings)
         withhold_from_environment()  # the settings keep the keys; nothing the agent runs may read them
         if args.command == "acp":
             return _run_acp(args, settings)
@@ -156,6 +157,18 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `iac-code -p … | head`: the reader has all it wanted
         _discard_stdout()
         return 1
+
+
+def _check_user_rules(settings: Settings) -> None:
+    """A bad permission rule in config.json stops the start-up (ConfigError), naming the file and the entry."""
+    if settings.permissions is None and settings.trusted_projects is None:
+        return  # nothing to check: the rule machinery is not imported
+    from iac_code.agent.rules import RulesError, user_rules
+
+    try:
+        user_rules(settings.permissions, settings.trusted_projects, settings.config_dir / "config.json")
+    except RulesError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 # Headless options (dest → flag), which mean nothing without -p or with the acp command.

@@ -37,7 +37,7 @@ ENV_KEYS = {
     "http_token": "IACCODE_ACP_HTTP_TOKEN",
 }
 # Settings that only config.json holds, in the shape editors use for them.
-FILE_ONLY_KEYS = ("mcpServers",)
+FILE_ONLY_KEYS = ("mcpServers", "permissions", "trustedProjects")
 
 
 logger = logging.getLogger(__name__)
@@ -71,6 +71,11 @@ class Settings:
     worker_idle_seconds: float = 1800  # an iac_check warm worker (checkov, cfn-lint) idle this long exits
     http_token: str = field(default="", repr=False)  # the bearer token the HTTP server requires (empty: none)
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
+    # Permission rules (issue 21, RULES): config.json's `permissions` ({"deny", "ask", "allow"} lists of rules)
+    # and `trustedProjects` (directories whose .iac-code/settings.json allow rules apply), as written;
+    # agent/rules.py checks them at start-up.
+    permissions: Any = None
+    trusted_projects: Any = None
 
     @property
     def sessions_dir(self) -> Path:
@@ -100,6 +105,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     settings = Settings(config_dir=config_dir, env=env)
     # Checked where it is used (iac_code.mcp.config), so one bad server entry breaks nothing else.
     settings.mcp_servers = from_file.pop("mcpServers", {})
+    settings.permissions = from_file.pop("permissions", None)
+    settings.trusted_projects = from_file.pop("trustedProjects", None)
     # name → (raw value, where it came from, as the user would look for it)
     values = {name: (raw, f"{name} in {config_file}") for name, raw in from_file.items()}
     for name, var in ENV_KEYS.items():

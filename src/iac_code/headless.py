@@ -99,6 +99,7 @@ async def _run_session(
     output_format: str,
 ) -> int:
     from iac_code.agent.factory import build_loop
+    from iac_code.agent.rules import RulesError, load_rules
     from iac_code.agent.session import Session
     from iac_code.mcp import hub_for_session
     from iac_code.providers.lazy import LazyProvider
@@ -106,6 +107,13 @@ async def _run_session(
     mode: Mode = "bypass-permissions" if allow_all else "default"
     remembered: dict[str, Remembered] = dict.fromkeys(allowed, "allow")
     workspace = Path.cwd().resolve()
+    try:  # headless: a project is trusted only by config.json's trustedProjects (nobody answers here)
+        rules = load_rules(
+            workspace, settings.permissions, settings.trusted_projects, settings.config_dir, remembered_trust=False
+        )
+    except RulesError as exc:
+        print(f"iac-code: {exc}", file=sys.stderr)
+        return 2
     face = _HeadlessFace(_PRINTERS[output_format](sys.stdout), allow_infra_changes)
     session = Session(
         "headless",
@@ -119,6 +127,7 @@ async def _run_session(
         config_dir=settings.config_dir,
         trail=trail,
         answered_by="headless-flag",  # every question is answered from the command line's flags
+        rules=rules,
     )
     session.mcp.start()
     try:

@@ -35,6 +35,7 @@ from iac_code.acp.session import ConnectionPeer, Session, SessionUpdate
 from iac_code.agent.factory import LoopParts, build_loop
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Mode, is_mode
+from iac_code.agent.rules import RulesError, load_rules
 from iac_code.agent.session import Session as SessionCore
 from iac_code.config import ConfigError, Settings
 from iac_code.errors import AuthRequired, InvalidParams, SessionNotFound
@@ -305,6 +306,11 @@ class IacAgent:
     ) -> Session:
         assert self._peer is not None, "attach() the connection first"
         mode: Mode = record.mode if record is not None and is_mode(record.mode) else "default"
+        settings = self.settings
+        try:
+            rules = load_rules(workspace, settings.permissions, settings.trusted_projects, settings.config_dir)
+        except RulesError as exc:  # a bad rule in the project's .iac-code/settings.json, named with its file
+            raise InvalidParams("cwd", str(exc)) from None
         try:
             core = functools.partial(
                 SessionCore,
@@ -320,6 +326,7 @@ class IacAgent:
                 history=history or [],
                 io=workspace_io(workspace, session_id, self._client_request, self._client_capabilities),
                 config_dir=self.settings.config_dir,
+                rules=rules,
             )
             session = Session(
                 session_id,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.acp.config_options import model_choices, session_state
+from iac_code.agent.rule_files import project_files
 from iac_code.config import ConfigError, Settings
 from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
@@ -34,8 +35,8 @@ class EarlySessions:
     async def answer(self, message: Message) -> Message | None:
         """The response to a `session/new` if it can be given now, else None (the SDK will answer it)."""
         workspace = plain_new_session_workspace(message)
-        if workspace is None:
-            return None
+        if workspace is None or project_files(workspace):
+            return None  # (the agent reads and checks a project's permission rules)
         try:
             model = LazyProvider(self._settings).model  # the model a session/new of the agent starts with
             store = await self._store()

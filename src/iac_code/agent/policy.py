@@ -31,15 +31,22 @@ only to make the plan, then asks "infra_change" itself with the plan in the ques
 what will change, rather than before the plan exists); where nothing may change it is refused as an
 infrastructure change is.
 This module is also the one list of modes.
+
+Rules (agent/rules.py) come first: the rule that fits a call (deny beats ask beats allow, found by
+`Rules.match`) is a `RuleHit`. A deny refuses in every mode, bypass included, naming the rule and its file.
+An ask asks where the table would run or ask (once options: the rule asks every time), and leaves a
+refusal (the mode's, a remembered reject) as it is; an apply bound to a plan is asked with its plan anyway.
+An allow runs where the table would ask, except an infrastructure change, which is always asked (a rule
+never approves one); it never runs what the mode refuses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal, TypeGuard
+from typing import Any, Literal, TypeGuard
 
-from iac_code.tools.base import Access
+from iac_code.tools.base import Access, AccessDetails
 
 Mode = Literal["default", "accept-edits", "read-only", "plan", "bypass-permissions"]
 OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
@@ -110,8 +117,42 @@ class Refuse:
 
 
 Verdict = Run | Ask | Refuse
-# How one session judges a call: (tool name, the call's access) → verdict. The loop calls it.
-Judge = Callable[[str, Access], Verdict]
+
+
+@dataclass(frozen=True)
+class JudgedCall:
+    """What a judge looks at: the tool's name (or, for a request in the middle of a call, its subject:
+    "iac_check:tflint"), how the call is judged (its Access), the call's arguments, and what the request
+    shows (a bound apply's plan contract)."""
+
+    subject: str
+    access: Access
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    details: AccessDetails | None = None
+
+
+# How one session judges a call. The loop calls it.
+Judge = Callable[[JudgedCall], Verdict]
+
+RuleDecision = Literal["deny", "ask", "allow"]
+
+
+@dataclass(frozen=True)
+class RuleHit:
+    """The permission rule that fits a call (agent/rules.py): its decision, its entry as written, its file."""
+
+    decision: RuleDecision
+    entry: str
+    file: str
+
+    @property
+    def source(self) -> str:
+        return f"rule:{self.file}:{self.entry}"
+
+    @property
+    def refusal(self) -> str:
+        return f'Denied by rule "{self.entry}" in {self.file}'
+
 
 _RUN, _ASK, _ASK_ONCE = Run(), Ask(EVERY_OPTION), Ask(ONCE_OPTIONS, infrastructure_change=True)
 _READ_ONLY, _PLAN = Refuse(PERMISSION_DENIED), Refuse(PLAN_MODE_REFUSAL)
@@ -171,8 +212,24 @@ _TABLE: dict[Access, dict[Mode, Verdict]] = {
 }
 
 
-def decide(access: Access, mode: Mode, remembered: Remembered | None) -> Verdict:
-    """The verdict for one call (see the table above)."""
+def decide(access: Access, mode: Mode, remembered: Remembered | None, rule: RuleHit | None = None) -> Verdict:
+    """The verdict for one call (see the table above, and the rules after it)."""
+    if rule is not None and rule.decision == "deny":
+        return Refuse(rule.refusal, source=rule.source)
+    verdict = _by_mode(access, mode, remembered)
+    if rule is None or isinstance(verdict, Refuse):
+        return verdict
+    if rule.decision == "ask":
+        if access == "infra_plan":  # it asks itself, with the plan, before anything changes
+            return verdict
+        infrastructure = access == "infra_change"
+        return Ask(ONCE_OPTIONS, infrastructure_change=infrastructure, source=rule.source)
+    if isinstance(verdict, Ask) and not verdict.infrastructure_change and access not in ("infra_change", "infra_plan"):
+        return Run(source=rule.source)
+    return verdict
+
+
+def _by_mode(access: Access, mode: Mode, remembered: Remembered | None) -> Verdict:
     verdict = _TABLE[access][mode]
     if remembered == "reject" and not isinstance(verdict, Refuse):
         # "always reject" holds in every mode, even one that would run it
@@ -182,7 +239,7 @@ def decide(access: Access, mode: Mode, remembered: Remembered | None) -> Verdict
     return replace(verdict, source=f"mode:{mode}")
 
 
-def run_everything(tool_name: str, access: Access) -> Verdict:
+def run_everything(call: JudgedCall) -> Verdict:
     """A Judge for tests and trusted embeddings: every call runs."""
     return _RUN
 

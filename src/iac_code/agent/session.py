@@ -21,7 +21,8 @@ from iac_code.agent.audit import AnsweredBy, TrailRecorder
 from iac_code.agent.commands import parse_invocation
 from iac_code.agent.events import Event, PermissionRequest, TurnEnd
 from iac_code.agent.factory import LoopFactory, LoopParts
-from iac_code.agent.policy import Choice, Mode, Remembered, Verdict, decide, remembered_after
+from iac_code.agent.policy import Choice, JudgedCall, Mode, Remembered, Verdict, decide, remembered_after
+from iac_code.agent.rules import Rules, remember_trust
 from iac_code.agent.session_commands import (
     CommandError,
     CommandInfo,
@@ -43,7 +44,6 @@ from iac_code.sessions.audit import Audited, AuditTrail
 from iac_code.sessions.store import RecordChanges, SessionStore
 from iac_code.sessions.writer import OrderedWriter
 from iac_code.tools.backends import WorkspaceIO
-from iac_code.tools.base import Access
 from iac_code.tools.iac_check import workspace_check_call
 from iac_code.tools.iac_plan import preview_call
 
@@ -105,9 +105,12 @@ class Session:
         principal: Principal = LOCAL,
         trail: AuditTrail | None = None,
         answered_by: AnsweredBy = "user",
+        rules: Rules | None = None,
     ) -> None:
         self.id = session_id
         self.principal = principal
+        self.rules = rules if rules is not None else Rules(cwd)  # the permission rules in force (agent/rules.py)
+        self._config_dir = config_dir
         # every decision is recorded in the store's audit trail (or `trail`, for a face without a store)
         if trail is None and isinstance(store, Audited):
             trail = store.audit_trail()
@@ -279,8 +282,25 @@ class Session:
 
     # -- permissions -------------------------------------------------------------------------
 
-    def _judge(self, tool_name: str, access: Access) -> Verdict:
-        return decide(access, self.mode, self.always.get(tool_name))
+    def _judge(self, call: JudgedCall) -> Verdict:
+        return decide(call.access, self.mode, self.always.get(call.subject), self.rules.match(call))
+
+    async def _permissions(self, arguments: str) -> None:
+        """/permissions: the rules in force, the project's trust, the remembered answers; `/permissions trust`
+        trusts the project (its allow rules apply from now on, in every session of this workspace)."""
+        if arguments.strip() == "trust":
+            if self._config_dir is None or not self.rules.project_files:
+                raise CommandError("there is no project rules file (.iac-code/settings.json) to trust here")
+            await asyncio.to_thread(remember_trust, self._config_dir, self.cwd)
+            self.rules = replace(
+                self.rules,
+                allow=self.rules.allow + self.rules.untrusted_allow,
+                trusted=True,
+                untrusted_allow=(),
+            )
+        elif arguments.strip():
+            raise CommandError("usage: /permissions, or /permissions trust")
+        await self.say(self.rules.described(dict(self.always)))
 
     async def _answer(self, request: PermissionRequest) -> None:
         choice = await self._ask(request)
@@ -351,6 +371,11 @@ COMMANDS: dict[str, SessionCommand[Session]] = {
         "Validate, lint and security-scan the workspace's infrastructure code (iac_check)", Session._check
     ),
     "status": SessionCommand("Show the mode, the model, the infrastructure guard and the MCP servers", Session._status),
+    "permissions": SessionCommand(
+        "List the permission rules in force, the project's trust and the remembered answers",
+        Session._permissions,
+        hint="[trust]",
+    ),
     "preview": SessionCommand(
         "Show what applying a Terraform/OpenTofu module would change (iac_plan)", Session._preview, hint="[dir]"
     ),

@@ -25,7 +25,7 @@ from iac_code.agent.events import (
     ToolRunning,
     ToolUseStart,
 )
-from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, Refuse, Verdict
+from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, JudgedCall, Refuse, Verdict
 from iac_code.agent.subagent import follow_subagent
 from iac_code.messages import Message, ToolCall
 from iac_code.sessions.audit import AuditUnavailable
@@ -139,7 +139,8 @@ class ToolCalls:
         """A running call asks for more than its tool's access (see ToolContext.request_access)."""
         shown = self._announced.get(call.id)
         start = ToolUseStart(call, question, shown.kind if shown else "other", "read", shown.locations if shown else [])
-        return await self._refusal(start, self._turn.judge(subject, access), subject, details)
+        verdict = self._turn.judge(JudgedCall(subject, access, call.arguments, details))
+        return await self._refusal(start, verdict, subject, details)
 
     async def _run_reads(self, calls: list[ToolCall], starts: dict[str, ToolUseStart]) -> None:
         allowed = [call for call in calls if await self._allowed(starts[call.id], self._turn.tools[call.name])]
@@ -167,7 +168,8 @@ class ToolCalls:
         """Whether the Judge (and the user, when it asks) lets the call run; a call that may not is
         answered here with the reason."""
         call = start.call
-        reason = await self._refusal(start, self._turn.judge(call.name, tool.access(call.arguments)), call.name)
+        verdict = self._turn.judge(JudgedCall(call.name, tool.access(call.arguments), call.arguments))
+        reason = await self._refusal(start, verdict, call.name)
         if reason is not None:
             await self._finish(call, ToolResult(reason, is_error=True))
         return reason is None

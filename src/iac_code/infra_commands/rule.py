@@ -241,3 +241,61 @@ def _find_exec(args: Sequence[Word]) -> list[list[Word]]:
             index = end
         index += 1
     return commands
+
+
+def simple_commands(line: str, depth: int = 0) -> list[list[Word]] | None:
+    """Every simple command the line runs, as the permission rules match them (agent/rules.py): wrappers
+    unwrapped (`sudo`, `env X=1`, `timeout`…), shell strings parsed in turn (`bash -c '…'`, `eval`, a
+    here-document fed to a shell), leading assignments and reserved words dropped. A command whose program
+    is computed at run time is kept as it is (its first word dynamic). None: the line cannot be read."""
+    if depth > MAX_DEPTH:
+        return None
+    try:
+        commands = parse_commands(line)
+    except (ShellSyntaxError, RecursionError):
+        return None
+    found: list[list[Word]] = []
+    for command in commands:
+        unwrapped = _unwrapped(_strip_prefixes(command.words), command, depth)
+        if unwrapped is None:
+            return None
+        found.extend(unwrapped)
+    return found
+
+
+def _unwrapped(words: list[Word], command: SimpleCommand, depth: int) -> list[list[Word]] | None:
+    if not words:
+        return []
+    if depth > MAX_DEPTH:
+        return None
+    if words[0].dynamic:
+        resolved = static_substitution(words[0].text)  # `$(echo kubectl) delete`
+        return [words] if resolved is None else _unwrapped([*resolved, *words[1:]], command, depth + 1)
+    program, args = program_name(words[0].text), words[1:]
+    if program in WRAPPERS and (inner := WRAPPERS[program](args)) is not None:
+        return _unwrapped(_strip_prefixes(inner), command, depth + 1)
+    script = _shell_script(program, args, command)
+    if isinstance(script, Word):  # `bash -c "$X"`: what runs is computed at run time
+        return [[script]]
+    if script is not None:
+        return simple_commands(script, depth + 1)
+    return [words]
+
+
+def _shell_script(program: str, args: Sequence[Word], command: SimpleCommand) -> str | Word | None:
+    """The text a shell (or eval) runs when the line shows it: `bash -c TEXT`, `eval TEXT`, a shell fed a
+    here-document or a static pipe; the word itself when it is computed at run time; None for anything else
+    (a script file runs what the shims see)."""
+    if program == "eval":
+        return " ".join(w.text for w in args)
+    if program not in SHELLS or program == "busybox":
+        return None
+    run_string, index = False, 0
+    while index < len(args) and args[index].text.startswith(("-", "+")) and args[index].text not in ("-", "+", "--"):
+        text = args[index].text
+        run_string = run_string or (not text.startswith("--") and "c" in text[1:])
+        index += 2 if text in SHELL_OPTIONS_WITH_VALUE else 1
+    operands = args[index + (index < len(args) and args[index].text == "--") :]
+    if run_string:
+        return (operands[0] if operands[0].dynamic else operands[0].text) if operands else None
+    return _stdin_script(command) if not operands else None

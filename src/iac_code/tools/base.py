@@ -41,6 +41,9 @@ class AccessDetails:
 
     text: str = ""
     plan: dict[str, Any] | None = None
+    # a guard's question: the command about to run (shell-quoted), which permission rules judge instead of
+    # the call's own line (a script the line runs may run it)
+    command: str = ""
 
 
 class RequestAccess(Protocol):

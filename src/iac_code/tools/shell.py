@@ -28,6 +28,7 @@ from iac_code.system.processes import (
 from iac_code.tools.base import (
     MAX_OUTPUT_CHARS,
     Access,
+    AccessDetails,
     Category,
     Kind,
     Terminal,
@@ -179,8 +180,8 @@ def _asker(ctx: ToolContext) -> AskUser | None:
     if request_access is None:
         return None
 
-    async def ask(question: str) -> str | None:
-        return await request_access("bash", "infra_change", question)
+    async def ask(question: str) -> str | None:  # the question is the command about to run
+        return await request_access("bash", "infra_change", question, AccessDetails(command=question))
 
     return ask
 

@@ -202,7 +202,18 @@ async def test_custom_commands_and_the_users_instructions(model, workspace, tmp_
         await conn.prompt(session_id=session_id, prompt=[text_block("/review modules/vpc")])
     (listed,) = editor.of_kind("available_commands_update")
     commands = {c.name: c for c in listed.available_commands}
-    assert list(commands) == ["compact", "clear", "help", "check", "status", "preview", "init", "explain", "review"]
+    assert list(commands) == [
+        "compact",
+        "clear",
+        "help",
+        "check",
+        "status",
+        "permissions",
+        "preview",
+        "init",
+        "explain",
+        "review",
+    ]
     assert commands["review"].input is not None and commands["review"].input.root.hint == "<module path>"
     messages = model.requests[0]["messages"]
     assert messages[-1] == {"role": "user", "content": "Review the module at modules/vpc for security problems."}

@@ -30,8 +30,8 @@ def make_loop(provider, tools=(), judge=run_everything, **kwargs) -> AgentLoop:
     return AgentLoop(provider, {t.name: t for t in tools}, Path("/tmp"), judge=judge, **kwargs)
 
 
-def ask_as_default_mode(tool_name, access):
-    return decide(access, "default", None)
+def ask_as_default_mode(call):
+    return decide(call.access, "default", None)
 
 
 async def collect(aiter, answer=None):
@@ -264,7 +264,7 @@ async def test_subagent_runs_its_own_loop_with_read_tools_only():
 
 
 async def test_a_bug_in_the_judge_ends_the_turn_with_a_valid_history():
-    def broken(tool_name, access):
+    def broken(call):
         raise RuntimeError("bug")
 
     tool = FakeTool("write", category="write", kind="edit")
@@ -413,9 +413,9 @@ async def test_a_running_call_asks_under_its_own_subject_and_a_remembered_answer
     remembered: dict[str, str] = {}
     judged: list[tuple[str, str]] = []
 
-    def judge(name, access):
-        judged.append((name, access))
-        return decide(access, "bypass-permissions", remembered.get(name))
+    def judge(call):
+        judged.append((call.subject, call.access))
+        return decide(call.access, "bypass-permissions", remembered.get(call.subject))
 
     async def always(request):
         remembered[request.subject] = "allow"

@@ -6,7 +6,7 @@ from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
 
 from iac_code.agent.events import PermissionRequest, ToolFinished, ToolRunning
 from iac_code.agent.loop import AgentLoop
-from iac_code.agent.policy import EVERY_OPTION, PERMISSION_DENIED, Ask, Refuse, Run, Verdict, decide
+from iac_code.agent.policy import EVERY_OPTION, PERMISSION_DENIED, Ask, JudgedCall, Refuse, Run, Verdict, decide
 from iac_code.messages import ToolCall
 from iac_code.providers.base import Finish, ToolCallReady
 
@@ -23,9 +23,9 @@ async def run_turn(loop: AgentLoop, choice: str = "allow_once") -> list[object]:
 async def test_a_remembered_reject_for_a_read_tool_refuses_its_call_without_running_it():
     judged: list[tuple[str, str]] = []
 
-    def judge(tool_name: str, access: str) -> Verdict:
-        judged.append((tool_name, access))
-        return decide(access, "bypass-permissions", "reject" if tool_name == "look" else None)
+    def judge(call: JudgedCall) -> Verdict:
+        judged.append((call.subject, call.access))
+        return decide(call.access, "bypass-permissions", "reject" if call.subject == "look" else None)
 
     tool = FakeTool("look")
     provider = FakeProvider(call("look", path="main.tf"), say("ok"))
@@ -43,7 +43,7 @@ async def test_a_read_the_judge_asks_about_is_asked_and_runs_only_when_allowed()
     asked: list[PermissionRequest] = []
     tool = FakeTool("look")
 
-    def judge(tool_name: str, access: str) -> Verdict:
+    def judge(call: JudgedCall) -> Verdict:
         return Ask(EVERY_OPTION)
 
     for choice, runs in (("allow_once", 1), ("reject_once", 0)):
@@ -70,7 +70,9 @@ async def test_reads_asked_about_first_still_run_together_and_a_refused_one_is_l
 
     tools = {name: Counted(name, delay=0.05) for name in verdicts}
     script = [*(ToolCallReady(ToolCall(f"c-{name}", name, {})) for name in verdicts), Finish("tool_use")]
-    loop = AgentLoop(FakeProvider(script, say("ok")), dict(tools), Path("/tmp"), judge=lambda name, _: verdicts[name])
+    loop = AgentLoop(
+        FakeProvider(script, say("ok")), dict(tools), Path("/tmp"), judge=lambda call: verdicts[call.subject]
+    )
     events = await run_turn(loop, "allow_once")
     assert [e.call.id for e in events if isinstance(e, PermissionRequest)] == ["c-a"]
     assert [name for name, tool in tools.items() if tool.runs] == ["a", "b", "d"]

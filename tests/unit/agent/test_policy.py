@@ -12,6 +12,7 @@ from iac_code.agent.policy import (
     PLAN_MODE_REFUSAL,
     Ask,
     Refuse,
+    RuleHit,
     Run,
     decide,
     remembered_after,
@@ -108,3 +109,37 @@ def test_each_verdict_says_what_decided_it():
     assert decide("write", "default", "allow").source == "remembered"
     assert decide("read", "bypass-permissions", "reject").source == "remembered"
     assert decide("infra_change", "default", "allow").source == "mode:default"  # "always" never covers it
+
+
+DENY = RuleHit("deny", "Bash(rm *)", "/p/.iac-code/settings.json")
+ASK = RuleHit("ask", "Bash(rm *)", "/p/.iac-code/settings.json")
+ALLOW = RuleHit("allow", "Bash(rm *)", "/p/.iac-code/settings.json")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("access", get_args(Access))
+def test_a_deny_rule_refuses_in_every_mode_naming_the_rule(mode, access):
+    verdict = decide(access, mode, "allow", DENY)
+    assert verdict == Refuse('Denied by rule "Bash(rm *)" in /p/.iac-code/settings.json')
+    assert verdict.source == "rule:/p/.iac-code/settings.json:Bash(rm *)"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("access", get_args(Access))
+def test_an_allow_rule_only_skips_a_question_and_never_for_an_infrastructure_change(mode, access):
+    by_mode, allowed = decide(access, mode, None), decide(access, mode, None, ALLOW)
+    if isinstance(by_mode, Ask) and access not in ("infra_change", "infra_plan"):
+        assert allowed == Run() and allowed.source == ALLOW.source
+    else:
+        assert allowed == by_mode and allowed.source == f"mode:{mode}"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("access", get_args(Access))
+def test_an_ask_rule_asks_unless_the_mode_refuses_or_a_plan_will_be_shown(mode, access):
+    by_mode, asked = decide(access, mode, None), decide(access, mode, None, ASK)
+    if isinstance(by_mode, Refuse) or access == "infra_plan":
+        assert asked == by_mode
+    else:
+        assert asked == Ask(ONCE_OPTIONS, infrastructure_change=access == "infra_change")
+        assert asked.source == ASK.source
