@@ -149,7 +149,7 @@ async def test_a_call_whose_decision_is_not_recorded_does_not_run(verdict: Verdi
     provider = FakeProvider(call("act"), say("ok"))
     trail = ListTrail(AuditUnavailable("OperationalError: database is locked"))
     loop = AgentLoop(
-        provider, {"act": tool}, Path("/tmp"), judge=lambda name, access: verdict, recorder=recorder(trail)
+        provider, {"act": tool}, Path("/tmp"), judge=lambda call: verdict, recorder=recorder(trail)
     )
     events = await run_turn(loop)
     assert tool.runs == []
@@ -161,7 +161,7 @@ async def test_a_call_whose_decision_is_not_recorded_does_not_run(verdict: Verdi
 async def test_a_refusal_keeps_its_reason_when_the_trail_fails():
     tool = FakeTool("act")
     trail = ListTrail(AuditUnavailable("x"))
-    judge = lambda name, access: Refuse("Permission denied.")  # noqa: E731
+    judge = lambda call: Refuse("Permission denied.")  # noqa: E731
     loop = AgentLoop(
         FakeProvider(call("act"), say("ok")), {"act": tool}, Path("/tmp"), judge=judge, recorder=recorder(trail)
     )
@@ -184,7 +184,7 @@ async def test_the_loop_records_each_decision_before_the_call_runs():
         FakeProvider(call("act", path="x"), say("ok")),
         {"act": tool},
         Path("/tmp"),
-        judge=lambda name, access: Run(source="mode:default"),
+        judge=lambda call: Run(source="mode:default"),
         recorder=recorder(trail),
     )
     await run_turn(loop)
