@@ -30,7 +30,7 @@ class LoopParts:
     extra_tools: Callable[[], Iterable[Tool]] | None = None  # tools that come and go (MCP servers)
     model: str = ""  # the model the session last used; "" is the configured default
     io: WorkspaceIO | None = None  # where tools read, write and run; None is the local disk
-    session_id: str = ""  # names the session's private folder of saved plans (iac_plan)
+    session_id: str = ""  # names the session's private folder of saved plans (iac_plan) and its turns' spans
 
 
 # the session's parts → its loop; the ACP server and headless bind the settings and the workspace
@@ -63,4 +63,5 @@ def build_loop(
         mode_instructions=parts.mode_instructions,
         model=parts.model,
         io=parts.io,
+        session_id=parts.session_id,
     )

@@ -27,6 +27,7 @@ from iac_code.agent.events import (
 from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, Refuse, Verdict
 from iac_code.agent.subagent import follow_subagent
 from iac_code.messages import Message, ToolCall
+from iac_code.observability.record import permission_decided, tool_call, tool_call_not_run
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.base import (
     Access,
@@ -97,6 +98,7 @@ class ToolCalls:
             await self._run_reads(reads, starts)
             reads = []
             if tool is None:
+                tool_call_not_run(call.name, "unknown_tool")
                 await self._finish(call, ToolResult(f"Unknown tool: {call.name}", is_error=True))
             elif await self._allowed(starts[call.id], tool):
                 await self._emit(ToolRunning(call))
@@ -166,6 +168,7 @@ class ToolCalls:
         call = start.call
         reason = await self._refusal(start, self._turn.judge(call.name, tool.access(call.arguments)), call.name)
         if reason is not None:
+            tool_call_not_run(call.name, "refused")
             await self._finish(call, ToolResult(reason, is_error=True))
         return reason is None
 
@@ -175,13 +178,17 @@ class ToolCalls:
         """None when `verdict` (and the user, when it asks about `subject`) lets `start` go ahead, else the
         reason it may not; a user who cancels stops the turn (TurnCancelled)."""
         if isinstance(verdict, Refuse):
+            permission_decided(verdict.source, allowed=False)
             return verdict.reason
         if isinstance(verdict, Ask):
             choice = await self._ask(start, verdict, subject, details)
+            permission_decided("user", allowed=choice.startswith("allow"))
             if choice == "cancelled":
                 raise TurnCancelled
             if choice.startswith("reject"):
                 return PERMISSION_DENIED
+        else:
+            permission_decided(verdict.source, allowed=True)
         return None
 
     async def _ask(self, start: ToolUseStart, ask: Ask, subject: str, details: AccessDetails | None) -> Choice:
@@ -201,6 +208,12 @@ class ToolCalls:
         return await answer
 
     async def _execute(self, tool: Tool, call: ToolCall) -> ToolResult:
+        with tool_call(call.name, call.id) as observed:
+            result = await self._run_tool(tool, call)
+            observed.finished(failed=result.is_error)
+        return result
+
+    async def _run_tool(self, tool: Tool, call: ToolCall) -> ToolResult:
         try:
             return await tool.run(call.arguments, self._context(call))
         except ToolError as exc:
