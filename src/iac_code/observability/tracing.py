@@ -46,11 +46,9 @@ def check_tracing(settings: Settings) -> None:
     unknown = [name for name in _exporters(settings) if name not in EXPORTERS]
     if unknown:
         raise ConfigError(f"OTEL_TRACES_EXPORTER: {', '.join(unknown)} is not supported (use otlp or console)")
-    protocol = _otlp_protocol(settings)
+    variable, protocol = _otlp_protocol(settings)
     if "otlp" in _exporters(settings) and protocol != OTLP_PROTOCOL:
-        raise ConfigError(
-            f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol}: iac-code sends traces over HTTP; set it to {OTLP_PROTOCOL}"
-        )
+        raise ConfigError(f"{variable}={protocol}: iac-code sends traces over HTTP; set it to {OTLP_PROTOCOL}")
     if not all(_installed(module) for module in _REQUIRED_MODULES):
         raise ConfigError("OTEL_* variables ask for traces: install the extra with pip install 'iac-code[otel]'")
 
@@ -98,10 +96,12 @@ def _exporters(settings: Settings) -> list[str]:
     return [name.strip() for name in named.split(",") if name.strip()]
 
 
-def _otlp_protocol(settings: Settings) -> str:
-    env = settings.env
-    protocol = env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get("OTEL_EXPORTER_OTLP_PROTOCOL")
-    return (protocol or OTLP_PROTOCOL).strip()
+def _otlp_protocol(settings: Settings) -> tuple[str, str]:
+    """The variable that sets the OTLP protocol of traces, and its value (the traces' own one wins)."""
+    for variable in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+        if value := settings.env.get(variable, "").strip():
+            return variable, value
+    return "OTEL_EXPORTER_OTLP_PROTOCOL", OTLP_PROTOCOL
 
 
 def _installed(module: str) -> bool:
