@@ -38,10 +38,9 @@ logger = logging.getLogger(__name__)
 
 def run_stdio(settings: Settings) -> int:
     """Serve ACP on stdin/stdout until stdin closes or SIGTERM/SIGINT; 0 on a clean exit."""
-    from iac_code.observability.tracing import check_tracing, stop_tracing
+    from iac_code.observability.tracing import stop_tracing
     from iac_code.transports.stdio import run_stdio as run_stdio_transport
 
-    check_tracing(settings)  # started with the rest of serving, in the loading thread (no cost when unset)
     try:
         return run_stdio_transport(settings, functools.partial(_load_stdio_server, settings))
     finally:
@@ -61,10 +60,14 @@ def _load_stdio_server(settings: Settings) -> StdioServer:
         import iac_code.providers.presets
         import iac_code.sessions.open  # noqa: F401
         from iac_code.iac.workers import configure_workers
-        from iac_code.observability.tracing import start_tracing
+        from iac_code.observability.tracing import check_tracing, start_tracing
 
     configure_workers(settings)
-    start_tracing(settings)
+    try:
+        check_tracing(settings)
+        start_tracing(settings)  # nothing is imported when OTEL_* does not ask for traces
+    except ConfigError as exc:  # an editor shows no stderr and OTEL_* may be meant for other programs: serve
+        logger.warning("traces are off: %s", exc)
     return StdioServer(settings)
 
 

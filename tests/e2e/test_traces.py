@@ -15,6 +15,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from tests.e2e.acp.wire import AgentProcess, Agents, select
+from tests.e2e.http.server_process import http_server
 
 HEAVY_MODULES = ("opentelemetry.sdk", "opentelemetry.exporter", "prometheus_client")
 
@@ -157,3 +158,17 @@ def test_stdio_never_imports_the_sdk_nor_prometheus_client(model, workspace, tmp
     modules = imported(agent)
     assert "iac_code.agent.tool_calls" in modules
     assert not [name for name in modules if name.startswith(HEAVY_MODULES)]
+
+
+def test_tracing_that_cannot_be_honoured_stops_http_before_listening_and_only_warns_on_stdio(
+    model, workspace, tmp_path
+):
+    grpc = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}
+    with pytest.raises(RuntimeError, match=r"exited \(2\)[\s\S]*OTEL_EXPORTER_OTLP_PROTOCOL=grpc"):
+        with http_server(model.url, env=grpc):
+            pass
+
+    script(model, workspace)
+    agent = Agents(model.url, tmp_path / "config").start(**grpc)
+    run_a_session(agent, workspace)  # an editor's agent still serves
+    assert any("traces are off" in line and "grpc" in line for line in agent.stderr_lines)
