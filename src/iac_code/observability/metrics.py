@@ -9,11 +9,6 @@ plus the process's CPU, memory and file descriptors.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 PREFIX = "iac_code"
 # Model calls take seconds (a long answer, a minute); store operations take milliseconds.
@@ -22,20 +17,43 @@ STORE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
 TOOL_CALL_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300)
 
 
-@dataclass(frozen=True)
 class Metrics:
-    registry: CollectorRegistry
-    http_requests: Counter  # route, method, status
-    open_connections: Gauge  # ACP connections hosted by this process
-    open_sessions: Gauge  # sessions of those connections
-    open_streams: Gauge  # SSE responses being written
-    turns: Counter  # stop_reason
-    tool_calls: Counter  # tool, outcome
-    tool_call_seconds: Histogram  # tool
-    permission_decisions: Counter  # source (mode, remembered, rule, user…), decision (allowed, denied)
-    model_call_seconds: Histogram  # provider, model, outcome
-    model_tokens: Counter  # provider, model, direction (input, output)
-    store_seconds: Histogram  # operation
+    """Every metric, in the process's own registry (a plain class: stdio imports this module, never builds one)."""
+
+    def __init__(self) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+
+        registry = CollectorRegistry(auto_describe=True)
+        ProcessCollector(namespace=PREFIX, registry=registry)
+
+        def counter(name: str, text: str, labels: tuple[str, ...]) -> Counter:
+            return Counter(name, text, labels, namespace=PREFIX, registry=registry)
+
+        def gauge(name: str, text: str) -> Gauge:
+            return Gauge(name, text, namespace=PREFIX, registry=registry)
+
+        def histogram(name: str, text: str, labels: tuple[str, ...], buckets: tuple[float, ...]) -> Histogram:
+            return Histogram(name, text, labels, namespace=PREFIX, registry=registry, buckets=buckets)
+
+        self.registry = registry
+        self.http_requests = counter("http_requests", "HTTP requests answered", ("route", "method", "status"))
+        self.open_connections = gauge("open_connections", "ACP connections hosted by this process")
+        self.open_sessions = gauge("open_sessions", "Sessions of the connections hosted by this process")
+        self.open_streams = gauge("open_streams", "SSE responses being written")
+        self.turns = counter("turns", "Prompt turns ended, by stop reason", ("stop_reason",))
+        self.tool_calls = counter("tool_calls", "Tool calls, by tool and outcome", ("tool", "outcome"))
+        self.tool_call_seconds = histogram("tool_call_seconds", "Time a tool call ran", ("tool",), TOOL_CALL_BUCKETS)
+        self.permission_decisions = counter(
+            "permission_decisions", "Permission decisions, by what decided and how", ("source", "decision")
+        )
+        self.model_call_seconds = histogram(
+            "model_call_seconds",
+            "Model calls, from the request to the end of the streamed answer",
+            ("provider", "model", "outcome"),
+            MODEL_CALL_BUCKETS,
+        )
+        self.model_tokens = counter("model_tokens", "Tokens of model calls", ("provider", "model", "direction"))
+        self.store_seconds = histogram("store_seconds", "Session store operations", ("operation",), STORE_BUCKETS)
 
 
 _metrics: Metrics | None = None
@@ -50,7 +68,7 @@ def enable() -> Metrics:
     """Build the metrics (once per process; later calls return the same)."""
     global _metrics
     if _metrics is None:
-        _metrics = _build()
+        _metrics = Metrics()
     return _metrics
 
 
@@ -66,41 +84,3 @@ def exposition() -> tuple[bytes, str]:
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
     return generate_latest(enable().registry), CONTENT_TYPE_LATEST
-
-
-def _build() -> Metrics:
-    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
-
-    registry = CollectorRegistry(auto_describe=True)
-    ProcessCollector(namespace=PREFIX, registry=registry)
-
-    def counter(name: str, text: str, labels: tuple[str, ...]) -> Counter:
-        return Counter(name, text, labels, namespace=PREFIX, registry=registry)
-
-    def gauge(name: str, text: str) -> Gauge:
-        return Gauge(name, text, namespace=PREFIX, registry=registry)
-
-    def histogram(name: str, text: str, labels: tuple[str, ...], buckets: tuple[float, ...]) -> Histogram:
-        return Histogram(name, text, labels, namespace=PREFIX, registry=registry, buckets=buckets)
-
-    return Metrics(
-        registry=registry,
-        http_requests=counter("http_requests", "HTTP requests answered", ("route", "method", "status")),
-        open_connections=gauge("open_connections", "ACP connections hosted by this process"),
-        open_sessions=gauge("open_sessions", "Sessions of the connections hosted by this process"),
-        open_streams=gauge("open_streams", "SSE responses being written"),
-        turns=counter("turns", "Prompt turns ended, by stop reason", ("stop_reason",)),
-        tool_calls=counter("tool_calls", "Tool calls, by tool and outcome", ("tool", "outcome")),
-        tool_call_seconds=histogram("tool_call_seconds", "Time a tool call ran", ("tool",), TOOL_CALL_BUCKETS),
-        permission_decisions=counter(
-            "permission_decisions", "Permission decisions, by what decided and how", ("source", "decision")
-        ),
-        model_call_seconds=histogram(
-            "model_call_seconds",
-            "Model calls, from the request to the end of the streamed answer",
-            ("provider", "model", "outcome"),
-            MODEL_CALL_BUCKETS,
-        ),
-        model_tokens=counter("model_tokens", "Tokens of model calls", ("provider", "model", "direction")),
-        store_seconds=histogram("store_seconds", "Session store operations", ("operation",), STORE_BUCKETS),
-    )

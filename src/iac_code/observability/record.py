@@ -15,7 +15,6 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from iac_code.observability import metrics, tracing
@@ -27,11 +26,13 @@ UNKNOWN_TOOL = "(unknown)"  # a tool name the model made up: not a label of its 
 HTTP_METHODS = frozenset({"GET", "POST", "DELETE", "PUT", "PATCH", "HEAD", "OPTIONS"})
 
 
-@dataclass
 class _Turn:
-    session_id: str
-    nested: bool  # a sub-agent's turn, inside a tool call of its session's turn
-    span: Any = None  # the turn's span, while tracing
+    __slots__ = ("nested", "session_id", "span")
+
+    def __init__(self, session_id: str, *, nested: bool) -> None:
+        self.session_id = session_id
+        self.nested = nested  # a sub-agent's turn, inside a tool call of its session's turn
+        self.span: Any = None  # the turn's span, while tracing
 
 
 _turn: ContextVar[_Turn | None] = ContextVar("iac_code_turn", default=None)
