@@ -131,7 +131,7 @@ class AgentLoop:
         """Manual compaction (the /compact command)."""
 
         async def body(emit: Emit) -> None:
-            await self._compact(emit, manual=True)
+            await traced_turn(self.session_id, self._compact(emit, manual=True), name="compaction")
 
         async for event in self._drive(body):
             yield event

@@ -46,9 +46,9 @@ def _session_id() -> str:
 # -- turns ----------------------------------------------------------------------------------------
 
 
-async def traced_turn(session_id: str, body: Awaitable[T]) -> T:
+async def traced_turn(session_id: str, body: Awaitable[T], *, name: str = "turn") -> T:
     """Run one turn's `body` in its span; a turn started inside another (a sub-agent's) is nested in it and
-    keeps its session id."""
+    keeps its session id. A manual compaction is traced the same way (`name`), without being a turn."""
     outer = _turn.get()
     turn = _Turn(session_id or (outer.session_id if outer is not None else ""), nested=outer is not None)
     token = _turn.set(turn)
@@ -56,7 +56,7 @@ async def traced_turn(session_id: str, body: Awaitable[T]) -> T:
         tracer = tracing.tracer()
         if tracer is None:
             return await body
-        name = "subagent_turn" if turn.nested else "turn"
+        name = f"subagent_{name}" if turn.nested else name
         with tracer.start_as_current_span(name, attributes={SESSION_ID: turn.session_id}) as turn.span:
             return await body
     finally:

@@ -134,3 +134,18 @@ async def test_a_timed_store_times_every_coroutine_method_and_passes_the_rest():
     assert store.submit() == "sync" and store.name == "fake"
     assert sample("iac_code_store_seconds_count", operation="append") == appends + 1
     assert sample("iac_code_store_seconds_count", operation="load") == loads + 1  # failures take time too
+
+
+async def test_a_manual_compaction_is_traced_with_its_session_but_is_no_turn(spans):
+    turns_before = sample("iac_code_turns_total", stop_reason="end_turn")
+
+    async def compaction() -> None:
+        ModelCall("openai", "m1").end("completed")
+
+    await traced_turn("s-2", compaction(), name="compaction")
+    found = named(spans)
+    assert found["compaction"].attributes is not None and found["compaction"].attributes["session.id"] == "s-2"
+    model = found["model_call"]
+    assert model.parent is not None and model.parent.span_id == found["compaction"].context.span_id
+    assert model.attributes is not None and model.attributes["session.id"] == "s-2"
+    assert sample("iac_code_turns_total", stop_reason="end_turn") == turns_before
