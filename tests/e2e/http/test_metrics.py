@@ -113,3 +113,21 @@ def test_metrics_need_the_token_when_one_is_set(model):
         assert refused.status_code == 401
         samples = scrape(server.base, Authorization=f"Bearer {token}")
         assert value(samples, "iac_code_http_requests_total", route="/metrics", method="GET", status="401") == 1
+
+
+def test_an_instance_on_postgresql_reports_its_store_and_its_connections(model, pg_url):
+    with http_server(model.url, env={"IAC_CODE_DATABASE_URL": pg_url, "IAC_CODE_INSTANCE_ID": "m1"}) as server:
+        model.add({"text": "stored in PostgreSQL"})
+        client = AcpHttp(server.url)
+        stream = client.stream()
+        session_id = client.new_session(stream, str(server.workspace))
+        assert client.prompt(session_id, "hello").status_code == 202
+        assert stream.until(is_response(3))[-1]["data"]["result"]["stopReason"] == "end_turn"
+        samples = scrape(server.base)
+        assert value(samples, "iac_code_turns_total", stop_reason="end_turn") == 1
+        assert value(samples, "iac_code_store_seconds_count", operation="create") == 1
+        assert value(samples, "iac_code_store_seconds_count", operation="append") >= 2  # the prompt, the answer
+        assert value(samples, "iac_code_open_connections") == 1
+        assert value(samples, "iac_code_open_sessions") == 1
+        stream.close()
+        client.close()
