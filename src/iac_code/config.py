@@ -96,6 +96,17 @@ class Settings:
     def model_configured(self) -> bool:
         return bool(self.provider)
 
+    # Monitoring (issue 21, metrics and traces): OpenTelemetry's own standard variables configure traces, and
+    # its SDK reads them itself; whether they ask for spans at all decides if it is even imported.
+    @property
+    def tracing_configured(self) -> bool:
+        """An OTLP endpoint or a traces exporter is set (and OpenTelemetry is not switched off)."""
+        exporter = self.env.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+        if exporter == "none" or self.env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+            return False
+        endpoints = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        return bool(exporter) or any(self.env.get(name, "").strip() for name in endpoints)
+
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     env = dict(os.environ if env is None else env)

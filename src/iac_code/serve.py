@@ -38,9 +38,13 @@ logger = logging.getLogger(__name__)
 
 def run_stdio(settings: Settings) -> int:
     """Serve ACP on stdin/stdout until stdin closes or SIGTERM/SIGINT; 0 on a clean exit."""
+    from iac_code.observability.tracing import stop_tracing
     from iac_code.transports.stdio import run_stdio as run_stdio_transport
 
-    return run_stdio_transport(settings, functools.partial(_load_stdio_server, settings))
+    try:
+        return run_stdio_transport(settings, functools.partial(_load_stdio_server, settings))
+    finally:
+        stop_tracing()  # the spans still batched leave now
 
 
 def _load_stdio_server(settings: Settings) -> StdioServer:
@@ -56,8 +60,14 @@ def _load_stdio_server(settings: Settings) -> StdioServer:
         import iac_code.providers.presets
         import iac_code.sessions.open  # noqa: F401
         from iac_code.iac.workers import configure_workers
+        from iac_code.observability.tracing import check_tracing, start_tracing
 
     configure_workers(settings)
+    try:
+        check_tracing(settings)
+        start_tracing(settings)  # nothing is imported when OTEL_* does not ask for traces
+    except ConfigError as exc:  # an editor shows no stderr and OTEL_* may be meant for other programs: serve
+        logger.warning("traces are off: %s", exc)
     return StdioServer(settings)
 
 
@@ -119,6 +129,7 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
     with loading_for_good():  # what serving needs, loaded now with the collector paused (see preload.py)
         import iac_code.acp.server  # noqa: F401
         from iac_code.iac.workers import configure_workers
+        from iac_code.observability.tracing import check_tracing, start_tracing, stop_tracing
         from iac_code.providers.presets import available_models, check_settings, warm_up
         from iac_code.sessions.open import check_store_path
         from iac_code.transports.http.app import bind_refusal, options_from_args
@@ -131,6 +142,7 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     check_settings(settings)
     check_store_path(settings)
+    check_tracing(settings)
     listener = listening_socket(args.host, args.port)
     warm_up(settings)
     configure_workers(settings)
@@ -139,7 +151,11 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
     else:
         logger.info("no model configured: answering with the offline demo (set IAC_CODE_PROVIDER and IAC_CODE_API_KEY)")
     pace_collector_for_serving()
-    asyncio.run(_serve_http(args, settings, options, listener))
+    start_tracing(settings)
+    try:
+        asyncio.run(_serve_http(args, settings, options, listener))
+    finally:
+        stop_tracing()
     return 0
 
 
@@ -150,11 +166,12 @@ async def _serve_http(
     The cluster backend starts and stops the node with the app (its heartbeat drives the backend's
     housekeeping)."""
     from iac_code.acp.server import serve
+    from iac_code.observability.record import timed_store
     from iac_code.sessions.open import open_store
     from iac_code.sessions.owners import SessionOwners
     from iac_code.transports.http.app import serve_http
 
-    store = await open_store(settings)
+    store = timed_store(await open_store(settings))  # its latency is a metric of the HTTP server
     try:
 
         def serving(owners: SessionOwners) -> ServeFn:

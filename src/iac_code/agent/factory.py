@@ -31,7 +31,7 @@ class LoopParts:
     extra_tools: Callable[[], Iterable[Tool]] | None = None  # tools that come and go (MCP servers)
     model: str = ""  # the model the session last used; "" is the configured default
     io: WorkspaceIO | None = None  # where tools read, write and run; None is the local disk
-    session_id: str = ""  # names the session's private folder of saved plans (iac_plan)
+    session_id: str = ""  # names the session's private folder of saved plans (iac_plan) and its turns' spans
     recorder: Recorder | None = None  # where the loop records each permission decision; None: nowhere
 
 
@@ -66,4 +66,5 @@ def build_loop(
         model=parts.model,
         io=parts.io,
         recorder=parts.recorder,
+        session_id=parts.session_id,
     )

@@ -33,6 +33,7 @@ from iac_code.agent.policy import Judge
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.agent.tool_calls import ToolCalls, TurnCancelled, TurnTools, announced_result
 from iac_code.messages import Message, ToolCall, context_messages, unanswered_tool_calls, user
+from iac_code.observability.record import traced_turn, turn_ended
 from iac_code.providers.base import FinishReason, ModelProvider, ProviderError, ToolSchema, Usage
 from iac_code.tools.backends import LocalIO, WorkspaceIO
 from iac_code.tools.base import Category, Tool, ToolResult
@@ -83,6 +84,7 @@ class AgentLoop:
         model: str = "",
         io: WorkspaceIO | None = None,
         recorder: Recorder | None = None,
+        session_id: str = "",  # names the turns' spans (empty in a sub-agent: it runs inside its session's)
     ) -> None:
         self.provider = provider
         if model:
@@ -92,6 +94,7 @@ class AgentLoop:
         self.extra_tools = extra_tools
         self._extra_names: set[str] = set()
         self.workspace = workspace
+        self.session_id = session_id
         self.judge = judge
         self.recorder: Recorder = recorder or NoRecording()  # every decision goes to the audit trail
         self.history: list[Message] = list(history or [])
@@ -123,14 +126,15 @@ class AgentLoop:
         """One turn for `prompt`: text, or a whole user message (text and images). With `tool_call`, the
         turn is that one call, made on the user's behalf (a command such as /check) without the model;
         it enters the history like the model's own calls, so the model sees it on the next turn."""
-        async for event in self._drive(lambda emit: self._turn_body(prompt, emit, tool_call)):
+        turn = self._drive(lambda emit: traced_turn(self.session_id, self._turn_body(prompt, emit, tool_call)))
+        async for event in turn:
             yield event
 
     async def compact(self) -> AsyncGenerator[Event, None]:
         """Manual compaction (the /compact command)."""
 
         async def body(emit: Emit) -> None:
-            await self._compact(emit, manual=True)
+            await traced_turn(self.session_id, self._compact(emit, manual=True), name="compaction")
 
         async for event in self._drive(body):
             yield event
@@ -212,6 +216,7 @@ class AgentLoop:
             await self._end_dangling(INTERNAL_ERROR, "error", emit)
             await emit(ErrorReport("Internal error: the turn stopped (details are in the server log)."))
             stop = "end_turn"
+        turn_ended(stop)
         await emit(TurnEnd(stop, totals.input_tokens, totals.output_tokens))
 
     async def _steps(self, emit: Emit, totals: Usage) -> StopReason:

@@ -28,6 +28,7 @@ from iac_code.agent.events import (
 from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, JudgedCall, Refuse, Verdict
 from iac_code.agent.subagent import follow_subagent
 from iac_code.messages import Message, ToolCall
+from iac_code.observability.record import permission_decided, tool_call, tool_call_not_run
 from iac_code.sessions.audit import AuditUnavailable
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.base import (
@@ -100,6 +101,7 @@ class ToolCalls:
             await self._run_reads(reads, starts)
             reads = []
             if tool is None:
+                tool_call_not_run(call.name, "unknown_tool")
                 await self._finish(call, ToolResult(f"Unknown tool: {call.name}", is_error=True))
             elif await self._allowed(starts[call.id], tool):
                 await self._emit(ToolRunning(call))
@@ -171,6 +173,7 @@ class ToolCalls:
         verdict = self._turn.judge(JudgedCall(call.name, tool.access(call.arguments), call.arguments))
         reason = await self._refusal(start, verdict, call.name)
         if reason is not None:
+            tool_call_not_run(call.name, "refused")
             await self._finish(call, ToolResult(reason, is_error=True))
         return reason is None
 
@@ -189,6 +192,7 @@ class ToolCalls:
         except AuditUnavailable as exc:
             log.error("call %s not run: the audit trail could not be written: %s", start.call.id, exc)
             reason = reason or AUDIT_UNWRITTEN.format(problem=exc)
+        permission_decided("user" if choice is not None else verdict.source, allowed=reason is None)
         if choice == "cancelled":
             raise TurnCancelled
         return reason
@@ -210,6 +214,12 @@ class ToolCalls:
         return await answer
 
     async def _execute(self, tool: Tool, call: ToolCall) -> ToolResult:
+        with tool_call(call.name, call.id) as observed:
+            result = await self._run_tool(tool, call)
+            observed.finished(failed=result.is_error)
+        return result
+
+    async def _run_tool(self, tool: Tool, call: ToolCall) -> ToolResult:
         try:
             return await tool.run(call.arguments, self._context(call))
         except ToolError as exc:

@@ -16,6 +16,7 @@ from iac_code.messages import Message
 from iac_code.preload import loading_for_good
 from iac_code.providers.base import ModelProvider, ProviderError, ProviderEvent, ToolSchema
 from iac_code.providers.images import images_enabled, without_images
+from iac_code.providers.observed import observed
 from iac_code.providers.presets import (
     DEMO_MODEL,
     available_models,
@@ -63,7 +64,12 @@ class LazyProvider:
         if self._built is not None:
             self._built.context_window = value
 
-    async def stream(
+    def stream(
+        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int
+    ) -> AsyncIterator[ProviderEvent]:
+        return observed(self.name, self.model, self._stream(system, history, tools, max_tokens=max_tokens))
+
+    async def _stream(
         self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int
     ) -> AsyncIterator[ProviderEvent]:
         provider = await self._provider()

@@ -148,9 +148,7 @@ async def test_a_call_whose_decision_is_not_recorded_does_not_run(verdict: Verdi
     tool = FakeTool("act")
     provider = FakeProvider(call("act"), say("ok"))
     trail = ListTrail(AuditUnavailable("OperationalError: database is locked"))
-    loop = AgentLoop(
-        provider, {"act": tool}, Path("/tmp"), judge=lambda call: verdict, recorder=recorder(trail)
-    )
+    loop = AgentLoop(provider, {"act": tool}, Path("/tmp"), judge=lambda call: verdict, recorder=recorder(trail))
     events = await run_turn(loop)
     assert tool.runs == []
     (finished,) = [e for e in events if isinstance(e, ToolFinished)]

@@ -28,12 +28,15 @@ from starlette.types import Receive, Scope, Send
 
 from iac_code import __version__
 from iac_code.config import Settings
+from iac_code.observability import metrics
+from iac_code.observability.record import stream_closed, stream_opened
 from iac_code.safe_json import JsonError, NonFiniteNumber, loads
 from iac_code.transports.http.backend import Backend, OpenStream, Refusal, ResponseHeaders
 from iac_code.transports.http.connections import MAX_REQUESTS_IN_FLIGHT, ServeFn
 from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits
 from iac_code.transports.http.guard import TOKEN_ENV, GuardMiddleware, is_loopback_host
 from iac_code.transports.http.local import LocalBackend
+from iac_code.transports.http.metrics import RequestMetrics, metrics_endpoint
 from iac_code.transports.jsonrpc import envelope_problem
 
 logger = logging.getLogger(__name__)
@@ -103,7 +106,10 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
         Route("/acp", get, methods=["GET"]),
         Route("/acp", delete, methods=["DELETE"]),
         Route("/health", health, methods=["GET"]),
+        Route("/metrics", metrics_endpoint, methods=["GET"]),
     ]
+    registry = backend.registry
+    metrics.watch_connections(lambda: len(registry), lambda: registry.session_count)
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_middleware(
         GuardMiddleware,
@@ -114,6 +120,7 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
     )
     if backend.response_headers:
         app.add_middleware(ResponseHeaders, headers=backend.response_headers)
+    app.add_middleware(RequestMetrics, routes=frozenset(route.path for route in routes))  # outermost: counts all
     app.state.backend = backend
     app.state.registry = backend.registry
     return app
@@ -214,6 +221,7 @@ class EventStream:
         self._keepalive = keepalive
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        stream_opened()
         try:
             await send({"type": "http.response.start", "status": 200, "headers": self.headers})
             pump = asyncio.create_task(self._pump(send))
@@ -228,6 +236,7 @@ class EventStream:
                 with contextlib.suppress(OSError):
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
+            stream_closed()
             self._reader.detach()
             self._opened.on_end()
 
@@ -293,7 +302,12 @@ class _Server(uvicorn.Server):
                 host, port = sock.getsockname()[:2]
                 shown = f"[{host}]" if ":" in host else host
                 auth = "bearer token required" if self._token_set else f"no auth ({TOKEN_ENV} not set)"
-                logger.info("iac-code ACP over HTTP+SSE: http://%s:%s/acp (health: /health; %s)", shown, port, auth)
+                logger.info(
+                    "iac-code ACP over HTTP+SSE: http://%s:%s/acp (health: /health, metrics: /metrics; %s)",
+                    shown,
+                    port,
+                    auth,
+                )
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         super().handle_exit(sig, frame)
