@@ -1,4 +1,5 @@
-"""The `iac-code` command: `iac-code acp` (the ACP server), `iac-code -p PROMPT` (one headless turn)."""
+"""The `iac-code` command: `iac-code acp` (the ACP server), `iac-code -p PROMPT` (one headless turn),
+`iac-code token add NAME` (a principal of the HTTP server)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,12 @@ environment variables (also read from $IAC_CODE_CONFIG_DIR/config.json, lower-ca
   IAC_CODE_HEARTBEAT_SECONDS  with a database: heartbeat interval (default 5)
   IAC_CODE_LEASE_SECONDS      with a database: how long a dead instance's sessions stay locked (default 15)
   IAC_CODE_WORKER_IDLE_SECONDS  seconds before an idle iac_check worker (checkov, cfn-lint) exits (default 1800)
-  IACCODE_ACP_HTTP_TOKEN      bearer token the HTTP server requires
+  IACCODE_ACP_HTTP_TOKEN      bearer token the HTTP server requires (its holders are one admin: `shared`)
+  IAC_CODE_TOKENS_FILE        the HTTP server's principals and their token digests (`iac-code token add`;
+                              default $IAC_CODE_CONFIG_DIR/tokens.json, read when it exists)
+  IAC_CODE_JWKS               bearer JWTs: a JWKS file or URL; with IAC_CODE_JWT_ISSUER, IAC_CODE_JWT_AUDIENCE
+                              (the principal is `sub`; admin when IAC_CODE_JWT_ROLES_CLAIM, default `roles`,
+                              holds IAC_CODE_JWT_ADMIN_ROLE, default `admin`)
 
 exit codes:
   0  done: the headless turn ended normally, or the ACP server stopped cleanly (stdin closed, SIGTERM)
@@ -111,6 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra Host name served when bound to loopback (e.g. behind a reverse proxy)",
     )
     _add_logging_flags(acp)
+    token = commands.add_parser("token", help="the HTTP server's principals (the tokens file)")
+    token_commands = token.add_subparsers(dest="token_command", required=True)
+    add = token_commands.add_parser(
+        "add", help="make a random token for NAME, print it once, and store only its SHA-256 digest"
+    )
+    add.add_argument("name", help="the principal: letters, digits, '.', '_', '@' or '-'")
+    add.add_argument("--admin", action="store_true", help="NAME sees and may use every session")
     return parser
 
 
@@ -129,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         withhold_from_environment()  # the settings keep the keys; nothing the agent runs may read them
         if args.command == "acp":
             return _run_acp(args, settings)
+        if args.command == "token":
+            return _add_token(args, settings)
         from iac_code.headless import run_headless
         from iac_code.iac.workers import configure_workers
 
@@ -155,8 +170,8 @@ _HEADLESS_FLAGS = {
 def _check_what_to_do(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Exit 2 with usage and a line saying what is wrong, rather than ignore a flag or do nothing."""
     given = [flag for dest, flag in _HEADLESS_FLAGS.items() if getattr(args, dest) != parser.get_default(dest)]
-    if args.command == "acp" and given:
-        parser.error(f"{', '.join(given)}: headless options (a -p run), which the acp command does not take")
+    if args.command is not None and given:
+        parser.error(f"{', '.join(given)}: headless options (a -p run), which the {args.command} command does not take")
     if args.command is None and args.prompt is None:
         if given:
             parser.error(f"{', '.join(given)} applies to a headless run: give -p PROMPT too")
@@ -169,6 +184,21 @@ def _discard_stdout() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
+
+
+def _add_token(args: argparse.Namespace, settings: Settings) -> int:
+    from iac_code.transports.http.tokens import add_token
+
+    path = settings.tokens_path
+    try:
+        token = add_token(path, args.name, admin=args.admin)
+    except ValueError as exc:
+        print(f"iac-code: {exc}", file=sys.stderr)
+        return 2
+    print(token)  # the only time it is shown: the file keeps its digest alone
+    role = "an admin" if args.admin else "a user"
+    print(f"iac-code: {args.name} added to {path} as {role}; the token is not shown again", file=sys.stderr)
+    return 0
 
 
 def _run_acp(args: argparse.Namespace, settings: Settings) -> int:

@@ -37,6 +37,7 @@ from iac_code.encodable import encodable
 from iac_code.errors import InvalidParams
 from iac_code.guard import guard_status
 from iac_code.messages import Message
+from iac_code.principals import LOCAL, Principal
 from iac_code.sessions.store import RecordChanges, SessionStore
 from iac_code.sessions.writer import OrderedWriter
 from iac_code.tools.backends import WorkspaceIO
@@ -99,9 +100,11 @@ class Session:
         history: Sequence[Message] = (),
         io: WorkspaceIO | None = None,
         config_dir: Path | None = None,
+        principal: Principal = LOCAL,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
+        self.principal = principal  # who is asking: the audit and the logs name it
         self.mode: Mode = mode
         self.title = title
         self.always: dict[str, Remembered] = dict(always or {})
