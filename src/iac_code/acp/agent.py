@@ -28,6 +28,7 @@ from iac_code.acp.client_io import workspace_io
 from iac_code.acp.config_options import MODE_IDS, config_options, model_choices, session_state
 from iac_code.acp.handshake import initialize_result
 from iac_code.acp.outbox import Outbox
+from iac_code.acp.ownership import may_delete, visible
 from iac_code.acp.prompt import PromptBlock
 from iac_code.acp.residency import Residency
 from iac_code.acp.responses import ForkSession, LoadSession, NewSession, ResumeSession
@@ -46,7 +47,7 @@ from iac_code.providers.images import images_enabled
 from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
 from iac_code.sessions.owners import SessionOwners
-from iac_code.sessions.store import SessionDamaged, SessionRecord, SessionStore
+from iac_code.sessions.store import SessionRecord, SessionStore
 
 logger = logging.getLogger(__name__)
 
@@ -171,7 +172,7 @@ class IacAgent:
             await session.close()
 
     async def delete_session(self, session_id: str, **_: Any) -> None:
-        if self._store is not None and not await self._may_delete(session_id):
+        if self._store is not None and not await may_delete(self._store, self.principal, session_id):
             return  # like an unknown id: nothing to delete, and nothing said about whose it is
         await self._residency.claim(session_id)  # another connection must not go on writing to it
         session = self.sessions.get(session_id)
@@ -281,24 +282,11 @@ class IacAgent:
         if self._store is None:
             raise SessionNotFound(session_id)
         record = await self._store.get(session_id)
-        if not self._visible(record):  # another principal's: answered as an unknown id, before its cwd shows
+        if not visible(self.principal, record):  # another principal's: answered as an unknown id, before its cwd shows
             logger.info("%s asked for session %s, which is not theirs", self.principal.name, session_id)
             raise SessionNotFound(session_id)
         _check_cwd(session_id, record.cwd, workspace)
         return self._store
-
-    def _visible(self, record: SessionRecord) -> bool:
-        """Sessions stored before principals existed have no owner: only admins see them."""
-        return self.principal.admin or record.owner == self.principal.name
-
-    async def _may_delete(self, session_id: str) -> bool:
-        assert self._store is not None
-        try:
-            return self._visible(await self._store.get(session_id))
-        except SessionNotFound:
-            return True  # unknown (or an id the store refuses): delete answers as it always did
-        except SessionDamaged:
-            return self.principal.admin  # whose it is cannot be read
 
     async def _bring_up(self, session: Session, *, fresh: bool) -> Session:
         """The one way a runtime comes to live in this connection: claimed, added, its MCP servers started.
