@@ -1,5 +1,6 @@
 """The `iac-code` command: `iac-code acp` (the ACP server), `iac-code -p PROMPT` (one headless turn),
-`iac-code audit` (the audit trail of permission decisions)."""
+`iac-code audit` (the audit trail of permission decisions), `iac-code token add NAME` (a principal of the HTTP
+server)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,12 @@ environment variables (also read from $IAC_CODE_CONFIG_DIR/config.json, lower-ca
   IAC_CODE_HEARTBEAT_SECONDS  with a database: heartbeat interval (default 5)
   IAC_CODE_LEASE_SECONDS      with a database: how long a dead instance's sessions stay locked (default 15)
   IAC_CODE_WORKER_IDLE_SECONDS  seconds before an idle iac_check worker (checkov, cfn-lint) exits (default 1800)
-  IACCODE_ACP_HTTP_TOKEN      bearer token the HTTP server requires
+  IACCODE_ACP_HTTP_TOKEN      bearer token the HTTP server requires (its holders are one admin: `shared`)
+  IAC_CODE_TOKENS_FILE        the HTTP server's principals and their token digests (`iac-code token add`;
+                              default $IAC_CODE_CONFIG_DIR/tokens.json, read when it exists)
+  IAC_CODE_JWKS               bearer JWTs: a JWKS file or URL; with IAC_CODE_JWT_ISSUER, IAC_CODE_JWT_AUDIENCE
+                              (the principal is `sub`; admin when IAC_CODE_JWT_ROLES_CLAIM, default `roles`,
+                              holds IAC_CODE_JWT_ADMIN_ROLE, default `admin`)
 
 exit codes:
   0  done: the headless turn ended normally, or the ACP server stopped cleanly (stdin closed, SIGTERM)
@@ -125,6 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--since", help="only records from this time on (ISO 8601; without a zone, UTC)")
     audit.add_argument("--json", action="store_true", help="one JSON object per line")
     _add_logging_flags(audit)
+    token = commands.add_parser("token", help="the HTTP server's principals (the tokens file)")
+    token_commands = token.add_subparsers(dest="token_command", required=True)
+    add = token_commands.add_parser(
+        "add", help="make a random token for NAME, print it once, and store only its SHA-256 digest"
+    )
+    add.add_argument("name", help="the principal: letters, digits, '.', '_', '@' or '-'")
+    add.add_argument("--admin", action="store_true", help="NAME sees and may use every session")
     return parser
 
 
@@ -146,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
             return _run_acp(args, settings)
         if args.command == "audit":
             return asyncio.run(_print_audit(args, settings))
+        if args.command == "token":
+            return _add_token(args, settings)
         from iac_code.headless import run_headless
         from iac_code.iac.workers import configure_workers
 
@@ -228,6 +243,21 @@ async def _print_audit(args: argparse.Namespace, settings: Settings) -> int:
         if record.kind == "outcome":
             line += f"  ran: exit status {record.exit_status}"
         print(f"{line}  {record.arguments}")
+    return 0
+
+
+def _add_token(args: argparse.Namespace, settings: Settings) -> int:
+    from iac_code.transports.http.tokens import add_token
+
+    path = settings.tokens_path
+    try:
+        token = add_token(path, args.name, admin=args.admin)
+    except ValueError as exc:
+        print(f"iac-code: {exc}", file=sys.stderr)
+        return 2
+    print(token)  # the only time it is shown: the file keeps its digest alone
+    role = "an admin" if args.admin else "a user"
+    print(f"iac-code: {args.name} added to {path} as {role}; the token is not shown again", file=sys.stderr)
     return 0
 
 

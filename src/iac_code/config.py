@@ -35,6 +35,13 @@ ENV_KEYS = {
     "lease_seconds": "IAC_CODE_LEASE_SECONDS",
     "worker_idle_seconds": "IAC_CODE_WORKER_IDLE_SECONDS",
     "http_token": "IACCODE_ACP_HTTP_TOKEN",
+    # Who is asking (issue 21, USERS): the HTTP server's principals besides the one shared token.
+    "tokens_file": "IAC_CODE_TOKENS_FILE",
+    "jwks": "IAC_CODE_JWKS",
+    "jwt_issuer": "IAC_CODE_JWT_ISSUER",
+    "jwt_audience": "IAC_CODE_JWT_AUDIENCE",
+    "jwt_roles_claim": "IAC_CODE_JWT_ROLES_CLAIM",
+    "jwt_admin_role": "IAC_CODE_JWT_ADMIN_ROLE",
 }
 # Settings that only config.json holds, in the shape editors use for them.
 FILE_ONLY_KEYS = ("mcpServers", "permissions", "trustedProjects")
@@ -70,6 +77,13 @@ class Settings:
     lease_seconds: float = 15.0  # with a database: how long a dead instance's sessions stay locked
     worker_idle_seconds: float = 1800  # an iac_check warm worker (checkov, cfn-lint) idle this long exits
     http_token: str = field(default="", repr=False)  # the bearer token the HTTP server requires (empty: none)
+    # Who is asking (issue 21, USERS): the HTTP server's principals besides the one shared token.
+    tokens_file: str = ""  # {"tokens": [{"name", "sha256", "role"?}]}; empty: $IAC_CODE_CONFIG_DIR/tokens.json
+    jwks: str = ""  # bearer JWTs are checked against this JWKS: a file path or an https:// URL (empty: no JWTs)
+    jwt_issuer: str = ""  # the `iss` a JWT must carry (required with jwks)
+    jwt_audience: str = ""  # the `aud` a JWT must carry (required with jwks)
+    jwt_roles_claim: str = "roles"  # the claim listing a JWT's roles (a list of strings, or one string)
+    jwt_admin_role: str = "admin"  # the role in it that makes the principal an admin
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
     # Permission rules (issue 21, RULES): config.json's `permissions` ({"deny", "ask", "allow"} lists of rules)
     # and `trustedProjects` (directories whose .iac-code/settings.json allow rules apply), as written;
@@ -86,6 +100,11 @@ class Settings:
     def store_path(self) -> Path:
         """The embedded database: sessions (and, later, the audit trail)."""
         return self.config_dir / "iac-code.db"
+
+    @property
+    def tokens_path(self) -> Path:
+        """The tokens file (`iac-code token add` writes it; the HTTP server reads it when it exists)."""
+        return Path(self.tokens_file).expanduser() if self.tokens_file else self.config_dir / "tokens.json"
 
     @property
     def iac_cache_path(self) -> Path:

@@ -1,4 +1,4 @@
-"""Who is asking: the principal a request, a session and an audit record belong to."""
+"""Who is asking: the principal a connection authenticated as, which owns the sessions it creates."""
 
 from __future__ import annotations
 
@@ -11,5 +11,10 @@ class Principal:
     admin: bool = False
 
 
-# stdio, headless and the single shared token: the local user, who sees everything
 LOCAL = Principal("local", admin=True)
+
+
+def principal_of(transport: object) -> Principal:
+    """The principal a transport authenticated (an HTTP connection carries one); the local user otherwise."""
+    found = getattr(transport, "principal", None)
+    return found if isinstance(found, Principal) else LOCAL

@@ -136,7 +136,7 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
         from iac_code.transports.http.collector import pace_collector_for_serving
 
     options = options_from_args(args, settings)
-    refusal = bind_refusal(args.host, options.token, args.allow_insecure_bind)
+    refusal = bind_refusal(args.host, options.authenticator.required, args.allow_insecure_bind)
     if refusal:
         logger.error(refusal)
         return 2

@@ -28,6 +28,7 @@ from iac_code.acp.client_io import workspace_io
 from iac_code.acp.config_options import MODE_IDS, config_options, model_choices, session_state
 from iac_code.acp.handshake import initialize_result
 from iac_code.acp.outbox import Outbox
+from iac_code.acp.ownership import may_delete, visible
 from iac_code.acp.prompt import PromptBlock
 from iac_code.acp.residency import Residency
 from iac_code.acp.responses import ForkSession, LoadSession, NewSession, ResumeSession
@@ -42,6 +43,7 @@ from iac_code.errors import AuthRequired, InvalidParams, SessionNotFound
 from iac_code.iac.plans.store import discard_session_plans
 from iac_code.mcp import hub_for_session
 from iac_code.messages import Message
+from iac_code.principals import LOCAL, Principal
 from iac_code.providers.images import images_enabled
 from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
@@ -66,8 +68,11 @@ class IacAgent:
         owners: SessionOwners | None = None,
         make_loop: WorkspaceLoopFactory | None = None,
         client_capabilities: Any = None,
+        principal: Principal = LOCAL,
     ) -> None:
         self.settings = settings
+        # Who is asking: its sessions are the only ones it may see (an admin sees all; see _stored_record).
+        self.principal = principal
         # What the client offers (fs, terminal); the stdio transport may have answered initialize itself.
         self._client_capabilities = _capabilities(client_capabilities)
         owners = owners if owners is not None else SessionOwners()  # one connection alone in its process
@@ -107,7 +112,8 @@ class IacAgent:
         session_id = _new_id()
         session = self._open(session_id, workspace, mcp_servers or [])
         if self._store is not None:
-            await self._store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=session.core.model))
+            record = SessionRecord(session_id, str(workspace), model=session.core.model, owner=self.principal.name)
+            await self._store.create(record)
         session = await self._bring_up(session, fresh=True)
         return NewSession.model_validate({"sessionId": session_id, **self._state(session)})
 
@@ -138,7 +144,7 @@ class IacAgent:
         fork_id = _new_id()
         if (source := self.sessions.get(session_id)) is not None:
             await source.flush()
-        await store.fork(session_id, fork_id)  # the log as written so far: complete messages only
+        await store.fork(session_id, fork_id, owner=self.principal.name)  # the log so far: complete messages only
         record, history = await store.load(fork_id)
         session = self._open(fork_id, workspace, mcp_servers or [], record, history)
         session = await self._bring_up(session, fresh=True)
@@ -167,6 +173,8 @@ class IacAgent:
             await session.close()
 
     async def delete_session(self, session_id: str, **_: Any) -> None:
+        if self._store is not None and not await may_delete(self._store, self.principal, session_id):
+            return  # like an unknown id: nothing to delete, and nothing said about whose it is
         await self._residency.claim(session_id)  # another connection must not go on writing to it
         session = self.sessions.get(session_id)
         self._residency.forget(session_id)
@@ -186,7 +194,8 @@ class IacAgent:
             ]
             return ListSessionsResponse(sessions=infos)
         try:
-            records, next_cursor = await self._store.list(cwd, cursor)
+            owner = None if self.principal.admin else self.principal.name
+            records, next_cursor = await self._store.list(cwd, cursor, owner=owner)
         except ValueError:
             raise InvalidParams("cursor", "invalid cursor: pass a nextCursor as received") from None
         infos = [
@@ -274,6 +283,9 @@ class IacAgent:
         if self._store is None:
             raise SessionNotFound(session_id)
         record = await self._store.get(session_id)
+        if not visible(self.principal, record):  # another principal's: answered as an unknown id, before its cwd shows
+            logger.info("%s asked for session %s, which is not theirs", self.principal.name, session_id)
+            raise SessionNotFound(session_id)
         _check_cwd(session_id, record.cwd, workspace)
         return self._store
 
@@ -324,6 +336,7 @@ class IacAgent:
                 always=record.permissions if record is not None else None,
                 model=record.model if record is not None else "",
                 history=history or [],
+                principal=self.principal,
                 io=workspace_io(workspace, session_id, self._client_request, self._client_capabilities),
                 config_dir=self.settings.config_dir,
                 rules=rules,

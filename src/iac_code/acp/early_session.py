@@ -12,6 +12,7 @@ from typing import Any
 from iac_code.acp.config_options import model_choices, session_state
 from iac_code.agent.rule_files import project_files
 from iac_code.config import ConfigError, Settings
+from iac_code.principals import LOCAL
 from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
 from iac_code.sessions.open import open_store
@@ -43,7 +44,7 @@ class EarlySessions:
         except ConfigError:
             return None  # the agent answers it, naming the setting to fix
         session_id = f"sess_{uuid.uuid4().hex}"
-        await store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=model))
+        await store.create(SessionRecord(session_id=session_id, cwd=str(workspace), model=model, owner=LOCAL.name))
         self.created.append((session_id, str(workspace)))
         logger.debug("answered session/new %r while the SDK loads: %s", message["id"], session_id)
         state = session_state("default", model, model_choices(model, available_models(self._settings)))

@@ -13,6 +13,7 @@ from iac_code.acp.outbox import Outbox
 from iac_code.acp.router import build_handler
 from iac_code.config import Settings
 from iac_code.logs import log_frame
+from iac_code.principals import principal_of
 from iac_code.sessions.owners import SessionOwners
 from iac_code.sessions.store import SessionStore
 
@@ -32,7 +33,10 @@ async def serve(
     `owners`, so a session has one runtime in the process. `client_capabilities`: from an `initialize`
     the transport answered before serving (stdio does while the SDK loads)."""
     outbox = Outbox(transport)
-    agent = IacAgent(settings, outbox, store=store, owners=owners, client_capabilities=client_capabilities)
+    principal = principal_of(transport)  # who is asking: the owner of what this connection creates
+    agent = IacAgent(
+        settings, outbox, store=store, owners=owners, client_capabilities=client_capabilities, principal=principal
+    )
     connection = Connection(build_handler(agent), outbox, listening=False)
     agent.attach(connection)
     if logger.isEnabledFor(logging.DEBUG):  # --debug: every frame, to diagnose an editor integration

@@ -36,10 +36,12 @@ class UnavailableStore:
     async def get(self, session_id: str) -> NoReturn:
         self._fail()
 
-    async def list(self, cwd: str | None, cursor: str | None = None, limit: int = 50) -> NoReturn:
+    async def list(
+        self, cwd: str | None, cursor: str | None = None, limit: int = 50, owner: str | None = None
+    ) -> NoReturn:
         self._fail()
 
-    async def fork(self, session_id: str, new_session_id: str) -> NoReturn:
+    async def fork(self, session_id: str, new_session_id: str, owner: str | None = None) -> NoReturn:
         self._fail()
 
     async def clear(self, session_id: str) -> NoReturn:

@@ -108,7 +108,7 @@ class Session:
         rules: Rules | None = None,
     ) -> None:
         self.id = session_id
-        self.principal = principal
+        self.principal = principal  # who is asking: the audit and the logs name it
         self.rules = rules if rules is not None else Rules(cwd)  # the permission rules in force (agent/rules.py)
         self._config_dir = config_dir
         # every decision is recorded in the store's audit trail (or `trail`, for a face without a store)

@@ -8,6 +8,8 @@ Any request may land on any instance (a plain round-robin balancer, no stickines
   owner ends its stale stream. The agent stays where it runs, so a stream moving never stops a turn.
   Events come from the shared log, after Last-Event-ID (streams.py).
 - DELETE removes the connection and wakes its host and owner.
+- Each of these serves only the principal that opened the connection (its row says who, principals.py):
+  to anyone else the connection is unknown, on every instance.
 - A database that cannot be reached answers 503; `/health` says so, so the balancer stops routing here.
 
 On every heartbeat (cluster/node.py) the housekeeping marks streamed connections active, stops serving
@@ -33,8 +35,10 @@ from iac_code.cluster.inbound import InboundQueue
 from iac_code.cluster.node import ClusterNode, DatabaseUnreachable
 from iac_code.cluster.wakeups import Wakeup
 from iac_code.http_cluster.hosting import HostedConnection
+from iac_code.http_cluster.principals import ConnectionPrincipals
 from iac_code.http_cluster.streams import QuietReader, StreamFeed
-from iac_code.transports.http.backend import OpenStream, Refusal, unknown_connection
+from iac_code.principals import Principal
+from iac_code.transports.http.backend import OpenStream, Refusal, opened_by, unknown_connection
 from iac_code.transports.http.connections import HttpConnection, ServeFn
 from iac_code.transports.http.events import Event, EventLimits, StreamKey
 from iac_code.transports.http.local import LocalBackend, answer_initialize
@@ -64,6 +68,7 @@ class ClusterBackend(LocalBackend):
         self.ownership = ConnectionOwnership(node.pool, me)
         self.log = EventLog(node.pool, me, retention)
         self.inbound = InboundQueue(node.pool, me)
+        self.principals = ConnectionPrincipals(node.pool)
         self._serve_agent = serve
         self._idle_timeout = idle_timeout
         super().__init__(
@@ -98,36 +103,46 @@ class ClusterBackend(LocalBackend):
 
     # -- requests -------------------------------------------------------------------------------
 
-    async def initialize(self, message: dict[str, Any], timeout: float) -> tuple[str, dict[str, Any]]:
+    async def initialize(
+        self, message: dict[str, Any], timeout: float, principal: Principal
+    ) -> tuple[str, dict[str, Any]]:
         self.check_room()
         connection_id = str(uuid.uuid4())
         with self._database():
             await self.ownership.open(connection_id)  # before the agent: the housekeeping trusts the row
+            await self.principals.record(connection_id, principal)
         try:
-            conn = self.new_connection(connection_id)
+            conn = self.new_connection(principal, connection_id)
             return conn.id, await answer_initialize(self.registry, conn, message, timeout)
         except Refusal:
             self.node.spawn(self._forget(connection_id))
             raise
 
-    async def post(self, connection_id: str | None, message: dict[str, Any]) -> None:
+    async def post(self, connection_id: str | None, message: dict[str, Any], principal: Principal) -> None:
         if not connection_id:
             raise unknown_connection(connection_id)
         hosted = self.registry.get(connection_id)
+        if hosted is not None:
+            opened_by(hosted, connection_id, principal)
         with self._database():
             try:
                 if not isinstance(hosted, HostedConnection):
+                    await self.principals.check(connection_id, principal)
                     await self.inbound.push(connection_id, message)  # wakes the host
                 elif not await hosted.accept_here(message):
                     raise Refusal(429, "too many messages waiting for the agent; retry later")
             except UnknownConnection:
                 raise unknown_connection(connection_id) from None
 
-    async def open_stream(self, connection_id: str | None, stream: StreamKey, last_event_id: int | None) -> OpenStream:
+    async def open_stream(
+        self, connection_id: str | None, stream: StreamKey, last_event_id: int | None, principal: Principal
+    ) -> OpenStream:
         if not self.accepting:
             raise Refusal(503, "the server is shutting down")
         if not connection_id:
             raise unknown_connection(connection_id)
+        with self._database():  # before a feed or a claim: another principal's stream stays where it is
+            await self.principals.check(connection_id, principal)
         if stream is not None:
             return await self._open_session_stream(connection_id)
         feed = self.feeds.get(connection_id)
@@ -147,10 +162,11 @@ class ClusterBackend(LocalBackend):
             raise exc if isinstance(exc, Refusal) else unknown_connection(connection_id) from None
         return OpenStream(feed.open_reader(replay), [], lambda: None)
 
-    async def close(self, connection_id: str | None) -> None:
+    async def close(self, connection_id: str | None, principal: Principal) -> None:
         if not connection_id:
             raise unknown_connection(connection_id)
         with self._database():
+            await self.principals.check(connection_id, principal)
             existed = await self.ownership.forget(connection_id)
         if not existed and self.registry.get(connection_id) is None:
             raise unknown_connection(connection_id)
@@ -213,9 +229,7 @@ class ClusterBackend(LocalBackend):
                 self.node.spawn(self._forget(transport.id))  # the agent ended by itself
 
     async def _open_session_stream(self, connection_id: str) -> OpenStream:
-        with self._database():
-            if not await self.ownership.exists(connection_id):
-                raise unknown_connection(connection_id)
+        """(open_stream found the connection, and that it is the caller's.)"""
         reader = QuietReader(connection_id, self._forget_quiet_reader)
         self.quiet.setdefault(connection_id, set()).add(reader)
         return OpenStream(reader, [], lambda: None)
@@ -223,8 +237,15 @@ class ClusterBackend(LocalBackend):
     def _adopt(self, adopted: Adopted) -> None:
         if self.registry.get(adopted.connection_id) is not None:
             return
-        logger.info("connection %s adopted: its host stopped", adopted.connection_id)
-        conn = self.registry.create(adopted.connection_id)
+        self.node.spawn(self._adopt_as_opener(adopted))
+
+    async def _adopt_as_opener(self, adopted: Adopted) -> None:
+        """Host it for the principal that opened it (none known: it stays unserved, and expires)."""
+        opener = await self.principals.of(adopted.connection_id)
+        if opener is None or self.registry.get(adopted.connection_id) is not None:
+            return
+        logger.info("connection %s of %s adopted: its host stopped", adopted.connection_id, opener.name)
+        conn = self.registry.create(opener, adopted.connection_id)
         assert isinstance(conn, HostedConnection)
         self.node.spawn(self._resume(conn, adopted.interrupted))
 

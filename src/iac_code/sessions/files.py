@@ -150,7 +150,7 @@ class FileSessionStore:
         return _record(data)
 
     def list(
-        self, cwd: str | None, cursor: str | None = None, limit: int = 50
+        self, cwd: str | None, cursor: str | None = None, limit: int = 50, owner: str | None = None
     ) -> tuple[list[SessionRecord], str | None]:
         if limit < 1:
             raise ValueError("limit must be at least 1")
@@ -161,6 +161,8 @@ class FileSessionStore:
         if cwd is not None:
             wanted = _normpath(cwd)
             records = [r for r in records if _normpath(r["cwd"]) == wanted]
+        if owner is not None:
+            records = [r for r in records if r.get("owner", "") == owner]
         keys = sorted(((r["updated_at"], r["session_id"]) for r in records), reverse=True)
         if after is not None:
             keys = [key for key in keys if key < after]
@@ -169,7 +171,7 @@ class FileSessionStore:
         next_cursor = encode_cursor(*page[-1]) if len(keys) > limit else None
         return [_record(by_id[session_id]) for _, session_id in page], next_cursor
 
-    def fork(self, session_id: str, new_session_id: str) -> SessionRecord:
+    def fork(self, session_id: str, new_session_id: str, owner: str | None = None) -> SessionRecord:
         source = self.get(session_id)
         target_dir = self._dir(new_session_id)
         data = self._read_log(session_id)
@@ -177,7 +179,12 @@ class FileSessionStore:
         write_atomic(target_dir / "messages.jsonl", data, durable=self.durable)
         now = iso_time()
         record = replace(
-            source, session_id=new_session_id, created_at=now, updated_at=now, permissions=dict(source.permissions)
+            source,
+            session_id=new_session_id,
+            created_at=now,
+            updated_at=now,
+            permissions=dict(source.permissions),
+            owner=source.owner if owner is None else owner,
         )
         self._save(record)
         return record

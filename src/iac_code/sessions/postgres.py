@@ -47,9 +47,10 @@ def _moment(iso: str) -> datetime | None:
 
 
 def _record(row: TupleRow) -> SessionRecord:
-    session_id, cwd, title, created_at, updated_at, model, mode, permissions = row
-    cwd, title, model, mode = (cast(str, from_json_text(text)) for text in (cwd, title, model, mode))
-    return SessionRecord(session_id, cwd, title, _iso(created_at), _iso(updated_at), model, mode, dict(permissions))
+    session_id, cwd, title, created_at, updated_at, model, mode, permissions, owner = row
+    cwd, title, model, mode, owner = (cast(str, from_json_text(text)) for text in (cwd, title, model, mode, owner))
+    created, updated = _iso(created_at), _iso(updated_at)
+    return SessionRecord(session_id, cwd, title, created, updated, model, mode, dict(permissions), owner)
 
 
 def _line(message: Message) -> str:
@@ -92,7 +93,7 @@ class PostgresSessionStore:
         check_id(record.session_id)
         query = f"""
             INSERT INTO iac_sessions ({INSERT_COLUMNS})
-            VALUES (%s, %s, %s, %s, coalesce(%s, now()), coalesce(%s, now()), %s, %s, %s)
+            VALUES (%s, %s, %s, %s, coalesce(%s, now()), coalesce(%s, now()), %s, %s, %s, %s)
             ON CONFLICT (session_id) DO NOTHING"""
         params = [
             record.session_id,
@@ -104,6 +105,7 @@ class PostgresSessionStore:
             to_json_text(record.model),
             to_json_text(record.mode),
             to_json_text(dict(record.permissions)),
+            to_json_text(record.owner),
         ]
         async with self._pool.connection() as conn:
             cursor = await conn.execute(query, params)
@@ -153,30 +155,32 @@ class PostgresSessionStore:
         return _record(row)
 
     async def list(
-        self, cwd: str | None, cursor: str | None = None, limit: int = 50
+        self, cwd: str | None, cursor: str | None = None, limit: int = 50, owner: str | None = None
     ) -> tuple[list[SessionRecord], str | None]:
         if limit < 1:
             raise ValueError("limit must be at least 1")
         params: list[Any] = []
         if cwd is not None:
             params.append(cwd_key(cwd))
+        if owner is not None:
+            params.append(to_json_text(owner))
         if cursor:
             updated_at, session_id = decode_cursor(cursor)
             params += [_moment(updated_at), session_id]
-        query = list_query("%s", by_cwd=cwd is not None, after_cursor=bool(cursor))
+        query = list_query("%s", by_cwd=cwd is not None, after_cursor=bool(cursor), by_owner=owner is not None)
         async with self._pool.connection() as conn:
             rows = await (await conn.execute(query, [*params, limit + 1])).fetchall()
         records = [_record(row) for row in rows[:limit]]
         next_cursor = encode_cursor(records[-1].updated_at, records[-1].session_id) if len(rows) > limit else None
         return records, next_cursor
 
-    async def fork(self, session_id: str, new_session_id: str) -> SessionRecord:
+    async def fork(self, session_id: str, new_session_id: str, owner: str | None = None) -> SessionRecord:
         check_id(session_id)
         check_id(new_session_id)
         copy_session = sql.SQL("""
             INSERT INTO iac_sessions
-                (session_id, cwd, cwd_key, title, created_at, updated_at, model, mode, permissions, last_seq)
-            SELECT %s, cwd, cwd_key, title, now(), now(), model, mode, permissions, last_seq
+                (session_id, cwd, cwd_key, title, created_at, updated_at, model, mode, permissions, owner, last_seq)
+            SELECT %s, cwd, cwd_key, title, now(), now(), model, mode, permissions, coalesce(%s, owner), last_seq
             FROM iac_sessions WHERE session_id = %s
             ON CONFLICT (session_id) DO NOTHING
             RETURNING {}""").format(_COLUMNS)
@@ -188,7 +192,8 @@ class PostgresSessionStore:
             source = "SELECT 1 FROM iac_sessions WHERE session_id = %s FOR SHARE"
             if await (await conn.execute(source, [session_id])).fetchone() is None:
                 raise SessionNotFound(session_id)
-            row = await (await conn.execute(copy_session, [new_session_id, session_id])).fetchone()
+            given_owner = None if owner is None else to_json_text(owner)
+            row = await (await conn.execute(copy_session, [new_session_id, given_owner, session_id])).fetchone()
             if row is None:
                 raise ValueError(f"session {new_session_id} already exists")
             await conn.execute(copy_messages, [new_session_id, session_id])

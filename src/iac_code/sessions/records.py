@@ -18,7 +18,8 @@ from iac_code.sessions.keys import SESSION_ID
 from iac_code.sessions.store import Decision, SessionRecord
 
 RECORD_FIELDS = frozenset(SessionRecord.__dataclass_fields__)
-_TEXT_FIELDS = ("cwd", "title", "created_at", "updated_at", "model", "mode")
+_TEXT_FIELDS = ("cwd", "title", "created_at", "updated_at", "model", "mode", "owner")
+_OPTIONAL_FIELDS = frozenset({"owner"})  # absent from what stores wrote before principals existed
 _DECISIONS = frozenset(get_args(Decision))
 _ROLES = frozenset(get_args(Role))
 _MESSAGE_TEXT = ("text", "thinking", "thinking_signature", "tool_call_id", "tool_name")
@@ -34,7 +35,7 @@ def record_problem(data: Any, *, complete: bool = True) -> str | None:
     unknown = data.keys() - RECORD_FIELDS
     if unknown:
         return f"unknown field {sorted(unknown)[0]!r}"
-    missing = (RECORD_FIELDS if complete else {"session_id", "cwd"}) - data.keys()
+    missing = (RECORD_FIELDS - _OPTIONAL_FIELDS if complete else {"session_id", "cwd"}) - data.keys()
     if missing:
         return f"missing field {sorted(missing)[0]!r}"
     if not isinstance(data["session_id"], str) or not SESSION_ID.fullmatch(data["session_id"]):

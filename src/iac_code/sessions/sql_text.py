@@ -12,8 +12,8 @@ import os
 
 from iac_code.database.json_text import to_json_text
 
-COLUMNS = "session_id, cwd, title, created_at, updated_at, model, mode, permissions"
-INSERT_COLUMNS = "session_id, cwd, cwd_key, title, created_at, updated_at, model, mode, permissions"
+COLUMNS = "session_id, cwd, title, created_at, updated_at, model, mode, permissions, owner"
+INSERT_COLUMNS = "session_id, cwd, cwd_key, title, created_at, updated_at, model, mode, permissions, owner"
 
 
 def cwd_key(cwd: str) -> str:
@@ -21,13 +21,16 @@ def cwd_key(cwd: str) -> str:
     return to_json_text(os.path.normpath(cwd))
 
 
-def list_query(placeholder: str, *, by_cwd: bool, after_cursor: bool) -> str:
+def list_query(placeholder: str, *, by_cwd: bool, after_cursor: bool, by_owner: bool = False) -> str:
     """Sessions newest updated first, ties by id (both stores sort ids bytewise), optionally of one
-    cwd_key and after a cursor's (updated_at, session_id); parameters: [cwd_key], [updated_at, session_id],
-    then the limit. The indexes on (updated_at, session_id) and (cwd_key, updated_at, session_id) serve it."""
+    cwd_key, of one owner and after a cursor's (updated_at, session_id); parameters: [cwd_key], [owner],
+    [updated_at, session_id], then the limit. The indexes on (updated_at, session_id), (cwd_key, updated_at,
+    session_id) and (owner, updated_at, session_id) serve it."""
     conditions = ["true"]
     if by_cwd:
         conditions.append(f"cwd_key = {placeholder}")
+    if by_owner:
+        conditions.append(f"owner = {placeholder}")
     if after_cursor:
         conditions.append(f"(updated_at, session_id) < ({placeholder}, {placeholder})")
     return (

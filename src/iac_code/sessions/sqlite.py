@@ -38,8 +38,8 @@ from iac_code.sessions.threaded import ThreadedStore
 
 logger = logging.getLogger(__name__)
 
-_JSON_FIELDS = ("cwd", "title", "model", "mode", "permissions")
-_INSERT = f"INSERT INTO iac_sessions ({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+_JSON_FIELDS = ("cwd", "title", "model", "mode", "permissions", "owner")
+_INSERT = f"INSERT INTO iac_sessions ({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
 _BUMP = "updated_at = max(updated_at, ?)"  # never backwards, whatever the clock did
 
 
@@ -55,6 +55,7 @@ def record_row(record: SessionRecord) -> tuple[str, ...]:
         to_json_text(record.model),
         to_json_text(record.mode),
         to_json_text(dict(record.permissions)),
+        to_json_text(record.owner),
     )
 
 
@@ -179,14 +180,16 @@ class SqliteSessions:
         return _record(_get_row(self.conn, session_id))
 
     def list(
-        self, cwd: str | None, cursor: str | None = None, limit: int = 50
+        self, cwd: str | None, cursor: str | None = None, limit: int = 50, owner: str | None = None
     ) -> tuple[list[SessionRecord], str | None]:
         if limit < 1:
             raise ValueError("limit must be at least 1")
         params: list[str | int] = [] if cwd is None else [cwd_key(cwd)]
+        if owner is not None:
+            params.append(to_json_text(owner))
         if cursor:
             params += decode_cursor(cursor)
-        query = list_query("?", by_cwd=cwd is not None, after_cursor=bool(cursor))
+        query = list_query("?", by_cwd=cwd is not None, after_cursor=bool(cursor), by_owner=owner is not None)
         rows = self.conn.execute(query, [*params, limit + 1]).fetchall()
         records = []
         for row in rows[:limit]:
@@ -197,13 +200,13 @@ class SqliteSessions:
         last = rows[limit - 1] if len(rows) > limit else None
         return records, None if last is None else encode_cursor(str(last[4]), str(last[0]))
 
-    def fork(self, session_id: str, new_session_id: str) -> SessionRecord:
+    def fork(self, session_id: str, new_session_id: str, owner: str | None = None) -> SessionRecord:
         check_id(session_id)
         check_id(new_session_id)
         now = iso_time()
         copy_session = f"""
             INSERT INTO iac_sessions ({INSERT_COLUMNS}, last_seq)
-            SELECT ?, cwd, cwd_key, title, ?, ?, model, mode, permissions, last_seq
+            SELECT ?, cwd, cwd_key, title, ?, ?, model, mode, permissions, coalesce(?, owner), last_seq
             FROM iac_sessions WHERE session_id = ?"""
         copy_messages = """
             INSERT INTO iac_messages (session_id, seq, body)
@@ -212,7 +215,8 @@ class SqliteSessions:
             _get_row(conn, session_id)
             if conn.execute("SELECT 1 FROM iac_sessions WHERE session_id = ?", [new_session_id]).fetchone():
                 raise ValueError(f"session {new_session_id} already exists")
-            conn.execute(copy_session, [new_session_id, now, now, session_id])
+            given_owner = None if owner is None else to_json_text(owner)
+            conn.execute(copy_session, [new_session_id, now, now, given_owner, session_id])
             conn.execute(copy_messages, [new_session_id, session_id])
             return _record(_get_row(conn, new_session_id))
 

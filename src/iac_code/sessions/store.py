@@ -30,6 +30,7 @@ class SessionRecord:
     model: str = ""
     mode: str = "default"
     permissions: dict[str, Decision] = field(default_factory=dict)  # tool name → allow/reject_always
+    owner: str = ""  # the principal that created it; "" for sessions stored before principals existed
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class RecordChanges:
             model=record.model if self.model is None else self.model,
             mode=record.mode if self.mode is None else self.mode,
             permissions=dict(record.permissions if self.permissions is None else self.permissions),
+            owner=record.owner,
         )
 
 
@@ -88,13 +90,14 @@ class SessionStore(Protocol):
         """The record alone (cheap). Raises SessionNotFound."""
 
     async def list(
-        self, cwd: str | None, cursor: str | None = None, limit: int = 50
+        self, cwd: str | None, cursor: str | None = None, limit: int = 50, owner: str | None = None
     ) -> tuple[list[SessionRecord], str | None]:
-        """Sessions of `cwd` (all when None), newest updated first, and the next page's cursor.
-        Raises ValueError for a cursor it did not issue."""
+        """Sessions of `cwd` (all when None) owned by `owner` (anyone's when None), newest updated first,
+        and the next page's cursor. Raises ValueError for a cursor it did not issue."""
 
-    async def fork(self, session_id: str, new_session_id: str) -> SessionRecord:
-        """Copy a session's log and metadata under a new id, durable on return."""
+    async def fork(self, session_id: str, new_session_id: str, owner: str | None = None) -> SessionRecord:
+        """Copy a session's log and metadata under a new id, owned by `owner` (None: the source's owner),
+        durable on return."""
 
     async def clear(self, session_id: str) -> None:
         """Start the session's log afresh (for /clear); durable."""

@@ -31,9 +31,9 @@ class SyncSessionStore(Protocol):
     def load(self, session_id: str) -> tuple[SessionRecord, list[Message]]: ...
     def get(self, session_id: str) -> SessionRecord: ...
     def list(
-        self, cwd: str | None, cursor: str | None = None, limit: int = 50
+        self, cwd: str | None, cursor: str | None = None, limit: int = 50, owner: str | None = None
     ) -> tuple[list[SessionRecord], str | None]: ...
-    def fork(self, session_id: str, new_session_id: str) -> SessionRecord: ...
+    def fork(self, session_id: str, new_session_id: str, owner: str | None = None) -> SessionRecord: ...
     def clear(self, session_id: str) -> None: ...
     def delete(self, session_id: str) -> None: ...
     def close(self) -> None: ...
@@ -70,12 +70,12 @@ class ThreadedStore(Generic[S]):
         return await self._call(self.inner.get, session_id)
 
     async def list(
-        self, cwd: str | None, cursor: str | None = None, limit: int = 50
+        self, cwd: str | None, cursor: str | None = None, limit: int = 50, owner: str | None = None
     ) -> tuple[list[SessionRecord], str | None]:
-        return await self._call(self.inner.list, cwd, cursor, limit)
+        return await self._call(self.inner.list, cwd, cursor, limit, owner)
 
-    async def fork(self, session_id: str, new_session_id: str) -> SessionRecord:
-        return await self._call(self.inner.fork, session_id, new_session_id)
+    async def fork(self, session_id: str, new_session_id: str, owner: str | None = None) -> SessionRecord:
+        return await self._call(self.inner.fork, session_id, new_session_id, owner)
 
     async def clear(self, session_id: str) -> None:
         await self._call(self.inner.clear, session_id)

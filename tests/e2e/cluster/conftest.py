@@ -42,17 +42,19 @@ def cluster(
     count: int = 2,
     heartbeat: float = HEARTBEAT_SECONDS,
     lease: float = LEASE_SECONDS,
+    env: dict[str, str] | None = None,  # for every instance
 ) -> Iterator[Cluster]:
     with contextlib.ExitStack() as stack:
         instances = {}
         for n in range(1, count + 1):
-            env = {
+            settings = {
+                **(env or {}),
                 "IAC_CODE_DATABASE_URL": database_url,
                 "IAC_CODE_INSTANCE_ID": f"i{n}",
                 "IAC_CODE_HEARTBEAT_SECONDS": str(heartbeat),
                 "IAC_CODE_LEASE_SECONDS": str(lease),
             }
-            instances[f"i{n}"] = stack.enter_context(http_server(model_url, env=env))
+            instances[f"i{n}"] = stack.enter_context(http_server(model_url, env=settings))
         base = stack.enter_context(nginx([server.base.removeprefix("http://") for server in instances.values()]))
         workspace = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         try:

@@ -334,6 +334,31 @@ async def test_fork_copies_log_and_metadata_and_the_two_then_live_apart(store: A
     assert (await store.get("src")).permissions == {"bash": "allow"}
 
 
+# ---- owners (the principal that created a session) ----
+
+
+async def test_the_owner_is_kept_and_list_filters_by_it(open_store: Opener) -> None:
+    store = await open_store()
+    for n, owner in enumerate(["alice", "bob", "alice", ""]):  # "": stored before principals existed
+        await new_session(store, f"s{n}", cwd="/a", owner=owner, updated_at=stamp(n))
+    again = await open_store()
+    assert (await again.get("s0")).owner == "alice" and (await again.get("s3")).owner == ""
+    assert ids((await again.list(None, owner="alice"))[0]) == ["s2", "s0"]
+    assert ids((await again.list("/a", owner="bob"))[0]) == ["s1"]
+    assert ids((await again.list(None, owner=""))[0]) == ["s3"]
+    assert ids((await again.list(None))[0]) == ["s3", "s2", "s1", "s0"]  # anyone's
+    first, cursor = await again.list(None, limit=1, owner="alice")
+    assert ids(first) == ["s2"] and ids((await again.list(None, cursor, owner="alice"))[0]) == ["s0"]
+    assert await again.list("/b", owner="alice") == ([], None)
+
+
+async def test_a_fork_belongs_to_whom_it_is_given_or_to_the_source_s_owner(store: Any) -> None:
+    await new_session(store, "src", owner="alice")
+    assert (await store.fork("src", "mine", owner="root")).owner == "root"
+    assert (await store.fork("src", "same")).owner == "alice"
+    assert (await store.get("mine")).owner == "root" and (await store.get("src")).owner == "alice"
+
+
 async def test_fork_onto_an_existing_id_is_refused(store: Any) -> None:
     await new_session(store, "src")
     await new_session(store, "taken", title="keep me")

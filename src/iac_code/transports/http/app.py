@@ -34,7 +34,13 @@ from iac_code.safe_json import JsonError, NonFiniteNumber, loads
 from iac_code.transports.http.backend import Backend, OpenStream, Refusal, ResponseHeaders
 from iac_code.transports.http.connections import MAX_REQUESTS_IN_FLIGHT, ServeFn
 from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits
-from iac_code.transports.http.guard import TOKEN_ENV, GuardMiddleware, is_loopback_host
+from iac_code.transports.http.guard import (
+    TOKEN_ENV,
+    Authenticator,
+    GuardMiddleware,
+    is_loopback_host,
+    request_principal,
+)
 from iac_code.transports.http.local import LocalBackend
 from iac_code.transports.http.metrics import RequestMetrics, metrics_endpoint
 from iac_code.transports.jsonrpc import envelope_problem
@@ -48,7 +54,7 @@ _EVENT_ID = re.compile(r"[0-9]{1,19}")
 
 @dataclass
 class HttpOptions:
-    token: str = ""
+    authenticator: Authenticator = field(default_factory=Authenticator)  # no way to authenticate: all local
     allowed_origins: list[str] = field(default_factory=list)
     loopback_only: bool = False  # bound to a loopback address: only loopback Host headers are served
     allowed_hosts: list[str] = field(default_factory=list)  # … and these names (a reverse proxy's)
@@ -96,7 +102,7 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
 
     async def delete(request: Request) -> Response:
         try:
-            await backend.close(request.headers.get(CONNECTION_ID_HEADER))
+            await backend.close(request.headers.get(CONNECTION_ID_HEADER), request_principal(request.scope))
         except Refusal as refusal:
             return _error(refusal.status, refusal.message)
         return JSONResponse({"status": "closed"})
@@ -113,7 +119,7 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_middleware(
         GuardMiddleware,
-        token=options.token,
+        authenticator=options.authenticator,
         allowed_origins=options.allowed_origins,
         loopback_only=options.loopback_only,
         allowed_hosts=options.allowed_hosts,
@@ -147,9 +153,10 @@ async def _post(request: Request, backend: Backend, options: HttpOptions) -> Res
         if message.get("method") == "initialize":
             if not is_initialize_request(message):
                 return _error(400, "initialize must be a request with an id")
-            connection_id, response = await backend.initialize(message, options.initialize_timeout)
+            principal = request_principal(request.scope)
+            connection_id, response = await backend.initialize(message, options.initialize_timeout, principal)
             return JSONResponse(response, headers={CONNECTION_ID_HEADER: connection_id})
-        await backend.post(request.headers.get(CONNECTION_ID_HEADER), message)
+        await backend.post(request.headers.get(CONNECTION_ID_HEADER), message, request_principal(request.scope))
     except Refusal as refusal:
         return _error(refusal.status, refusal.message)
     return Response(status_code=202)
@@ -199,7 +206,8 @@ async def _get(request: Request, backend: Backend, options: HttpOptions) -> Resp
     stream = request.headers.get(SESSION_ID_HEADER) or None
     after = int(last_event_id) if last_event_id is not None else None
     try:
-        opened = await backend.open_stream(request.headers.get(CONNECTION_ID_HEADER), stream, after)
+        connection_id = request.headers.get(CONNECTION_ID_HEADER)
+        opened = await backend.open_stream(connection_id, stream, after, request_principal(request.scope))
     except Refusal as refusal:
         return _error(refusal.status, refusal.message)
     return EventStream(opened, options.keepalive_seconds)
@@ -265,7 +273,7 @@ async def _wait_for_disconnect(receive: Receive) -> None:
 
 def options_from_args(args: argparse.Namespace, settings: Settings) -> HttpOptions:
     return HttpOptions(
-        token=settings.http_token.strip(),
+        authenticator=Authenticator.from_settings(settings),
         allowed_origins=list(args.allowed_origin),
         loopback_only=is_loopback_host(args.host),
         allowed_hosts=list(args.allowed_host),
@@ -275,12 +283,13 @@ def options_from_args(args: argparse.Namespace, settings: Settings) -> HttpOptio
     )
 
 
-def bind_refusal(host: str, token: str, allow_insecure_bind: bool) -> str | None:
-    """Why binding `host` is refused, or None: a non-loopback address needs a token (or the explicit flag)."""
-    if token or allow_insecure_bind or is_loopback_host(host):
+def bind_refusal(host: str, authenticated: bool, allow_insecure_bind: bool) -> str | None:
+    """Why binding `host` is refused, or None: a non-loopback address needs authentication (a token, a
+    tokens file or a JWKS) or the explicit flag."""
+    if authenticated or allow_insecure_bind or is_loopback_host(host):
         return None
     return (
-        f"refusing to serve on {host} without authentication: set {TOKEN_ENV}, "
+        f"refusing to serve on {host} without authentication: set {TOKEN_ENV} (or add tokens, or a JWKS), "
         "or pass --allow-insecure-bind to accept that anyone who can reach the port can drive the agent"
     )
 
@@ -301,7 +310,7 @@ class _Server(uvicorn.Server):
             for sock in server.sockets:
                 host, port = sock.getsockname()[:2]
                 shown = f"[{host}]" if ":" in host else host
-                auth = "bearer token required" if self._token_set else f"no auth ({TOKEN_ENV} not set)"
+                auth = "bearer token required" if self._token_set else f"no auth ({TOKEN_ENV} not set): all local"
                 logger.info(
                     "iac-code ACP over HTTP+SSE: http://%s:%s/acp (health: /health, metrics: /metrics; %s)",
                     shown,
@@ -342,4 +351,4 @@ async def serve_http(
         access_log=logger.isEnabledFor(logging.DEBUG),
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
-    await _Server(config, app.state.backend, token_set=bool(options.token)).serve(sockets=[listener])
+    await _Server(config, app.state.backend, token_set=options.authenticator.required).serve(sockets=[listener])

@@ -5,6 +5,8 @@
 - `ClusterBackend` (cluster.py): instances sharing PostgreSQL serve as one (IAC_CODE_DATABASE_URL).
 
 Routes parse and check a request, call the backend, and answer a `Refusal` with its HTTP status.
+Every call names the request's principal: a connection serves only the principal that opened it, and to
+anyone else it is unknown (a connection id alone never grants another principal's streams).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Any, Protocol
 from acp.http.protocol import CONNECTION_ID_HEADER
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from iac_code.transports.http.connections import ConnectionRegistry
+from iac_code.principals import Principal
+from iac_code.transports.http.connections import ConnectionRegistry, HttpConnection
 from iac_code.transports.http.events import Event, StreamKey
 
 
@@ -33,6 +36,13 @@ def unknown_connection(connection_id: str | None) -> Refusal:
     if not connection_id:
         return Refusal(400, f"missing {CONNECTION_ID_HEADER} header: POST initialize first")
     return Refusal(400, f"unknown {CONNECTION_ID_HEADER}: the connection was closed or never existed")
+
+
+def opened_by(conn: HttpConnection | None, connection_id: str | None, principal: Principal) -> HttpConnection:
+    """The connection, if `principal` opened it; else the refusal an unknown id gets."""
+    if conn is None or conn.principal.name != principal.name:
+        raise unknown_connection(connection_id)
+    return conn
 
 
 class Reader(Protocol):
@@ -74,16 +84,20 @@ class Backend(Protocol):
     def begin_shutdown(self) -> None:
         """Synchronously end every stream and agent loop (called from the signal handler)."""
 
-    async def initialize(self, message: dict[str, Any], timeout: float) -> tuple[str, dict[str, Any]]:
-        """Open a connection and answer `initialize`: (connection id, response)."""
+    async def initialize(
+        self, message: dict[str, Any], timeout: float, principal: Principal
+    ) -> tuple[str, dict[str, Any]]:
+        """Open a connection for `principal` and answer `initialize`: (connection id, response)."""
 
-    async def post(self, connection_id: str | None, message: dict[str, Any]) -> None:
+    async def post(self, connection_id: str | None, message: dict[str, Any], principal: Principal) -> None:
         """Hand a message to the connection's agent (its result arrives on the stream)."""
 
-    async def open_stream(self, connection_id: str | None, stream: StreamKey, last_event_id: int | None) -> OpenStream:
+    async def open_stream(
+        self, connection_id: str | None, stream: StreamKey, last_event_id: int | None, principal: Principal
+    ) -> OpenStream:
         """A reader of the connection's (stream None) or a session's stream, after `last_event_id` if given."""
 
-    async def close(self, connection_id: str | None) -> None:
+    async def close(self, connection_id: str | None, principal: Principal) -> None:
         """DELETE: close the connection."""
 
     async def health(self) -> tuple[int, dict[str, Any]]:

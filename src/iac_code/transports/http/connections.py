@@ -18,6 +18,7 @@ from typing import Any
 from acp._transport import Transport
 from acp.http.protocol import message_id_key, session_id_from_params, session_id_from_result
 
+from iac_code.principals import LOCAL, Principal
 from iac_code.transports.http.events import EventBuffer, EventLimits
 
 logger = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ class HttpConnection:
         self, connection_id: str, limits: EventLimits | None = None, max_in_flight: int = MAX_REQUESTS_IN_FLIGHT
     ) -> None:
         self.id = connection_id
+        self.principal: Principal = LOCAL  # who opened it: the only one it serves (the registry sets it)
         self.events = EventBuffer(limits)
         self.sessions: set[str] = set()
         self.last_activity = time.monotonic()
@@ -181,19 +183,20 @@ class ConnectionRegistry:
     def get(self, connection_id: str | None) -> HttpConnection | None:
         return self._connections.get(connection_id) if connection_id else None
 
-    def create(self, connection_id: str | None = None) -> HttpConnection:
-        """A new connection (a fresh id unless given) with its agent task started."""
+    def create(self, principal: Principal, connection_id: str | None = None) -> HttpConnection:
+        """A new connection of `principal` (a fresh id unless given) with its agent task started."""
         conn = self._make_connection(connection_id or str(uuid.uuid4()))
+        conn.principal = principal
         self._connections[conn.id] = conn
         conn.task = asyncio.create_task(self._run_agent(conn), name=f"acp-http-{conn.id}")
-        logger.info("connection %s opened", conn.id)
+        logger.info("connection %s opened by %s", conn.id, principal.name)
         return conn
 
     async def close(self, conn: HttpConnection, reason: str) -> None:
         """Forget the connection, end its streams and wait (bounded) for its agent to stop."""
         if self._connections.pop(conn.id, None) is None:
             return
-        logger.info("connection %s closed: %s", conn.id, reason)
+        logger.info("connection %s of %s closed: %s", conn.id, conn.principal.name, reason)
         conn.shutdown(reason)
         if conn.task is None or conn.task is asyncio.current_task():
             return

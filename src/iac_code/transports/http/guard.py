@@ -1,4 +1,8 @@
-"""Who may call the HTTP server: Host and Origin checks (web pages, DNS rebinding) and the optional token.
+"""Who may call the HTTP server: Host and Origin checks (web pages, DNS rebinding), then who is asking.
+
+A request's principal comes from its bearer token: the one shared token (principal `shared`, an admin of
+its server, as every holder of it was before principals existed), a token of the tokens file, or a JWT
+checked against the JWKS. A server with none of them configured serves everyone as the local user.
 
 A web page that rebinds its own name to 127.0.0.1 makes same-origin requests, and browsers send no
 Origin on a same-origin GET; its Host header still carries the attacker's name. So a server bound to
@@ -10,14 +14,19 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from iac_code.config import ENV_KEYS
+from iac_code.config import ENV_KEYS, Settings
+from iac_code.principals import LOCAL, Principal
+from iac_code.transports.http.jwts import JwtVerifier
+from iac_code.transports.http.tokens import SHARED, TokensFile
 
 TOKEN_ENV = ENV_KEYS["http_token"]  # named in the messages that ask for it
+_PRINCIPAL_KEY = "iac_code.principal"  # where the guard leaves a request's principal in its ASGI scope
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
@@ -49,14 +58,56 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def token_matches(authorization: str | None, token: str) -> bool:
+def bearer_token(authorization: str | None) -> str | None:
     if not authorization:
-        return False
+        return None
     scheme, _, presented = authorization.partition(" ")
-    if scheme.lower() != "bearer":
-        return False
-    # Compare bytes: str compare_digest rejects non-ASCII input with an exception.
-    return hmac.compare_digest(presented.strip().encode(), token.encode())
+    return presented.strip() if scheme.lower() == "bearer" else None
+
+
+def request_principal(scope: Scope) -> Principal:
+    """The principal the guard found for this request."""
+    principal: Principal = scope[_PRINCIPAL_KEY]
+    return principal
+
+
+@dataclass
+class Authenticator:
+    """Who a bearer token stands for. Without any way to authenticate, everyone is the local user."""
+
+    shared_token: str = ""
+    tokens: TokensFile | None = None
+    jwts: JwtVerifier | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Authenticator:
+        """ConfigError for a bad tokens file or JWKS (found at start-up, exit 2)."""
+        path = settings.tokens_path
+        return cls(
+            shared_token=settings.http_token.strip(),
+            tokens=TokensFile(path) if settings.tokens_file or path.exists() else None,
+            jwts=JwtVerifier(settings) if settings.jwks else None,
+        )
+
+    @property
+    def required(self) -> bool:
+        return bool(self.shared_token or self.tokens is not None or self.jwts is not None)
+
+    async def principal(self, authorization: str | None) -> Principal | None:
+        """The caller's principal; None: refuse (401)."""
+        if not self.required:
+            return LOCAL
+        presented = bearer_token(authorization)
+        if not presented:
+            return None
+        # Compare bytes: str compare_digest rejects non-ASCII input with an exception.
+        if self.shared_token and hmac.compare_digest(presented.encode(), self.shared_token.encode()):
+            return Principal(SHARED, admin=True)
+        if self.tokens is not None and (found := self.tokens.principal(presented)) is not None:
+            return found
+        if self.jwts is not None and presented.count(".") == 2:
+            return await self.jwts.principal(presented)
+        return None
 
 
 def _normalise_origin(origin: str) -> str:
@@ -64,19 +115,20 @@ def _normalise_origin(origin: str) -> str:
 
 
 class GuardMiddleware:
-    """Rejects a foreign Host (loopback servers) or Origin with 403, then a missing/wrong token with 401."""
+    """Rejects a foreign Host (loopback servers) or Origin with 403, then a request no principal stands
+    for with 401; leaves the principal in the scope (`request_principal`)."""
 
     def __init__(
         self,
         app: ASGIApp,
         *,
-        token: str,
+        authenticator: Authenticator,
         allowed_origins: list[str],
         loopback_only: bool = False,
         allowed_hosts: list[str] | None = None,
     ) -> None:
         self._app = app
-        self._token = token
+        self._authenticator = authenticator
         self._loopback_only = loopback_only
         self._allowed_hosts = frozenset(host.strip().lower() for host in allowed_hosts or [])
         self._allowed_origins = frozenset(_normalise_origin(origin) for origin in allowed_origins)
@@ -92,9 +144,11 @@ class GuardMiddleware:
         if not origin_allowed(headers.get("origin"), self._allowed_origins):
             await _reject(send, 403, "Origin not allowed")
             return
-        if self._token and not token_matches(headers.get("authorization"), self._token):
+        principal = await self._authenticator.principal(headers.get("authorization"))
+        if principal is None:
             await _reject(send, 401, "Unauthorized", extra=[(b"www-authenticate", b"Bearer")])
             return
+        scope[_PRINCIPAL_KEY] = principal
         await self._app(scope, receive, send)
 
 

@@ -7,7 +7,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from iac_code.transports.http.backend import OpenStream, Refusal, unknown_connection
+from iac_code.principals import Principal
+from iac_code.transports.http.backend import OpenStream, Refusal, opened_by
 from iac_code.transports.http.connections import (
     MAX_REQUESTS_IN_FLIGHT,
     AgentGone,
@@ -58,14 +59,16 @@ class LocalBackend:
     def begin_shutdown(self) -> None:
         self.registry.begin_shutdown()
 
-    async def initialize(self, message: dict[str, Any], timeout: float) -> tuple[str, dict[str, Any]]:
-        conn = self.new_connection()
+    async def initialize(
+        self, message: dict[str, Any], timeout: float, principal: Principal
+    ) -> tuple[str, dict[str, Any]]:
+        conn = self.new_connection(principal)
         return conn.id, await answer_initialize(self.registry, conn, message, timeout)
 
-    def new_connection(self, connection_id: str | None = None) -> HttpConnection:
-        """A connection with its agent started (503 when shutting down or at --max-connections)."""
+    def new_connection(self, principal: Principal, connection_id: str | None = None) -> HttpConnection:
+        """A connection of `principal` with its agent started (503 when shutting down or at --max-connections)."""
         self.check_room()
-        return self.registry.create(connection_id)
+        return self.registry.create(principal, connection_id)
 
     def check_room(self) -> None:
         if not self.registry.accepting:
@@ -74,28 +77,24 @@ class LocalBackend:
             logger.warning("refused a connection: %d open, the limit (--max-connections)", len(self.registry))
             raise Refusal(503, f"too many connections ({self.max_connections}); close one or retry later")
 
-    async def post(self, connection_id: str | None, message: dict[str, Any]) -> None:
-        conn = self.registry.get(connection_id)
-        if conn is None:
-            raise unknown_connection(connection_id)
+    async def post(self, connection_id: str | None, message: dict[str, Any], principal: Principal) -> None:
+        conn = opened_by(self.registry.get(connection_id), connection_id, principal)
         if not conn.accept(message):
             raise Refusal(429, "too many requests in flight on this connection; wait for answers, then retry")
 
-    async def open_stream(self, connection_id: str | None, stream: StreamKey, last_event_id: int | None) -> OpenStream:
+    async def open_stream(
+        self, connection_id: str | None, stream: StreamKey, last_event_id: int | None, principal: Principal
+    ) -> OpenStream:
         if not self.registry.accepting:
             raise Refusal(503, "the server is shutting down")
-        conn = self.registry.get(connection_id)
-        if conn is None:
-            raise unknown_connection(connection_id)
+        conn = opened_by(self.registry.get(connection_id), connection_id, principal)
         replay = conn.events.replay_after(stream, last_event_id) if last_event_id is not None else []
         reader = conn.events.open_reader(stream)
         conn.touch()
         return OpenStream(reader, replay, conn.touch)
 
-    async def close(self, connection_id: str | None) -> None:
-        conn = self.registry.get(connection_id)
-        if conn is None:
-            raise unknown_connection(connection_id)
+    async def close(self, connection_id: str | None, principal: Principal) -> None:
+        conn = opened_by(self.registry.get(connection_id), connection_id, principal)
         await self.registry.close(conn, "DELETE by the client")
 
     async def health(self) -> tuple[int, dict[str, Any]]:

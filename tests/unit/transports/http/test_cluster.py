@@ -27,6 +27,8 @@ from iac_code.cluster.node import ClusterNode
 from iac_code.config import Settings
 from iac_code.database.pool import open_pool
 from iac_code.http_cluster.backend import ClusterBackend
+from iac_code.http_cluster.principals import ConnectionPrincipals
+from iac_code.principals import LOCAL
 from iac_code.transports.http.app import HttpOptions
 from iac_code.transports.http.events import EventLimits
 
@@ -189,6 +191,7 @@ async def test_the_connection_of_a_dead_host_is_adopted_and_its_unanswered_reque
     pool = await open_pool(pg_url, max_size=2)
     try:  # a host that took prompt 5 and died: only its rows remain
         await ConnectionOwnership(pool, "dead").open("c-dead")
+        await ConnectionPrincipals(pool).record("c-dead", LOCAL)  # who opened it: the only one it serves
         await InboundQueue(pool, "dead").push("c-dead", prompt("s", "hello", request_id=5))
         await InboundQueue(pool, "dead").take("c-dead")
     finally:

@@ -1,5 +1,8 @@
+import asyncio
+
+from iac_code.principals import LOCAL, Principal
 from iac_code.transports.http.app import bind_refusal
-from iac_code.transports.http.guard import host_allowed, origin_allowed, token_matches
+from iac_code.transports.http.guard import Authenticator, host_allowed, origin_allowed
 
 
 def test_origins():
@@ -11,23 +14,26 @@ def test_origins():
         assert not origin_allowed(bad, extra), bad
 
 
-def test_token_comparison():
-    assert token_matches("Bearer abc", "abc")
-    assert token_matches("bearer abc", "abc")
-    assert not token_matches("Bearer abd", "abc")
-    assert not token_matches("abc", "abc")
-    assert not token_matches(None, "abc")
-    assert not token_matches("Bearer ünïcode", "abc")
+def test_the_shared_token_is_one_admin_principal():
+    shared = Authenticator(shared_token="abc")
+    for authorization in ("Bearer abc", "bearer abc"):
+        assert asyncio.run(shared.principal(authorization)) == Principal("shared", admin=True)
+    for refused in ("Bearer abd", "abc", None, "Bearer ünïcode", "Bearer "):
+        assert asyncio.run(shared.principal(refused)) is None, refused
+
+
+def test_without_any_authentication_everyone_is_the_local_user():
+    assert asyncio.run(Authenticator().principal(None)) == LOCAL
 
 
 def test_bind_refusal():
-    assert bind_refusal("127.0.0.1", "", False) is None
-    assert bind_refusal("::1", "", False) is None
-    assert bind_refusal("localhost", "", False) is None
-    assert "IACCODE_ACP_HTTP_TOKEN" in bind_refusal("0.0.0.0", "", False)
-    assert bind_refusal("192.168.1.5", "", False)
-    assert bind_refusal("0.0.0.0", "tok", False) is None
-    assert bind_refusal("0.0.0.0", "", True) is None
+    assert bind_refusal("127.0.0.1", False, False) is None
+    assert bind_refusal("::1", False, False) is None
+    assert bind_refusal("localhost", False, False) is None
+    assert "IACCODE_ACP_HTTP_TOKEN" in bind_refusal("0.0.0.0", False, False)
+    assert bind_refusal("192.168.1.5", False, False)
+    assert bind_refusal("0.0.0.0", True, False) is None
+    assert bind_refusal("0.0.0.0", False, True) is None
 
 
 def test_host_header_must_be_loopback_for_a_loopback_server():

@@ -1,0 +1,48 @@
+"""Who is asking, on two instances behind nginx on PostgreSQL: whichever instance a request lands on, B
+cannot list, load, prompt or stream A's sessions, nor use A's connection id; an admin can see them."""
+
+from __future__ import annotations
+
+import httpx
+from tests.e2e.cluster.conftest import cluster
+from tests.e2e.http.client import agent_text, is_response
+from tests.e2e.http.test_principals import NOT_FOUND, UNKNOWN_CONNECTION, Client, add_token
+
+
+def test_two_principals_on_two_instances(nginx_available, model, pg_module_url, tmp_path):
+    tokens_file = tmp_path / "tokens.json"
+    token = {name: add_token(tokens_file, name, *extra) for name, *extra in [["alice"], ["bob"], ["root", "--admin"]]}
+    with cluster(model.url, pg_module_url, env={"IAC_CODE_TOKENS_FILE": str(tokens_file)}) as two:
+        cwd = str(two.workspace)
+        alice, bob = Client(two.url, token["alice"]), Client(two.url, token["bob"])
+        theirs = alice.acp.new_session(alice.stream, cwd)
+        model.add({"text": "alice's secret plan"})
+        assert alice.acp.prompt(theirs, "hello").status_code == 202
+        assert "secret plan" in agent_text(alice.stream.until(is_response(3)))
+        mine = bob.acp.new_session(bob.stream, cwd)
+
+        for _ in two.instances:  # round robin: each request below lands on the next instance
+            assert bob.listed() == {mine}
+            load = {"sessionId": theirs, "cwd": cwd, "mcpServers": []}
+            assert bob.request("session/load", load)["error"] == NOT_FOUND
+            prompt = {"sessionId": theirs, "prompt": [{"type": "text", "text": "tell me"}]}
+            assert bob.request("session/prompt", prompt)["error"] == NOT_FOUND
+
+        as_bob = {"Authorization": f"Bearer {token['bob']}", "Acp-Connection-Id": alice.acp.connection_id}
+        with httpx.Client(timeout=10, headers=as_bob) as http:
+            for server in two.instances.values():  # on its host and on the other instance alike
+                for response in (
+                    http.get(server.url, headers={"Accept": "text/event-stream"}),
+                    http.get(server.url, headers={"Accept": "text/event-stream", "Acp-Session-Id": theirs}),
+                    http.post(server.url, json={"jsonrpc": "2.0", "id": 9, "method": "session/list", "params": {}}),
+                    http.delete(server.url),
+                ):
+                    assert (response.status_code, response.json()) == (400, {"error": UNKNOWN_CONNECTION})
+        assert alice.listed() == {theirs}  # A's connection and stream go on
+
+        root = Client(two.url, token["root"])
+        assert root.listed() == {theirs, mine}
+        loaded = root.request("session/load", {"sessionId": theirs, "cwd": cwd, "mcpServers": []})
+        assert "error" not in loaded
+        for client in (alice, bob, root):
+            client.close()

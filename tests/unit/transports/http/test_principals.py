@@ -1,0 +1,146 @@
+"""Who a bearer token stands for: the tokens file (read, checked, followed while serving) and JWTs
+against a JWKS given as a file or as a URL."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from iac_code.config import ConfigError, Settings
+from iac_code.principals import Principal
+from iac_code.transports.http.guard import Authenticator
+from iac_code.transports.http.jwts import JwtVerifier
+from iac_code.transports.http.tokens import TokensFile, add_token, read_tokens
+
+ISSUER, AUDIENCE = "https://id.example.test", "iac-code"
+
+
+def write_tokens(path: Path, entries: Any) -> None:
+    path.write_text(json.dumps({"tokens": entries}))
+
+
+@pytest.mark.parametrize(
+    ("entries", "problem"),
+    [
+        ([{"name": "alice"}], "tokens[0]: sha256 must be"),
+        ([{"name": "alice", "sha256": "ab" * 32}, {"name": "local", "sha256": "ab" * 32}], "tokens[1]: name"),
+        ([{"name": "a b", "sha256": "ab" * 32}], "tokens[0]: name"),
+        ([{"name": "bob", "sha256": "ab" * 32, "role": "root"}], 'tokens[0]: role must be "admin"'),
+        ("all", "must hold"),
+    ],
+)
+def test_a_bad_tokens_file_names_the_entry(tmp_path: Path, entries: Any, problem: str) -> None:
+    path = tmp_path / "tokens.json"
+    write_tokens(path, entries)
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        read_tokens(path)
+
+
+def test_a_token_stands_for_its_principal_and_the_file_is_followed(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    alice = add_token(path, "alice", admin=False)
+    tokens = TokensFile(path)
+    assert tokens.principal(alice) == Principal("alice")
+    assert tokens.principal(alice + "x") is None and tokens.principal("") is None
+    root = add_token(path, "root", admin=True)
+    assert tokens.principal(root) == Principal("root", admin=True)  # added while serving: works at once
+    path.write_text("{not json")  # a bad edit while serving keeps the tokens read before
+    assert tokens.principal(alice) == Principal("alice")
+    write_tokens(path, [{"name": "carol", "sha256": hashlib.sha256(b"plain").hexdigest().upper()}])
+    assert tokens.principal("plain") == Principal("carol") and tokens.principal(alice) is None
+
+
+def test_token_add_refuses_a_reserved_or_taken_name(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    add_token(path, "alice", admin=False)
+    for name in ("alice", "shared", "local", "", "a/b"):
+        with pytest.raises(ValueError):
+            add_token(path, name, admin=False)
+    assert [entry.principal.name for entry in read_tokens(path)] == ["alice"]
+
+
+@pytest.fixture(scope="module")
+def key() -> ec.EllipticCurvePrivateKey:
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def jwks(key: ec.EllipticCurvePrivateKey) -> str:
+    public = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
+    return json.dumps({"keys": [{**public, "kid": "k1", "alg": "ES256"}]})
+
+
+def token(key: ec.EllipticCurvePrivateKey, **claims: Any) -> str:
+    now = int(time.time())
+    defaults = {"sub": "dave", "iss": ISSUER, "aud": AUDIENCE, "exp": now + 60}
+    return jwt.encode({**defaults, **claims}, key, algorithm="ES256", headers={"kid": "k1"})
+
+
+def settings(jwks_location: str, **fields: Any) -> Settings:
+    return Settings(jwks=jwks_location, jwt_issuer=ISSUER, jwt_audience=AUDIENCE, **fields)
+
+
+async def test_jwt_claims_decide_the_principal(tmp_path: Path, key: ec.EllipticCurvePrivateKey) -> None:
+    (tmp_path / "jwks.json").write_text(jwks(key))
+    verifier = JwtVerifier(settings(str(tmp_path / "jwks.json"), jwt_roles_claim="groups", jwt_admin_role="ops"))
+    assert await verifier.principal(token(key)) == Principal("dave")
+    assert await verifier.principal(token(key, groups="ops")) == Principal("dave", admin=True)
+    assert await verifier.principal(token(key, groups=["dev", "ops"])) == Principal("dave", admin=True)
+    assert await verifier.principal(token(key, roles=["ops"])) == Principal("dave")  # another claim
+    now = int(time.time())
+    for refused in (
+        token(key, exp=now - 120),
+        token(key, aud="other"),
+        token(key, iss="https://other"),
+        token(key, sub="local"),
+        jwt.encode({"sub": "dave", "iss": ISSUER, "aud": AUDIENCE}, key, algorithm="ES256"),  # no expiry
+        jwt.encode({"sub": "dave", "iss": ISSUER, "aud": AUDIENCE, "exp": now + 60}, "x" * 32, algorithm="HS256"),
+        "not.a.jwt",
+    ):
+        assert await verifier.principal(refused) is None
+
+
+@pytest.fixture
+def jwks_url(key: ec.EllipticCurvePrivateKey) -> Iterator[str]:
+    body = jwks(key).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/jwks.json"
+    server.shutdown()
+
+
+async def test_a_jwks_url_is_fetched(jwks_url: str, key: ec.EllipticCurvePrivateKey) -> None:
+    authenticator = Authenticator(jwts=JwtVerifier(settings(jwks_url)))
+    assert await authenticator.principal(f"Bearer {token(key, sub='erin')}") == Principal("erin")
+    assert await authenticator.principal(f"Bearer {token(key, aud='x')}") is None
+
+
+def test_a_jwks_needs_its_issuer_and_audience_and_a_readable_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="IAC_CODE_JWT_ISSUER"):
+        JwtVerifier(Settings(jwks=str(tmp_path / "jwks.json"), jwt_audience=AUDIENCE))
+    with pytest.raises(ConfigError, match="cannot read the JWKS"):
+        JwtVerifier(settings(str(tmp_path / "missing.json")))
+    (tmp_path / "bad.json").write_text('{"keys": 5}')
+    with pytest.raises(ConfigError, match="not usable"):
+        JwtVerifier(settings(str(tmp_path / "bad.json")))
