@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from iac_code.database.json_text import from_json_text
 from iac_code.sessions.keys import iso_time
 
 Kind = Literal["decision", "outcome"]
@@ -71,3 +72,22 @@ def since_time(text: str) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return iso_time(moment.timestamp())
+
+
+def record_from_row(columns: tuple[Any, ...], *, plan_counts: dict[str, int] | None, time: str) -> AuditRecord:
+    """A trail row (its COLUMNS) as a record; each store reads its own time and plan counts."""
+    kind, principal, session, tool, digest, arguments, decision, source, plan_sha256, _, exit_status = columns
+    return AuditRecord(
+        kind=kind,
+        principal=str(from_json_text(principal)),
+        session=str(from_json_text(session)),
+        tool=str(from_json_text(tool)),
+        digest=digest,
+        arguments=str(from_json_text(arguments)),
+        decision=decision,
+        source=str(from_json_text(source)),
+        plan_sha256=plan_sha256,
+        plan_counts=plan_counts,
+        exit_status=exit_status,
+        time=time,
+    )

@@ -10,9 +10,9 @@ from psycopg import Error as DatabaseError
 from psycopg.types.json import Json
 from psycopg_pool import PoolTimeout
 
-from iac_code.database.json_text import from_json_text, to_json_text
+from iac_code.database.json_text import to_json_text
 from iac_code.database.pool import Pool
-from iac_code.sessions.audit import COLUMNS, AuditRecord, AuditUnavailable
+from iac_code.sessions.audit import COLUMNS, AuditRecord, AuditUnavailable, record_from_row
 from iac_code.sessions.keys import iso_time
 
 _INSERT = f"INSERT INTO iac_audit ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
@@ -57,19 +57,5 @@ class PostgresAuditTrail:
 
 
 def _record(row: tuple[Any, ...]) -> AuditRecord:
-    at, kind, principal, session, tool, digest, arguments, decision, source, plan_sha256, counts, exit_status = row
-    moment: datetime = at
-    return AuditRecord(
-        kind=kind,
-        principal=str(from_json_text(principal)),
-        session=str(from_json_text(session)),
-        tool=str(from_json_text(tool)),
-        digest=digest,
-        arguments=str(from_json_text(arguments)),
-        decision=decision,
-        source=str(from_json_text(source)),
-        plan_sha256=plan_sha256,
-        plan_counts=counts,
-        exit_status=exit_status,
-        time=iso_time(moment.timestamp()),
-    )
+    moment: datetime = row[0]
+    return record_from_row(row[1:], plan_counts=row[10], time=iso_time(moment.timestamp()))

@@ -8,9 +8,9 @@ import asyncio
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from iac_code.database.json_text import from_json_text, to_json_text
+from iac_code.database.json_text import to_json_text
 from iac_code.safe_json import dumps_bytes, loads
-from iac_code.sessions.audit import COLUMNS, AuditRecord, AuditUnavailable
+from iac_code.sessions.audit import COLUMNS, AuditRecord, AuditUnavailable, record_from_row
 from iac_code.sessions.keys import iso_time
 
 if TYPE_CHECKING:
@@ -68,18 +68,5 @@ def _read(sessions: SqliteSessions, session: str | None, since: str | None) -> l
 
 
 def _record(row: tuple[Any, ...]) -> AuditRecord:
-    at, kind, principal, session, tool, digest, arguments, decision, source, plan_sha256, counts, exit_status = row
-    return AuditRecord(
-        kind=kind,
-        principal=str(from_json_text(principal)),
-        session=str(from_json_text(session)),
-        tool=str(from_json_text(tool)),
-        digest=digest,
-        arguments=str(from_json_text(arguments)),
-        decision=decision,
-        source=str(from_json_text(source)),
-        plan_sha256=plan_sha256,
-        plan_counts=None if counts is None else loads(counts),
-        exit_status=exit_status,
-        time=at,
-    )
+    at, counts = row[0], row[10]
+    return record_from_row(row[1:], plan_counts=None if counts is None else loads(counts), time=at)
