@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from iac_code.database.json_text import from_json_text
+from iac_code.database.json_text import from_json_text, to_json_text
 from iac_code.sessions.keys import iso_time
 
 Kind = Literal["decision", "outcome"]
@@ -91,3 +91,35 @@ def record_from_row(columns: tuple[Any, ...], *, plan_counts: dict[str, int] | N
         exit_status=exit_status,
         time=time,
     )
+
+
+def record_params(record: AuditRecord, plan_counts: object) -> list[object]:
+    """The values of a record's COLUMNS, in order (the inverse of record_from_row); each store gives its own
+    form of the plan counts."""
+    return [
+        record.kind,
+        to_json_text(record.principal),
+        to_json_text(record.session),
+        to_json_text(record.tool),
+        record.digest,
+        to_json_text(record.arguments),
+        record.decision,
+        to_json_text(record.source),
+        record.plan_sha256,
+        plan_counts,
+        record.exit_status,
+    ]
+
+
+def read_query(session: str | None, since: str | None, placeholder: str, time_cast: str = "") -> tuple[str, list[str]]:
+    """The trail's rows, oldest first, of one session and from a time on when given: the SQL, with the store's
+    parameter `placeholder` (and what its time parameter is cast with), and its parameters."""
+    where, params = [], []
+    if session is not None:
+        where.append(f"session_id = {placeholder}")
+        params.append(to_json_text(session))
+    if since is not None:
+        where.append(f"at >= {placeholder}{time_cast}")
+        params.append(since)
+    condition = f"WHERE {' AND '.join(where)}" if where else ""
+    return f"SELECT at, {COLUMNS} FROM iac_audit {condition} ORDER BY id", params

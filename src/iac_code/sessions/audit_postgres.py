@@ -10,9 +10,8 @@ from psycopg import Error as DatabaseError
 from psycopg.types.json import Json
 from psycopg_pool import PoolTimeout
 
-from iac_code.database.json_text import to_json_text
 from iac_code.database.pool import Pool
-from iac_code.sessions.audit import COLUMNS, AuditRecord, AuditUnavailable, record_from_row
+from iac_code.sessions.audit import COLUMNS, AuditRecord, AuditUnavailable, read_query, record_from_row, record_params
 from iac_code.sessions.keys import iso_time
 
 _INSERT = f"INSERT INTO iac_audit ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
@@ -23,19 +22,7 @@ class PostgresAuditTrail:
         self._pool = pool
 
     async def append(self, record: AuditRecord) -> None:
-        params = [
-            record.kind,
-            to_json_text(record.principal),
-            to_json_text(record.session),
-            to_json_text(record.tool),
-            record.digest,
-            to_json_text(record.arguments),
-            record.decision,
-            to_json_text(record.source),
-            record.plan_sha256,
-            None if record.plan_counts is None else Json(record.plan_counts),
-            record.exit_status,
-        ]
+        params = record_params(record, None if record.plan_counts is None else Json(record.plan_counts))
         try:
             async with self._pool.connection() as conn:
                 await conn.execute(_INSERT, params)
@@ -43,16 +30,9 @@ class PostgresAuditTrail:
             raise AuditUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
     async def read(self, session: str | None = None, since: str | None = None) -> list[AuditRecord]:
-        where, params = [], []
-        if session is not None:
-            where.append("session_id = %s")
-            params.append(to_json_text(session))
-        if since is not None:
-            where.append("at >= %s::timestamptz")
-            params.append(since)
-        condition = f"WHERE {' AND '.join(where)}" if where else ""
+        query, params = read_query(session, since, "%s", "::timestamptz")
         async with self._pool.connection() as conn:
-            cursor = await conn.execute(f"SELECT at, {COLUMNS} FROM iac_audit {condition} ORDER BY id", params)
+            cursor = await conn.execute(query, params)
             return [_record(row) for row in await cursor.fetchall()]
 
 

@@ -8,9 +8,8 @@ import asyncio
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from iac_code.database.json_text import to_json_text
 from iac_code.safe_json import dumps_bytes, loads
-from iac_code.sessions.audit import COLUMNS, AuditRecord, AuditUnavailable, record_from_row
+from iac_code.sessions.audit import COLUMNS, AuditRecord, AuditUnavailable, read_query, record_from_row, record_params
 from iac_code.sessions.keys import iso_time
 
 if TYPE_CHECKING:
@@ -35,35 +34,11 @@ class SqliteAuditTrail:
 
 def _append(sessions: SqliteSessions, record: AuditRecord) -> None:
     counts = None if record.plan_counts is None else dumps_bytes(record.plan_counts).decode()
-    sessions.conn.execute(
-        _INSERT,
-        [
-            iso_time(),
-            record.kind,
-            to_json_text(record.principal),
-            to_json_text(record.session),
-            to_json_text(record.tool),
-            record.digest,
-            to_json_text(record.arguments),
-            record.decision,
-            to_json_text(record.source),
-            record.plan_sha256,
-            counts,
-            record.exit_status,
-        ],
-    )
+    sessions.conn.execute(_INSERT, [iso_time(), *record_params(record, counts)])
 
 
 def _read(sessions: SqliteSessions, session: str | None, since: str | None) -> list[AuditRecord]:
-    where, params = [], []
-    if session is not None:
-        where.append("session_id = ?")
-        params.append(to_json_text(session))
-    if since is not None:
-        where.append("at >= ?")
-        params.append(since)
-    condition = f"WHERE {' AND '.join(where)}" if where else ""
-    rows = sessions.conn.execute(f"SELECT at, {COLUMNS} FROM iac_audit {condition} ORDER BY id", params)
+    rows = sessions.conn.execute(*read_query(session, since, "?"))
     return [_record(row) for row in rows]
 
 
