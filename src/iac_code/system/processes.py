@@ -97,3 +97,14 @@ async def kill_process_group(process: asyncio.subprocess.Process, grace: float =
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     await wait_for_exit(process, KILL_GRACE)
+
+
+async def communicate_within(process: asyncio.subprocess.Process, timeout: float) -> tuple[bytes, bytes]:
+    """The process's whole stdout and stderr; on a timeout (TimeoutError) or when the caller is cancelled, its
+    process group is killed first, so nothing it started outlives the wait."""
+    try:
+        return await asyncio.wait_for(process.communicate(), timeout)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await kill_process_group(process)
+        raise

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from iac_code.iac.checker import CheckerUnavailable
 from iac_code.iac.limits import MB, Limits
-from iac_code.system.processes import command_environment, kill_process_group, spawn
+from iac_code.system.processes import command_environment, communicate_within, spawn
 
 # No update check, no prompt, output meant for a program.
 TOOL_ENV = {"CHECKPOINT_DISABLE": "1", "TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "NO_COLOR": "1"}
@@ -89,13 +89,9 @@ async def run_program(argv: list[str], cwd: Path, timeout: float) -> ProgramRun:
         preexec_fn=limits.preexec,
     )
     try:
-        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+        stdout, stderr = await communicate_within(process, timeout)
     except TimeoutError:
-        await kill_process_group(process)
         raise TimeoutError(f"{Path(argv[0]).name} took over {timeout:.0f} s") from None
-    except BaseException:
-        await kill_process_group(process)
-        raise
     run = ProgramRun(process.returncode or 0, stdout.decode(errors="replace"), stderr.decode(errors="replace"))
     hit = limits.exceeded(Path(argv[0]).name, process.returncode, run.stderr) if run.code else None
     if hit is not None:

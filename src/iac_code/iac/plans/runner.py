@@ -11,7 +11,6 @@ command environment without the agent's keys).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import os
@@ -25,7 +24,7 @@ from iac_code.iac.handed_dirs import Problem, terraform_dir_problems
 from iac_code.iac.plans.store import PlanStore
 from iac_code.iac.plans.summary import PlanDocumentError, plan_contract, summary_text
 from iac_code.iac.safe_read import file_problem
-from iac_code.system.processes import command_environment, contained, kill_process_group, spawn, wait_for_exit
+from iac_code.system.processes import command_environment, communicate_within, contained, spawn, wait_for_exit
 
 PLAN_TIMEOUT = 900.0  # seconds: a large module against a slow cloud API
 SHOW_TIMEOUT = 120.0
@@ -205,14 +204,9 @@ async def _run(argv: list[str], cwd: Path, environment: Mapping[str, str], timeo
         stderr=asyncio.subprocess.PIPE,
     )
     try:
-        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+        stdout, stderr = await communicate_within(process, timeout)
     except TimeoutError:
-        await kill_process_group(process)
         raise PlanFailed(f"{Path(argv[0]).name} {argv[1]} did not finish within {timeout:g} s.") from None
-    except BaseException:
-        with contextlib.suppress(Exception):
-            await kill_process_group(process)
-        raise
     await wait_for_exit(process, 1.0)
     return process.returncode or 0, stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace")
 
