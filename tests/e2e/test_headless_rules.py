@@ -10,19 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.e2e.acp.test_rules import bash, project_rules
 from tests.e2e.acp.wire import model_env
 from tests.fakes.openai_server import ScriptedOpenAI
-
-
-def bash(command: str) -> dict[str, Any]:
-    return {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}
-
-
-def project_rules(workspace: Path, permissions: Any) -> Path:
-    file = workspace / ".iac-code" / "settings.json"
-    file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text(json.dumps({"permissions": permissions}))
-    return file.resolve()
 
 
 def run(workspace: Path, model: ScriptedOpenAI, *flags: str) -> subprocess.CompletedProcess[str]:

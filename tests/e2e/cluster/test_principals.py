@@ -5,21 +5,15 @@ from __future__ import annotations
 
 import httpx
 from tests.e2e.cluster.conftest import cluster
-from tests.e2e.http.client import agent_text, is_response
-from tests.e2e.http.test_principals import NOT_FOUND, UNKNOWN_CONNECTION, Client, add_token
+from tests.e2e.http.test_principals import NOT_FOUND, UNKNOWN_CONNECTION, Client, alice_and_bob, three_principals
 
 
 def test_two_principals_on_two_instances(nginx_available, model, pg_module_url, tmp_path):
     tokens_file = tmp_path / "tokens.json"
-    token = {name: add_token(tokens_file, name, *extra) for name, *extra in [["alice"], ["bob"], ["root", "--admin"]]}
+    token = three_principals(tokens_file)
     with cluster(model.url, pg_module_url, env={"IAC_CODE_TOKENS_FILE": str(tokens_file)}) as two:
         cwd = str(two.workspace)
-        alice, bob = Client(two.url, token["alice"]), Client(two.url, token["bob"])
-        theirs = alice.acp.new_session(alice.stream, cwd)
-        model.add({"text": "alice's secret plan"})
-        assert alice.acp.prompt(theirs, "hello").status_code == 202
-        assert "secret plan" in agent_text(alice.stream.until(is_response(3)))
-        mine = bob.acp.new_session(bob.stream, cwd)
+        alice, bob, theirs, mine = alice_and_bob(two.url, token, cwd, model)
 
         for _ in two.instances:  # round robin: each request below lands on the next instance
             assert bob.listed() == {mine}

@@ -81,12 +81,25 @@ class Client:
         self.acp.close()
 
 
+def three_principals(tokens_file: Path) -> dict[str, str]:
+    """The tokens of alice, bob and root (an admin), added to `tokens_file`."""
+    return {name: add_token(tokens_file, name, *extra) for name, *extra in [["alice"], ["bob"], ["root", "--admin"]]}
+
+
+def alice_and_bob(url: str, token: dict[str, str], cwd: str, model: Any) -> tuple[Client, Client, str, str]:
+    """Alice with a session that holds a secret, Bob with one of his own: (alice, bob, hers, his)."""
+    alice, bob = Client(url, token["alice"]), Client(url, token["bob"])
+    theirs = alice.acp.new_session(alice.stream, cwd)
+    model.add({"text": "alice's secret plan"})
+    assert alice.acp.prompt(theirs, "hello").status_code == 202
+    assert "secret plan" in agent_text(alice.stream.until(is_response(3)))
+    return alice, bob, theirs, bob.acp.new_session(bob.stream, cwd)
+
+
 @pytest.fixture(scope="module")
 def tokens(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     tokens_file = tmp_path_factory.mktemp("principals") / "tokens.json"
-    return tokens_file, {
-        name: add_token(tokens_file, name, *extra) for name, *extra in [["alice"], ["bob"], ["root", "--admin"]]
-    }
+    return tokens_file, three_principals(tokens_file)
 
 
 def test_two_principals_on_one_server(model, tokens):
@@ -94,12 +107,7 @@ def test_two_principals_on_one_server(model, tokens):
     env = {"IAC_CODE_TOKENS_FILE": str(tokens_file), "IACCODE_ACP_HTTP_TOKEN": SHARED_TOKEN}
     with http_server(model.url, env=env) as server:
         cwd = str(server.workspace)
-        alice, bob = Client(server.url, token["alice"]), Client(server.url, token["bob"])
-        theirs = alice.acp.new_session(alice.stream, cwd)
-        model.add({"text": "alice's secret plan"})
-        assert alice.acp.prompt(theirs, "hello").status_code == 202
-        assert "secret plan" in agent_text(alice.stream.until(is_response(3)))
-        mine = bob.acp.new_session(bob.stream, cwd)
+        alice, bob, theirs, mine = alice_and_bob(server.url, token, cwd, model)
 
         # B's list holds B's sessions only; A's session answers B exactly like an id nobody has.
         assert bob.listed() == {mine} and alice.listed() == {theirs}
