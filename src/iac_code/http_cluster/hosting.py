@@ -95,6 +95,7 @@ class HostedConnection(HttpConnection):
         self._drain_task = asyncio.create_task(self._drain(), name=f"drain {self.id}")
 
     async def _drain(self) -> None:
+        failures = 0
         try:
             while not self.closed:
                 self._drain_again = False
@@ -102,14 +103,22 @@ class HostedConnection(HttpConnection):
                 if room <= 0:
                     logger.warning("connection %s: %d messages wait for the agent", self.id, self._inbound.qsize())
                     return
-                async with self._taking:
-                    messages = await self._inbound_queue.take(self.id, limit=room)
-                    for message in messages:
-                        self.accept(message)
+                try:
+                    async with self._taking:
+                        messages = await self._inbound_queue.take(self.id, limit=room)
+                        for message in messages:
+                            self.accept(message)
+                except psycopg.OperationalError as exc:
+                    # No wake-up may come again for what is queued (the one after a reconnection may be
+                    # this one), so this take is retried until it succeeds or the connection ends.
+                    if failures == 0:
+                        logger.info("connection %s: inbound messages not taken yet (%s)", self.id, exc)
+                    await asyncio.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                    failures += 1
+                    continue
+                failures = 0
                 if len(messages) < room and not self._drain_again:
                     return
-        except psycopg.OperationalError as exc:
-            logger.info("connection %s: inbound messages not taken (%s); taken on reconnection", self.id, exc)
         finally:
             self._draining = False
 
