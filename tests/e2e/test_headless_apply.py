@@ -11,14 +11,12 @@ import pytest
 from tests.e2e.acp.test_bound_apply import APPLIED, COUNTS, EDITED, inputs, state
 from tests.e2e.test_headless import run
 from tests.fakes.openai_server import ScriptedOpenAI
-from tests.terraform_binary import applied_then_edited, require_terraform
+from tests.terraform_binary import applied_then_edited
 
 APPLY = {"tool_calls": [{"name": "bash", "arguments": {"command": "cd net && terraform apply -auto-approve"}}]}
 
 
-@pytest.fixture(autouse=True)
-def terraform() -> str:
-    return require_terraform()
+pytestmark = pytest.mark.usefixtures("terraform")  # skipped without terraform
 
 
 @pytest.fixture

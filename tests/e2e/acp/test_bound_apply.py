@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from tests.e2e.acp.wire import updates
-from tests.terraform_binary import applied_then_edited, require_terraform
+from tests.terraform_binary import applied_then_edited
 
 APPLIED = """\
 resource "terraform_data" "old" {}
@@ -28,9 +28,7 @@ resource "terraform_data" "two" {}
 COUNTS = "2 to add, 1 to change, 1 to replace, 1 to destroy"
 
 
-@pytest.fixture(autouse=True)
-def terraform() -> str:
-    return require_terraform()
+pytestmark = pytest.mark.usefixtures("terraform")  # skipped without terraform
 
 
 @pytest.fixture

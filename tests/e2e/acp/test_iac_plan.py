@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from tests.e2e.acp.wire import AgentProcess, model_env, updates
 from tests.fakes.openai_server import ScriptedOpenAI
-from tests.terraform_binary import applied_then_edited, require_terraform
+from tests.terraform_binary import applied_then_edited
 
 SECRETS = ("s3cr3t-e2e-0b9d41", "s3cr3t-e2e-77c2e0")  # the sensitive variable's value before and after
 MODULE = """\
@@ -30,9 +30,7 @@ resource "terraform_data" "secret" { input = var.token }
 """
 
 
-@pytest.fixture(autouse=True)
-def terraform() -> str:
-    return require_terraform()
+pytestmark = pytest.mark.usefixtures("terraform")  # skipped without terraform
 
 
 @pytest.fixture

@@ -3,9 +3,14 @@ cannot list, load, prompt or stream A's sessions, nor use A's connection id; an 
 
 from __future__ import annotations
 
-import httpx
 from tests.e2e.cluster.conftest import cluster
-from tests.e2e.http.test_principals import NOT_FOUND, UNKNOWN_CONNECTION, Client, alice_and_bob, three_principals
+from tests.e2e.http.test_principals import (
+    NOT_FOUND,
+    Client,
+    alice_and_bob,
+    assert_foreign_connection_refused,
+    three_principals,
+)
 
 
 def test_two_principals_on_two_instances(nginx_available, model, pg_module_url, tmp_path):
@@ -22,16 +27,8 @@ def test_two_principals_on_two_instances(nginx_available, model, pg_module_url, 
             prompt = {"sessionId": theirs, "prompt": [{"type": "text", "text": "tell me"}]}
             assert bob.request("session/prompt", prompt)["error"] == NOT_FOUND
 
-        as_bob = {"Authorization": f"Bearer {token['bob']}", "Acp-Connection-Id": alice.acp.connection_id}
-        with httpx.Client(timeout=10, headers=as_bob) as http:
-            for server in two.instances.values():  # on its host and on the other instance alike
-                for response in (
-                    http.get(server.url, headers={"Accept": "text/event-stream"}),
-                    http.get(server.url, headers={"Accept": "text/event-stream", "Acp-Session-Id": theirs}),
-                    http.post(server.url, json={"jsonrpc": "2.0", "id": 9, "method": "session/list", "params": {}}),
-                    http.delete(server.url),
-                ):
-                    assert (response.status_code, response.json()) == (400, {"error": UNKNOWN_CONNECTION})
+        for server in two.instances.values():  # on its host and on the other instance alike
+            assert_foreign_connection_refused(server.url, token["bob"], alice.acp.connection_id, theirs)
         assert alice.listed() == {theirs}  # A's connection and stream go on
 
         root = Client(two.url, token["root"])

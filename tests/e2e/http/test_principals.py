@@ -96,6 +96,19 @@ def alice_and_bob(url: str, token: dict[str, str], cwd: str, model: Any) -> tupl
     return alice, bob, theirs, bob.acp.new_session(bob.stream, cwd)
 
 
+def assert_foreign_connection_refused(url: str, token: str, connection_id: str, session_id: str) -> None:
+    """Another principal's connection id gets no stream (connection or session), no POST and no DELETE."""
+    as_other = {"Authorization": f"Bearer {token}", "Acp-Connection-Id": connection_id}
+    with httpx.Client(timeout=10, headers=as_other) as http:
+        for response in (
+            http.get(url, headers={"Accept": "text/event-stream"}),
+            http.get(url, headers={"Accept": "text/event-stream", "Acp-Session-Id": session_id}),
+            http.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "session/list", "params": {}}),
+            http.delete(url),
+        ):
+            assert (response.status_code, response.json()) == (400, {"error": UNKNOWN_CONNECTION})
+
+
 @pytest.fixture(scope="module")
 def tokens(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     tokens_file = tmp_path_factory.mktemp("principals") / "tokens.json"
@@ -126,15 +139,7 @@ def test_two_principals_on_one_server(model, tokens):
         assert alice.listed() == {theirs}  # B's delete did nothing
 
         # A's connection id alone gives B nothing: no stream, no POST, no DELETE.
-        as_bob = {"Authorization": f"Bearer {token['bob']}", "Acp-Connection-Id": alice.acp.connection_id}
-        with httpx.Client(timeout=10, headers=as_bob) as http:
-            for response in (
-                http.get(server.url, headers={"Accept": "text/event-stream"}),
-                http.get(server.url, headers={"Accept": "text/event-stream", "Acp-Session-Id": theirs}),
-                http.post(server.url, json={"jsonrpc": "2.0", "id": 9, "method": "session/list", "params": {}}),
-                http.delete(server.url),
-            ):
-                assert (response.status_code, response.json()) == (400, {"error": UNKNOWN_CONNECTION})
+        assert_foreign_connection_refused(server.url, token["bob"], alice.acp.connection_id, theirs)
         assert alice.listed() == {theirs}  # A's connection is untouched
 
         # An admin sees every session and may load A's, history included; the shared token is an admin too.

@@ -8,16 +8,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.terraform_binary import require_terraform
 
 from iac_code.iac.plans.store import PlanStore
 from iac_code.tools.base import AccessDetails, ToolContext, ToolResult
 from iac_code.tools.reviewed_apply import ApprovedRun, review
 
-
-@pytest.fixture(autouse=True)
-def terraform() -> str:
-    return require_terraform()
+pytestmark = pytest.mark.usefixtures("terraform")  # skipped without terraform
 
 
 @pytest.fixture

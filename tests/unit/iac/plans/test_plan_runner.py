@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from tests.processes import gone_within
-from tests.terraform_binary import require_terraform
 
 from iac_code.iac.plans.runner import (
     PlanFailed,
@@ -32,11 +31,6 @@ variable "size" { default = "1" }
 resource "terraform_data" "a" { input = var.size }
 resource "terraform_data" "b" { input = "b" }
 """
-
-
-@pytest.fixture
-def terraform() -> str:
-    return require_terraform()
 
 
 @pytest.fixture
