@@ -113,7 +113,7 @@ class HostedConnection(HttpConnection):
                     # this one), so this take is retried until it succeeds or the connection ends.
                     if failures == 0:
                         logger.info("connection %s: inbound messages not taken yet (%s)", self.id, exc)
-                    await asyncio.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                    await _back_off(failures)
                     failures += 1
                     continue
                 failures = 0
@@ -153,7 +153,12 @@ class HostedConnection(HttpConnection):
                     break
                 if failures == 0:
                     logger.info("connection %s: waiting for the database to log events (%s)", self.id, exc)
-                await asyncio.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                await _back_off(failures)
                 failures += 1
         self._written.set()  # a send() waiting for room gives up too
         return None
+
+
+async def _back_off(failures: int) -> None:
+    """The pause before trying the database again after `failures` failed tries in a row."""
+    await asyncio.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
