@@ -7,8 +7,9 @@ history, a fast stream) costs a few round trips, not one per event; past MAX_UNW
 the agent waits. While the database is away the writer retries and the agent soon waits with it; after
 `stall_seconds` the connection ends here.
 
-What the client POSTs elsewhere is queued in the database (cluster/inbound.py) and taken here in order;
-what it POSTs here goes straight to the agent, after anything queued before it.
+What the client POSTs elsewhere is queued in the database (cluster/inbound.py) and taken here in order (a take
+the database refused is tried again until it succeeds or the connection ends); what it POSTs here goes straight
+to the agent, after anything queued before it.
 """
 
 from __future__ import annotations
