@@ -104,10 +104,10 @@ class ClusterBackend(LocalBackend):
     # -- requests -------------------------------------------------------------------------------
 
     async def initialize(
-        self, message: dict[str, Any], timeout: float, principal: Principal
+        self, message: dict[str, Any], timeout: float, principal: Principal, connection_id: str | None = None
     ) -> tuple[str, dict[str, Any]]:
         self.check_room()
-        connection_id = str(uuid.uuid4())
+        connection_id = connection_id or str(uuid.uuid4())
         with self._database():
             await self.ownership.open(connection_id)  # before the agent: the housekeeping trusts the row
             await self.principals.record(connection_id, principal)

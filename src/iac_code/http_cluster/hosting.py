@@ -25,7 +25,7 @@ from iac_code.cluster.connections import UnknownConnection
 from iac_code.cluster.events import CONNECTION_STREAM, EventLog
 from iac_code.cluster.inbound import InboundQueue
 from iac_code.transports.http.connections import MAX_INBOUND_MESSAGES, HttpConnection
-from iac_code.transports.http.events import Event, sse_frame
+from iac_code.transports.http.events import Event, message_event
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class HostedConnection(HttpConnection):
                 return
             del self._unwritten[: len(batch)]
             first_id = last_id - len(batch) + 1
-            events = [Event(first_id + n, None, sse_frame(first_id + n, m)) for n, m in enumerate(batch)]
+            events = [message_event(first_id + n, None, m) for n, m in enumerate(batch)]
             self._deliver(self.id, events)
             self._written.set()
 

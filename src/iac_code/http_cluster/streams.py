@@ -22,7 +22,7 @@ import psycopg
 
 from iac_code.cluster.connections import UnknownConnection
 from iac_code.cluster.events import CONNECTION_STREAM, EventLog, Replay
-from iac_code.transports.http.events import MAX_BATCH_EVENTS, Event, changed_within, lost_frame, sse_frame_of_json
+from iac_code.transports.http.events import MAX_BATCH_EVENTS, Event, changed_within, lost_event
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +35,8 @@ def replay_events(replay: Replay) -> list[Event]:
     """The log's answer as events to send: a `lost` notice first when some were trimmed away."""
     events: list[Event] = []
     if replay.lost_through is not None:
-        events.append(Event(replay.lost_through, None, lost_frame(replay.after, replay.lost_through)))
-    events += [Event(e.event_id, None, sse_frame_of_json(e.event_id, e.text)) for e in replay.events]
+        events.append(lost_event(replay.after, replay.lost_through))
+    events += [Event(e.event_id, None, e.text.encode()) for e in replay.events]
     return events
 
 

@@ -249,8 +249,9 @@ class EventStream:
             self._opened.on_end()
 
     async def _pump(self, send: Send) -> None:
-        for frame in self._replay:
-            await send({"type": "http.response.body", "body": frame, "more_body": True})
+        if self._replay:
+            replayed = b"".join(e.frame for e in self._replay)
+            await send({"type": "http.response.body", "body": replayed, "more_body": True})
         while (batch := await self._reader.next_batch(self._keepalive)) is not None:
             if not batch:
                 await send({"type": "http.response.body", "body": KEEPALIVE_FRAME, "more_body": True})

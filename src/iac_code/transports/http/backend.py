@@ -64,7 +64,7 @@ class Reader(Protocol):
 @dataclass
 class OpenStream:
     reader: Reader
-    replay: list[bytes]  # frames sent first: what a Last-Event-ID reconnect missed
+    replay: list[Event]  # sent first: what a Last-Event-ID reconnect missed
     on_end: Callable[[], None]
 
 
@@ -85,9 +85,10 @@ class Backend(Protocol):
         """Synchronously end every stream and agent loop (called from the signal handler)."""
 
     async def initialize(
-        self, message: dict[str, Any], timeout: float, principal: Principal
+        self, message: dict[str, Any], timeout: float, principal: Principal, connection_id: str | None = None
     ) -> tuple[str, dict[str, Any]]:
-        """Open a connection for `principal` and answer `initialize`: (connection id, response)."""
+        """Open a connection for `principal` (with this id when given: a WebSocket names it in its upgrade's
+        answer, before `initialize` arrives) and answer `initialize`: (connection id, response)."""
 
     async def post(self, connection_id: str | None, message: dict[str, Any], principal: Principal) -> None:
         """Hand a message to the connection's agent (its result arrives on the stream)."""

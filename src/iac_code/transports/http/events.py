@@ -37,34 +37,40 @@ class EventLimits:
 
 @dataclass
 class Event:
+    """One outgoing message of a connection, serialised once; SSE frames it (`frame`), a WebSocket sends
+    `data` as it is."""
+
     id: int
     stream: StreamKey
-    frame: bytes  # the complete SSE frame, serialised once
+    # The JSON-RPC message on one line: non-ASCII text stays at its UTF-8 size and JSON escapes
+    # newlines, so it is always a single SSE `data:` line. For a `lost` notice, its JSON.
+    data: bytes
+    lost: bool = False  # not a message: the events (after, `id`] of this stream can no longer be replayed
+
+    @property
+    def size(self) -> int:
+        return len(self.data) + FRAME_OVERHEAD
+
+    @property
+    def frame(self) -> bytes:
+        """The event as SSE. A `lost` notice has no id, so the client's Last-Event-ID is unchanged."""
+        if self.lost:
+            return b"event: lost\ndata: %s\n\n" % self.data
+        return b"id: %d\nevent: message\nretry: %d\ndata: %s\n\n" % (self.id, RETRY_MILLISECONDS, self.data)
 
 
-def sse_frame(event_id: int, message: dict[str, Any]) -> bytes:
-    # Non-ASCII text stays at its UTF-8 size; the JSON escapes newlines, so the payload is always a
-    # single `data:` line.
-    return _frame(event_id, dumps_bytes(message))
+FRAME_OVERHEAD = 48  # what SSE framing adds to an event's data, near enough for the buffer's byte bounds
 
 
-def sse_frame_of_json(event_id: int, data: str) -> bytes:
-    """The frame of a message already serialised on one line (as the cluster's event log stores it)."""
-    return _frame(event_id, data.encode())
+def message_event(event_id: int, stream: StreamKey, message: dict[str, Any]) -> Event:
+    return Event(event_id, stream, dumps_bytes(message))
 
 
-def _frame(event_id: int, data: bytes) -> bytes:
-    return b"id: %d\nevent: message\nretry: %d\ndata: %s\n\n" % (event_id, RETRY_MILLISECONDS, data)
-
-
-def lost_frame(last_event_id: int, lost_through: int) -> bytes:
-    """Told to a reconnecting reader whose missed events fell out of the replay window.
-
-    An `event: lost` (no id, so the client's Last-Event-ID is unchanged) whose data names the range
-    of event ids on this stream that can no longer be replayed: (lastEventId, lostThrough].
-    """
+def lost_event(last_event_id: int, lost_through: int) -> Event:
+    """Told to a reconnecting reader whose missed events fell out of the replay window: the range of
+    event ids on this stream that can no longer be replayed, (lastEventId, lostThrough]."""
     data = json.dumps({"error": "events lost", "lastEventId": last_event_id, "lostThrough": lost_through})
-    return f"event: lost\ndata: {data}\n\n".encode()
+    return Event(lost_through, None, data.encode(), lost=True)
 
 
 class EventBuffer:
@@ -104,7 +110,7 @@ class EventBuffer:
         if self.closed:
             return
         stream: StreamKey = session_id if session_id is not None and session_id in self._readers else None
-        event = Event(self._next_id, stream, sse_frame(self._next_id, message))
+        event = message_event(self._next_id, stream, message)
         self._next_id += 1
         self._enqueue(event)
         self._notify()
@@ -132,20 +138,19 @@ class EventBuffer:
         self.closed = True
         self._notify()
 
-    def replay_after(self, stream: StreamKey, last_event_id: int) -> list[bytes]:
-        """Frames a reader reconnecting with `last_event_id` missed on `stream` (delivered ones included)."""
-        frames: list[bytes] = []
+    def replay_after(self, stream: StreamKey, last_event_id: int) -> list[Event]:
+        """What a reader reconnecting with `last_event_id` missed on `stream` (delivered events included)."""
+        events: list[Event] = []
         lost_through = self._lost_through.get(stream, 0)
         if lost_through > last_event_id:
-            frames.append(lost_frame(last_event_id, lost_through))
-        missed = sorted((e for e in self._replay if e.stream == stream and e.id > last_event_id), key=lambda e: e.id)
-        frames.extend(e.frame for e in missed)
-        return frames
+            events.append(lost_event(last_event_id, lost_through))
+        events += sorted((e for e in self._replay if e.stream == stream and e.id > last_event_id), key=lambda e: e.id)
+        return events
 
     def _enqueue(self, event: Event, *, front: bool = False) -> None:
         queue = self._pending.setdefault(event.stream, deque())
         queue.appendleft(event) if front else queue.append(event)
-        self._pending_bytes += len(event.frame)
+        self._pending_bytes += event.size
         self._pending_count += 1
 
     def _take(self, stream: StreamKey) -> list[Event]:
@@ -153,7 +158,7 @@ class EventBuffer:
         batch: list[Event] = []
         while queue and len(batch) < MAX_BATCH_EVENTS:
             event = queue.popleft()
-            self._pending_bytes -= len(event.frame)
+            self._pending_bytes -= event.size
             self._pending_count -= 1
             batch.append(event)
         return batch
@@ -168,13 +173,13 @@ class EventBuffer:
     def _delivered(self, batch: list[Event]) -> None:
         for event in batch:
             self._replay.append(event)
-            self._replay_bytes += len(event.frame)
+            self._replay_bytes += event.size
         limits = self.limits
         while len(self._replay) > 1 and (
             self._replay_bytes > limits.replay_bytes or len(self._replay) > limits.replay_events
         ):
             old = self._replay.popleft()
-            self._replay_bytes -= len(old.frame)
+            self._replay_bytes -= old.size
             self._lost_through[old.stream] = max(self._lost_through.get(old.stream, 0), old.id)
         if not self.full:
             self._notify()  # wakes a producer waiting for room

@@ -60,9 +60,9 @@ class LocalBackend:
         self.registry.begin_shutdown()
 
     async def initialize(
-        self, message: dict[str, Any], timeout: float, principal: Principal
+        self, message: dict[str, Any], timeout: float, principal: Principal, connection_id: str | None = None
     ) -> tuple[str, dict[str, Any]]:
-        conn = self.new_connection(principal)
+        conn = self.new_connection(principal, connection_id)
         return conn.id, await answer_initialize(self.registry, conn, message, timeout)
 
     def new_connection(self, principal: Principal, connection_id: str | None = None) -> HttpConnection:

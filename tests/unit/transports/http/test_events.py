@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from iac_code.transports.http.events import EventBuffer, EventLimits
+from iac_code.transports.http.events import Event, EventBuffer, EventLimits
 
 
 def note(n: int, session: str | None = None) -> dict:
@@ -13,10 +13,10 @@ def note(n: int, session: str | None = None) -> dict:
     return {"jsonrpc": "2.0", "method": "session/update", "params": params}
 
 
-def payloads(frames: list[bytes]) -> list[dict]:
+def payloads(events: list[Event]) -> list[dict]:
     out = []
-    for frame in frames:
-        for line in frame.decode().splitlines():
+    for event in events:
+        for line in event.frame.decode().splitlines():
             if line.startswith("data: "):
                 out.append(json.loads(line[6:]))
     return out
@@ -98,12 +98,12 @@ async def test_replay_says_clearly_when_missed_events_fell_out_of_the_window():
     for n in range(1, 8):
         buffer.publish(note(n), None)
     await drain(reader)
-    frames = buffer.replay_after(None, 2)
-    assert frames[0].startswith(b"event: lost\n")
-    lost = json.loads(frames[0].decode().split("data: ", 1)[1])
+    events = buffer.replay_after(None, 2)
+    assert events[0].lost and events[0].frame.startswith(b"event: lost\n")
+    lost = json.loads(events[0].frame.decode().split("data: ", 1)[1])
     assert lost == {"error": "events lost", "lastEventId": 2, "lostThrough": 4}
-    assert [p["params"]["n"] for p in payloads(frames[1:])] == [5, 6, 7]
-    assert not buffer.replay_after(None, 4)[0].startswith(b"event: lost")
+    assert [p["params"]["n"] for p in payloads(events[1:])] == [5, 6, 7]
+    assert not buffer.replay_after(None, 4)[0].lost
 
 
 async def test_past_the_pending_bound_the_producer_waits_for_a_reader_then_gives_up():
