@@ -8,6 +8,7 @@ unit test checks that the two agree, so there is one source for the answer.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from iac_code import __version__
@@ -16,6 +17,9 @@ from iac_code.providers.images import images_enabled
 from iac_code.providers.presets import check_settings
 
 PROTOCOL_VERSION = 1  # the only ACP wire version; the SDK's acp.PROTOCOL_VERSION agrees (tested)
+# The server's working directory, in `_meta` (ACP's place for what its schema has no field for): a client on
+# another machine, the web client, offers it as the directory of a new session.
+CWD_META_KEY = "iac-code/cwd"
 
 _ENV_AUTH_HOW = "Set these variables in the agent's environment (or ~/.iac-code/config.json), then restart it."
 _ENV_AUTH = {
@@ -54,6 +58,7 @@ def initialize_result(settings: Settings, requested_version: Any) -> dict[str, A
         },
         "agentInfo": {"name": "iac-code", "title": "iac-code", "version": __version__},
         "authMethods": _auth_methods(settings),
+        **_meta(),
     }
 
 
@@ -67,6 +72,13 @@ def _auth_methods(settings: Settings) -> list[dict[str, Any]]:
     except ConfigError as exc:
         return [{**_ENV_AUTH, "description": f"{exc}. {_ENV_AUTH_HOW}"}]
     return []
+
+
+def _meta() -> dict[str, Any]:
+    try:
+        return {"_meta": {CWD_META_KEY: os.getcwd()}}
+    except OSError:  # the directory was removed under the server: nothing to offer
+        return {}
 
 
 def is_plain_initialize(message: dict[str, Any]) -> bool:

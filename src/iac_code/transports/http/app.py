@@ -3,6 +3,7 @@
 POST `initialize` opens a connection and answers in the body with `Acp-Connection-Id`; every other
 POST needs that header and answers 202, its result arriving on the connection's SSE stream (GET).
 DELETE closes the connection. Also usable unchanged by the official SDK's Streamable HTTP client.
+The web client is served beside it (static.py): its page at `/`, its files under `/web/`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from iac_code.transports.http.guard import (
 )
 from iac_code.transports.http.local import LocalBackend
 from iac_code.transports.http.metrics import RequestMetrics, metrics_endpoint
+from iac_code.transports.http.static import static_routes
 from iac_code.transports.jsonrpc import envelope_problem
 
 logger = logging.getLogger(__name__)
@@ -113,6 +115,7 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
         Route("/acp", delete, methods=["DELETE"]),
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics_endpoint, methods=["GET"]),
+        *static_routes(),  # the web client: its page at / and its files under /web/
     ]
     registry = backend.registry
     metrics.watch_connections(lambda: len(registry), lambda: registry.session_count)

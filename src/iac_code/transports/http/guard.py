@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from iac_code.config import ENV_KEYS, Settings
 from iac_code.principals import LOCAL, Principal
 from iac_code.transports.http.jwts import JwtVerifier
+from iac_code.transports.http.static import ASSETS_PREFIX, PAGE_PATH
 from iac_code.transports.http.tokens import SHARED, TokensFile
 
 TOKEN_ENV = ENV_KEYS["http_token"]  # named in the messages that ask for it
@@ -110,6 +111,13 @@ class Authenticator:
         return None
 
 
+def is_public(scope: Scope) -> bool:
+    """The web client's page and files: a browser loads them before it has the token the page asks for, and
+    they hold no secret. Only reading them, at exactly these paths; no principal is set (they need none)."""
+    path: str = scope["path"]
+    return scope["method"] in ("GET", "HEAD") and (path == PAGE_PATH or path.startswith(ASSETS_PREFIX))
+
+
 def _normalise_origin(origin: str) -> str:
     return origin.strip().rstrip("/").lower()
 
@@ -143,6 +151,9 @@ class GuardMiddleware:
             return
         if not origin_allowed(headers.get("origin"), self._allowed_origins):
             await _reject(send, 403, "Origin not allowed")
+            return
+        if is_public(scope):
+            await self._app(scope, receive, send)
             return
         principal = await self._authenticator.principal(headers.get("authorization"))
         if principal is None:

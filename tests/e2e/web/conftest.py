@@ -1,0 +1,111 @@
+"""The web client in a real browser: Debian's Chromium driven by Selenium, against the real server and the
+scripted model.
+
+`start_browser()` is the one way to start the browser (bench/web.py uses it too). Selenium is given the
+driver's path, so Selenium Manager never runs (nothing is downloaded). Without Chromium the tests skip,
+except under CI=true, where they fail. A failing test leaves a screenshot and the browser's console in
+`artifacts/` (ignored by git).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.chrome.webdriver import WebDriver
+from tests.e2e.http.server_process import ServerProcess, http_server
+from tests.e2e.web.page import WebPage
+from tests.fakes.openai_server import ScriptedOpenAI
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+ARTIFACTS = Path(__file__).with_name("artifacts")
+BROWSER_ARGUMENTS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+
+
+def start_browser(user_data_dir: Path, width: int = 1280, height: int = 900) -> WebDriver:
+    """Headless Chromium with its own profile in `user_data_dir`; the caller quits it."""
+    options = Options()
+    options.binary_location = str(CHROMIUM)
+    for argument in (*BROWSER_ARGUMENTS, f"--user-data-dir={user_data_dir}", f"--window-size={width},{height}"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the console, for reports and checks
+    return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+
+
+def require_browser() -> None:
+    missing = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not path.exists()]
+    if not missing:
+        return
+    reason = f"{' and '.join(missing)} missing: install Debian's chromium and chromium-driver"
+    if os.environ.get("CI", "").lower() in ("true", "1"):
+        pytest.fail(f"CI=true and {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[WebDriver]:
+    require_browser()
+    with tempfile.TemporaryDirectory(prefix="iac-code-chromium-") as profile:
+        driver = start_browser(Path(profile))
+        try:
+            yield driver
+        finally:
+            driver.quit()
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI(default={"text": "ok"}) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def live(model: ScriptedOpenAI) -> Iterator[ServerProcess]:
+    with http_server(model.url) as server:
+        yield server
+
+
+@pytest.fixture
+def page(request: pytest.FixtureRequest, browser: WebDriver, live: ServerProcess) -> Iterator[WebPage]:
+    """The client of the module's server, in the module's browser; the console is checked after each test."""
+    web = WebPage(browser, live.base)
+    web.console()  # forget what earlier tests logged
+    yield web
+    report: Any = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        keep_evidence(browser, live, request.node.name)
+    web.assert_console_clean()
+
+
+def keep_evidence(browser: WebDriver, live: ServerProcess, name: str) -> None:
+    """The page as it was, what the browser logged and the server's log, in artifacts/<test>.*"""
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+    lines = [f"{entry['level']} {entry['message']}" for entry in browser.get_log("browser")]
+    (ARTIFACTS / f"{name}.console.txt").write_text("\n".join(lines) + "\n")
+    (ARTIFACTS / f"{name}.server.log").write_text(live.log_text())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    report = yield
+    if report.when == "call":
+        item.rep_call = report  # type: ignore[attr-defined]
+    return report

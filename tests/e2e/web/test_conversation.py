@@ -1,0 +1,184 @@
+"""A conversation in the browser, over each transport: a streamed markdown answer with its thought and stop
+reason; writes allowed (on disk) and rejected (not); a reload that lists the session and replays it; cancel;
+the mode select; slash commands; a screenshot for the record."""
+
+from __future__ import annotations
+
+import pytest
+from selenium.webdriver.common.keys import Keys
+from tests.e2e.web.conftest import ARTIFACTS
+from tests.e2e.web.page import WebPage, by_testid
+
+ANSWER = "Here is **the plan**:\n\n- first `step`\n- second step\n\n<img src=x onerror=alert(1)>done"
+
+
+def write(path: str, content: str) -> dict:
+    return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
+
+
+@pytest.fixture(params=["websocket", "sse"])
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def open_client(page: WebPage, transport: str | None = None) -> None:
+    """The client as a user opens it (WebSocket when it can), or on the transport named."""
+    page.open(f"?transport={transport}" if transport else "")
+    connected = page.connected()
+    assert transport is None or connected == transport
+
+
+def test_a_streamed_answer_in_markdown_with_its_thought_and_stop_reason(page, model, transport):
+    model.add({"thinking": "Let me think about it.", "text": ANSWER, "chunk_chars": 5, "delay": 0.01})
+    open_client(page, transport)
+    page.new_session()
+    page.send("Hello")
+
+    assert page.wait_turns(1) == ["end_turn"]
+    assert page.texts("user-message") == ["Hello"]
+    (answer,) = page.all(by_testid("agent-message"))
+    page.until(lambda: answer.find_elements("css selector", "strong"), "markdown not rendered")
+    assert answer.find_element("css selector", "strong").text == "the plan"
+    assert [li.text for li in answer.find_elements("css selector", "li")] == ["first step", "second step"]
+    assert not answer.find_elements("css selector", "[onerror]"), "the answer was not sanitised"
+    # Chromium's parser checks the handler against the page's policy even in DOMPurify's inert document: the
+    # Content-Security-Policy refused it too (and nothing else was refused).
+    refused = [line for line in page.console() if "Content Security Policy" in line]
+    assert refused and all("inline event handler" in line for line in refused), refused
+    (thought,) = page.all(by_testid("thought"))
+    assert thought.get_attribute("open") is None  # folded away
+    assert "input" in page.one(by_testid("stop-reason")).text
+
+
+def test_a_write_allowed_is_written_and_one_rejected_is_not(page, model, live, transport):
+    allowed, rejected = f"allowed-{transport}.tf", f"rejected-{transport}.tf"
+    model.add(write(allowed, "# yes\n"), {"text": "wrote it"}, write(rejected, "# no\n"), {"text": "refused"})
+    open_client(page, transport)
+    page.new_session()
+
+    page.send("write one file")
+    assert allowed in page.answer_permission("allow_once")
+    page.wait_turns(1)
+    card = page.one(by_testid("tool-call"))
+    assert card.get_attribute("data-status") == "completed" and card.get_attribute("data-kind") == "edit"
+    assert card.find_elements("css selector", ".diff .added")  # the edit shown as a diff
+    assert (live.workspace / allowed).read_text() == "# yes\n"
+
+    page.send("write another")
+    page.answer_permission("reject_once")
+    page.wait_turns(2)
+    cards = page.all(by_testid("tool-call"))
+    assert cards[1].get_attribute("data-status") == "failed"
+    assert not (live.workspace / rejected).exists()
+
+
+def test_a_reload_lists_the_session_and_replays_its_history(page, model, live):
+    model.add(write("replayed.tf", "# r\n"), {"text": "All **done**."})
+    open_client(page)
+    session_id = page.new_session()
+    page.send("make replayed.tf")
+    page.answer_permission("allow_once")
+    page.wait_turns(1)
+
+    page.driver.refresh()
+    page.connected()
+    item = page.one(f'{by_testid("session-item")}[data-session-id="{session_id}"]')
+    assert item.get_attribute("aria-current") == "true"
+    page.until(lambda: page.texts("agent-message") == ["All done."], "history not replayed")
+    assert page.texts("user-message") == ["make replayed.tf"]
+    (card,) = page.all(by_testid("tool-call"))
+    assert card.get_attribute("data-status") == "completed"
+    assert page.session_id() == session_id
+
+
+@pytest.mark.parametrize("how", ["button", "escape"])
+def test_cancel_during_a_slow_answer(page, model, how):
+    model.add({"text": "I am going to take a very long time", "hang": True})
+    open_client(page)
+    page.new_session()
+    page.send("take your time")
+    page.until(lambda: page.texts("agent-message") and page.texts("agent-message")[0], "nothing streamed")
+    if how == "button":
+        page.one(by_testid("cancel")).click()
+    else:
+        page.one(by_testid("prompt-input")).send_keys(Keys.ESCAPE)
+    assert page.wait_turns(1) == ["cancelled"]
+    assert page.one(by_testid("send")).is_enabled()
+
+
+def test_the_mode_select_changes_the_sessions_mode(page, model):
+    open_client(page)
+    page.new_session()
+    modes = [o.get_attribute("value") for o in page.all(f"{by_testid('mode-select')} option")]
+    assert {"default", "read-only", "plan"} <= set(modes)
+    page.select_option("mode-select", "read-only")
+    model.add(write("never.tf", "#\n"), {"text": "could not"})
+    page.send("write never.tf")
+    page.wait_turns(1)
+    assert page.one(by_testid("tool-call")).get_attribute("data-status") == "failed"  # refused: nobody was asked
+    assert not page.all(f"{by_testid('permission-dialog')}[open]")
+
+    page.driver.refresh()  # the agent's state, not the page's
+    page.connected()
+    page.until(lambda: page.one(by_testid("mode-select")).get_attribute("value") == "read-only", "mode not kept")
+
+
+def test_plan_entries_and_slash_commands(page, model):
+    entries = [
+        {"content": "Read the module", "status": "completed", "priority": "high"},
+        {"content": "Write the change", "status": "in_progress", "priority": "medium"},
+    ]
+    model.add({"tool_calls": [{"name": "update_plan", "arguments": {"entries": entries}}]}, {"text": "planned"})
+    open_client(page)
+    page.new_session()
+    page.send("plan it")
+    page.wait_turns(1)
+    shown = page.until(lambda: page.all(by_testid("plan-entry")), "no plan entries")
+    assert [(e.text[-16:].strip(), e.get_attribute("data-status")) for e in shown] == [
+        ("Read the module", "completed"),
+        ("Write the change", "in_progress"),
+    ]
+
+    page.one(by_testid("prompt-input")).send_keys("/")
+    suggestions = page.visible("#command-suggestions")
+    names = [item.get_attribute("data-name") for item in suggestions.find_elements("css selector", "li")]
+    assert names and all(names), names
+    page.one(by_testid("prompt-input")).send_keys(names[0][:2] + Keys.TAB)
+    assert page.one(by_testid("prompt-input")).get_attribute("value").startswith(f"/{names[0]} ")
+
+
+def test_readable_at_400_pixels_wide(page, model):
+    model.add(write("narrow.tf", "# a long line " * 20 + "\n"), {"text": "A reasonably long answer " * 10})
+    page.driver.set_window_size(400, 800)
+    try:
+        open_client(page)
+        page.new_session()
+        page.send("narrow")
+        page.answer_permission("allow_once")
+        page.wait_turns(1)
+        width = page.script("return document.documentElement.clientWidth")
+        assert page.script("return document.documentElement.scrollWidth") <= width  # nothing runs off the side
+        for name in ("prompt-input", "send", "new-session"):
+            box = page.one(by_testid(name)).rect
+            assert box["x"] >= 0 and box["x"] + box["width"] <= width, name
+    finally:
+        page.driver.set_window_size(1280, 900)
+
+
+def test_a_screenshot_for_the_record(page, model, live):
+    (live.workspace / "main.tf").write_text('resource "terraform_data" "web" {\n  input = "v1"\n}\n')
+    edit = {"path": "main.tf", "old_string": '"v1"', "new_string": '"v2"'}
+    model.add(
+        {"thinking": "The input changes; an edit is enough.", "tool_calls": [{"name": "edit_file", "arguments": edit}]},
+        {"text": "Changed `terraform_data.web`'s input to **v2**. Run `terraform plan` to see the replacement."},
+    )
+    open_client(page)
+    page.new_session()
+    page.send("Bump the web input to v2")
+    page.answer_permission("allow_once")
+    page.wait_turns(1)
+    page.until(lambda: page.all(".diff .added"), "no diff")
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "web-client.png"
+    page.driver.save_screenshot(str(shot))
+    assert shot.stat().st_size > 10_000
