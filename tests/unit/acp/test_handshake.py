@@ -67,3 +67,13 @@ def test_a_provider_that_cannot_be_used_advertises_the_env_var_method_with_the_r
     [method] = initialize_result(Settings(provider="openai"), 1)["authMethods"]
     assert method["id"] == "env" and method["description"].startswith("no API key for provider 'openai'")
     InitializeResponse.model_validate(initialize_result(Settings(provider="openai"), 1))
+
+
+def test_the_servers_directory_is_offered_in_meta(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert initialize_result(Settings(), 1)["_meta"] == {"iac-code/cwd": str(tmp_path)}
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert "_meta" not in initialize_result(Settings(), 1)  # nothing to offer, and initialize still answers
