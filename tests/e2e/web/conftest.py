@@ -21,12 +21,11 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.chrome.webdriver import WebDriver
 from tests.e2e.http.server_process import ServerProcess, http_server
-from tests.e2e.web.page import WebPage
+from tests.e2e.web.page import ARTIFACTS, WebPage
 from tests.fakes.openai_server import ScriptedOpenAI
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
-ARTIFACTS = Path(__file__).with_name("artifacts")
 BROWSER_ARGUMENTS = (
     "--headless=new",
     "--no-sandbox",

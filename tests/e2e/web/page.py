@@ -4,6 +4,7 @@ answer a permission dialog, and wait for what the page shows (never a fixed slee
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from selenium.common.exceptions import StaleElementReferenceException
@@ -13,6 +14,7 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 TIMEOUT = 20
+ARTIFACTS = Path(__file__).with_name("artifacts")  # screenshots and failure reports (ignored by git)
 T = TypeVar("T")
 
 
@@ -103,6 +105,12 @@ class WebPage:
 
     def select_option(self, name: str, value: str) -> None:
         Select(self.one(by_testid(name))).select_by_value(value)
+
+    def screenshot_to(self, name: str) -> Path:
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / name
+        self.driver.save_screenshot(str(path))
+        return path
 
     def script(self, source: str, *args: Any) -> Any:
         return self.driver.execute_script(source, *args)

@@ -1,12 +1,11 @@
 """A conversation in the browser, over each transport: a streamed markdown answer with its thought and stop
 reason; writes allowed (on disk) and rejected (not); a reload that lists the session and replays it; cancel;
-the mode select; slash commands; a screenshot for the record."""
+the mode select; plan entries and slash commands; a narrow window."""
 
 from __future__ import annotations
 
 import pytest
 from selenium.webdriver.common.keys import Keys
-from tests.e2e.web.conftest import ARTIFACTS
 from tests.e2e.web.page import WebPage, by_testid
 
 ANSWER = "Here is **the plan**:\n\n- first `step`\n- second step\n\n<img src=x onerror=alert(1)>done"
@@ -163,22 +162,3 @@ def test_readable_at_400_pixels_wide(page, model):
             assert box["x"] >= 0 and box["x"] + box["width"] <= width, name
     finally:
         page.driver.set_window_size(1280, 900)
-
-
-def test_a_screenshot_for_the_record(page, model, live):
-    (live.workspace / "main.tf").write_text('resource "terraform_data" "web" {\n  input = "v1"\n}\n')
-    edit = {"path": "main.tf", "old_string": '"v1"', "new_string": '"v2"'}
-    model.add(
-        {"thinking": "The input changes; an edit is enough.", "tool_calls": [{"name": "edit_file", "arguments": edit}]},
-        {"text": "Changed `terraform_data.web`'s input to **v2**. Run `terraform plan` to see the replacement."},
-    )
-    open_client(page)
-    page.new_session()
-    page.send("Bump the web input to v2")
-    page.answer_permission("allow_once")
-    page.wait_turns(1)
-    page.until(lambda: page.all(".diff .added"), "no diff")
-    ARTIFACTS.mkdir(exist_ok=True)
-    shot = ARTIFACTS / "web-client.png"
-    page.driver.save_screenshot(str(shot))
-    assert shot.stat().st_size > 10_000

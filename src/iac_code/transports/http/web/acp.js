@@ -54,7 +54,8 @@ export class AcpClient {
       }
       const isReconnect = this.everConnected;
       this.everConnected = true;
-      this.hooks.status("connected", `Connected (${kind === "websocket" ? "WebSocket" : "HTTP+SSE"})`);
+      this.label = `Connected (${kind === "websocket" ? "WebSocket" : "HTTP+SSE"})`;
+      this.hooks.status("connected", this.label);
       await this.hooks.connected(agent, kind, isReconnect);
       return;
     }
@@ -90,6 +91,9 @@ export class AcpClient {
   adopt(transport) {
     this.transport = transport;
     transport.onmessage = (message) => this.receive(message);
+    transport.onstream = (up) => {
+      if (this.transport === transport) this.hooks.status(up ? "connected" : "connecting", up ? this.label : "Reconnecting…");
+    };
     transport.onclose = (reason) => {
       if (this.transport !== transport) return;
       this.transport = null;

@@ -172,7 +172,7 @@ class App {
       } catch (error) {
         const busy = error instanceof RpcError && /prompt is running/.test(error.message);
         if (!busy || attempt >= BUSY_RETRIES || this.session?.sessionId !== sessionId) throw error;
-        this.transcript.clear(); // the replay starts again
+        this.transcript.clear("", cwd); // the replay starts again
         await sleep(300);
       }
     }
@@ -199,7 +199,7 @@ class App {
   /** Makes `session` the open one: an empty transcript, its id in the URL and the list. */
   show(session, emptyText) {
     this.session = session;
-    this.transcript.clear(emptyText);
+    this.transcript.clear(emptyText, session.cwd);
     this.selectors.show([]);
     this.composer.setCommands([]);
     showPlan($("plan-panel"), []);

@@ -1,7 +1,8 @@
 // The two ways to reach /acp, behind one small interface:
 //   connect(initialize) → the initialize response; send(message); close();
 //   onmessage(message) for every message after initialize; onclose(reason) once the connection is gone
-//   (the agent forgot it or the socket closed: the client must initialize again).
+//   (the agent forgot it or the socket closed: the client must initialize again); onstream(up) while the
+//   connection lives but its stream is down (false) and back (true).
 // A WebSocket carries JSON-RPC text frames both ways, and its close ends its connection. HTTP+SSE POSTs
 // each message (202) and reads everything on one GET stream, resumed with Last-Event-ID after a drop.
 
@@ -83,6 +84,7 @@ export class HttpTransport {
     this.abort = new AbortController();
     this.onmessage = () => {};
     this.onclose = () => {};
+    this.onstream = () => {};
   }
 
   headers(extra = {}) {
@@ -160,11 +162,13 @@ export class HttpTransport {
         }
         if (response.ok) {
           attempt = 0;
+          this.onstream(true);
           await this.readEvents(response.body);
         }
       } catch (error) {
         if (this.closed) return;
       }
+      this.onstream(false);
       const delay = RECONNECT_DELAYS_MS[Math.min(attempt, RECONNECT_DELAYS_MS.length - 1)];
       await new Promise((resolve) => setTimeout(resolve, delay));
     }

@@ -76,7 +76,7 @@ export class PermissionDialog {
       parts.push(element("ul", { class: "tool-locations", "aria-label": "Locations" }, ...items));
     }
     if (typeof input.command === "string") parts.push(element("pre", { class: "output terminal" }, input.command));
-    for (const item of toolCall.content ?? []) parts.push(renderContent(item, toolCall.kind));
+    for (const item of toolCall.content ?? []) parts.push(renderContent(item)); // the question's details, not output
     const { plan, ...rest } = input;
     if (Object.keys(rest).length) {
       const raw = element("pre", { class: "output" }, JSON.stringify(rest, null, 2));

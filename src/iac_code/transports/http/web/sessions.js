@@ -53,8 +53,8 @@ export class SessionList {
     const open = element("button", { type: "button", class: "session-open", title: info.cwd ?? "" },
       element("span", { class: "session-title" }, title),
       element("span", { class: "session-meta" }, [when(info.updatedAt), info.cwd].filter(Boolean).join(" · ")));
-    const fork = element("button", { type: "button", class: "icon", "aria-label": `Fork ${title}`, title: "Fork" }, "⑂");
-    const remove = element("button", { type: "button", class: "icon danger", "aria-label": `Delete ${title}`, title: "Delete" }, "🗑");
+    const fork = element("button", { type: "button", class: "icon", "aria-label": `Fork ${title}` }, "Fork");
+    const remove = element("button", { type: "button", class: "icon danger", "aria-label": `Delete ${title}` }, "Delete");
     open.addEventListener("click", () => this.actions.open(info));
     fork.addEventListener("click", () => this.actions.fork(info));
     remove.addEventListener("click", () => this.actions.remove(info));

@@ -3,15 +3,24 @@
 
 const STORAGE_KEY = "iac-code.token";
 
-/** Moves a `#token=` fragment into session storage and out of the address bar and history. */
+/** Moves a `#token=` fragment into session storage and out of the address bar and history. The value is
+ * percent-decoded only ("+" stays a plus: tokens are not form data). */
 export function takeTokenFromFragment() {
-  const fragment = new URLSearchParams(location.hash.slice(1));
-  if (!fragment.has("token")) return;
-  const token = fragment.get("token").trim();
+  const parts = location.hash.slice(1).split("&");
+  const found = parts.find((part) => part.startsWith("token="));
+  if (found === undefined) return;
+  const token = safeDecode(found.slice("token=".length)).trim();
   if (token) saveToken(token);
-  fragment.delete("token");
-  const rest = fragment.toString();
+  const rest = parts.filter((part) => part !== found && part !== "").join("&");
   history.replaceState(history.state, "", location.pathname + location.search + (rest ? `#${rest}` : ""));
+}
+
+function safeDecode(text) {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text; // a stray "%": taken as typed
+  }
 }
 
 export function storedToken() {

@@ -20,10 +20,13 @@ const STATUS_LABELS = { pending: "pending", in_progress: "running", completed: "
 const STEP_MARK = /^[○…✓✗] /u; // how the agent shows a sub-agent's steps, one per line
 const COLLAPSED_LINES = 12;
 const COLLAPSED_CHARS = 1500;
+const COLLAPSED_DIFF_LINES = 40; // a diff shows changes and their context only: it may be longer
 
 export class ToolCard {
-  constructor(id) {
+  /** `cwd`: the session's directory, left out of the paths shown. */
+  constructor(id, cwd = "") {
     this.id = id;
+    this.cwd = cwd;
     this.status = "pending";
     this.kind = "other";
     this.head = element("header", { class: "tool-head" });
@@ -57,18 +60,25 @@ export class ToolCard {
 
   showLocations(locations) {
     this.locations.replaceChildren(
-      ...locations.map(({ path, line }) => element("li", {}, element("code", {}, line != null ? `${path}:${line}` : path))),
+      ...locations.map(({ path, line }) => {
+        const shown = shortPath(path, this.cwd);
+        return element("li", {}, element("code", { title: path }, line != null ? `${shown}:${line}` : shown));
+      }),
     );
   }
 
   showContent(content) {
-    this.body.replaceChildren(...content.map((item) => renderContent(item, this.kind)).filter(Boolean));
+    this.body.replaceChildren(...content.map((item) => renderContent(item, this.kind, this.cwd)).filter(Boolean));
   }
 }
 
 /** One entry of a tool call's `content` (also used by the permission dialog). */
-export function renderContent(item, kind = "other") {
-  if (item.type === "diff") return collapsible(renderDiff(item), (item.newText ?? "").split("\n").length, "diff");
+export function renderContent(item, kind = "other", cwd = "") {
+  if (item.type === "diff") {
+    const diff = renderDiff({ ...item, path: shortPath(item.path, cwd) });
+    const lines = diff.querySelectorAll(".line").length;
+    return lines > COLLAPSED_DIFF_LINES ? collapsed(diff, lines, "diff") : diff;
+  }
   if (item.type === "terminal") return element("p", { class: "terminal-ref" }, `Terminal ${item.terminalId}`);
   if (item.type === "content") return renderBlock(item.content, kind);
   return null;
@@ -89,11 +99,15 @@ function renderText(text, kind) {
     return element("ol", { class: "steps", "aria-label": "Steps" }, ...lines.map((line) => element("li", {}, line)));
   }
   const pre = element("pre", { class: kind === "execute" ? "output terminal" : "output" }, text);
-  return collapsible(pre, lines.length, "output", text.length);
+  const long = lines.length > COLLAPSED_LINES || text.length > COLLAPSED_CHARS;
+  return long ? collapsed(pre, lines.length, "output") : pre;
 }
 
-function collapsible(node, lineCount, what, chars = 0) {
-  if (lineCount <= COLLAPSED_LINES && chars <= COLLAPSED_CHARS) return node;
-  const summary = element("summary", {}, `Show ${what} (${lineCount} lines)`);
-  return element("details", { class: "long-output" }, summary, node);
+function collapsed(node, lineCount, what) {
+  return element("details", { class: "long-output" }, element("summary", {}, `Show ${what} (${lineCount} lines)`), node);
+}
+
+/** `path` relative to the session's directory when it is inside it. */
+function shortPath(path, cwd) {
+  return cwd && path.startsWith(`${cwd}/`) ? path.slice(cwd.length + 1) : path;
 }

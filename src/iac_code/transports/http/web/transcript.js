@@ -12,7 +12,9 @@ export class Transcript {
     this.clear("Choose a session or start a new one.");
   }
 
-  clear(emptyText = "") {
+  /** Empties the view for a session in `cwd` (paths inside it are shown relative to it). */
+  clear(emptyText = "", cwd = "") {
+    this.cwd = cwd;
     this.node.replaceChildren(...(emptyText ? [element("p", { class: "empty-state" }, emptyText)] : []));
     this.cards = new Map();
     this.current = null; // the block the next chunk of the same kind goes to
@@ -74,7 +76,7 @@ export class Transcript {
   toolCall(update) {
     let card = this.cards.get(update.toolCallId);
     if (!card) {
-      card = new ToolCard(update.toolCallId);
+      card = new ToolCard(update.toolCallId, this.cwd);
       this.cards.set(update.toolCallId, card);
       this.append(card.node);
     }
