@@ -90,6 +90,32 @@ def test_a_reload_lists_the_session_and_replays_its_history(page, model, live):
     assert page.session_id() == session_id
 
 
+def test_a_fork_opens_with_the_history_and_a_delete_forgets_it(page, model):
+    model.add({"text": "the original answer"})
+    open_client(page)
+    original = page.new_session()
+    page.send("to be forked")
+    page.wait_turns(1)
+
+    def item(session_id: str) -> str:
+        return f'{by_testid("session-item")}[data-session-id="{session_id}"]'
+
+    page.one(f'{item(original)} button[aria-label^="Fork"]').click()
+    page.until(lambda: page.session_id() != original, "the fork was not opened")
+    fork = page.session_id()
+    page.until(lambda: page.texts("agent-message") == ["the original answer"], "the fork has no history")
+    assert page.one(item(fork)).get_attribute("aria-current") == "true"
+
+    page.one(f'{item(fork)} button[aria-label^="Delete"]').click()
+    page.driver.switch_to.alert.accept()  # "Delete … and its history?"
+    page.until(lambda: not page.all(item(fork)), "the fork is still listed")
+    assert "session=" not in page.driver.current_url
+    page.driver.refresh()  # the agent forgot it too
+    page.connected()
+    page.one(item(original))
+    assert not page.all(item(fork))
+
+
 @pytest.mark.parametrize("how", ["button", "escape"])
 def test_cancel_during_a_slow_answer(page, model, how):
     model.add({"text": "I am going to take a very long time", "hang": True})
@@ -162,3 +188,7 @@ def test_readable_at_400_pixels_wide(page, model):
             assert box["x"] >= 0 and box["x"] + box["width"] <= width, name
     finally:
         page.driver.set_window_size(1280, 900)
+
+
+def test_the_server_names_the_page_in_its_log(live):
+    assert f"web client: {live.base}/\n" in live.log_text()

@@ -321,6 +321,7 @@ class _Server(uvicorn.Server):
                     port,
                     auth,
                 )
+                logger.info("web client: http://%s:%s/", shown, port)
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         super().handle_exit(sig, frame)

@@ -115,7 +115,8 @@ def is_public(scope: Scope) -> bool:
     """The web client's page and files: a browser loads them before it has the token the page asks for, and
     they hold no secret. Only reading them, at exactly these paths; no principal is set (they need none)."""
     path: str = scope["path"]
-    return scope["method"] in ("GET", "HEAD") and (path == PAGE_PATH or path.startswith(ASSETS_PREFIX))
+    reading = scope["type"] == "http" and scope["method"] in ("GET", "HEAD")  # a WebSocket to / is no page
+    return reading and (path == PAGE_PATH or path.startswith(ASSETS_PREFIX))
 
 
 def _normalise_origin(origin: str) -> str:
@@ -124,7 +125,8 @@ def _normalise_origin(origin: str) -> str:
 
 class GuardMiddleware:
     """Rejects a foreign Host (loopback servers) or Origin with 403, then a request no principal stands
-    for with 401; leaves the principal in the scope (`request_principal`)."""
+    for with 401 (except the web client's files: `is_public`); leaves the principal in the scope
+    (`request_principal`)."""
 
     def __init__(
         self,

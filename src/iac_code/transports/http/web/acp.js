@@ -8,6 +8,7 @@ import { CannotOpen, ConnectionGone, HttpTransport, SocketTransport, Unauthorize
 
 export const CLIENT_INFO = { name: "iac-code-web", title: "iac-code web client", version: "1" };
 const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000];
+const EVENTS_LOST = "_iac-code/events_lost"; // the server's WebSocket notice: messages this client missed
 
 /** A JSON-RPC error answer. */
 export class RpcError extends Error {
@@ -23,7 +24,8 @@ export class AcpClient {
    * @param {object} hooks
    *   token(): the bearer token, or "";  askToken(reason): resolves once the user gave one;
    *   notification(method, params);  request(method, params): the answer's result (may throw);
-   *   connected(agent, transportName, isReconnect);  status(state, text)
+   *   connected(agent, transportName, isReconnect);  status(state, text);
+   *   lost(): messages were lost on the way (the connection lives): what is shown must be loaded again
    */
   constructor(hooks, forced = new URLSearchParams(location.search).get("transport")) {
     this.hooks = hooks;
@@ -91,6 +93,7 @@ export class AcpClient {
   adopt(transport) {
     this.transport = transport;
     transport.onmessage = (message) => this.receive(message);
+    transport.onlost = () => this.hooks.lost();
     transport.onstream = (up) => {
       if (this.transport === transport) this.hooks.status(up ? "connected" : "connecting", up ? this.label : "Reconnecting…");
     };
@@ -135,7 +138,8 @@ export class AcpClient {
   receive(message) {
     if ("method" in message) {
       if ("id" in message) this.answer(message);
-      else this.hooks.notification(message.method, message.params ?? {});
+      else if (message.method === EVENTS_LOST) this.hooks.lost();
+      else this.deliver(message.method, message.params ?? {});
       return;
     }
     const waiting = this.pending.get(message.id);
@@ -143,6 +147,15 @@ export class AcpClient {
     this.pending.delete(message.id);
     if (message.error) waiting.reject(new RpcError(message.error));
     else waiting.resolve(message.result);
+  }
+
+  deliver(method, params) {
+    try {
+      this.hooks.notification(method, params);
+    } catch (error) {
+      // One update the page cannot show must not stop the stream (a throw here would drop and reopen it).
+      console.error(`iac-code: could not show a ${method}`, error);
+    }
   }
 
   async answer({ id, method, params }) {

@@ -23,6 +23,7 @@ class App {
     this.connected = false;
     this.opening = null; // updates that came before session/new answered (then the id is known)
     this.nextCursor = null;
+    this.stale = false; // messages of the open session were lost: load it again once no turn runs
     this.transcript = new Transcript($("transcript"));
     this.permissions = new PermissionDialog($("permission-dialog"));
     this.sessions = new SessionList($("session-list"), {
@@ -39,6 +40,7 @@ class App {
       request: (method, params) => this.request(method, params),
       connected: (agent, kind, isReconnect) => this.guard(this.onConnected(agent, kind, isReconnect)),
       status: (state, text) => this.status(state, text),
+      lost: () => this.lost(),
     });
     $("new-session-form").addEventListener("submit", (event) => {
       event.preventDefault();
@@ -114,6 +116,17 @@ class App {
       return;
     }
     await this.open({ sessionId: wanted, cwd });
+  }
+
+  lost() {
+    this.stale = true;
+    if (this.running === null) this.guard(this.reload());
+  }
+
+  /** Loads the open session again (after messages were lost): the agent's history is the truth. */
+  async reload() {
+    this.stale = false;
+    if (this.session) await this.open(this.session);
   }
 
   // -- the session list ---------------------------------------------------------------------------
@@ -241,6 +254,7 @@ class App {
       if (this.running === sessionId) this.running = null;
       this.permissions.cancelAll(sessionId);
       this.updateControls();
+      if (this.stale) await this.reload();
     }
   }
 

@@ -2,7 +2,8 @@
 //   connect(initialize) → the initialize response; send(message); close();
 //   onmessage(message) for every message after initialize; onclose(reason) once the connection is gone
 //   (the agent forgot it or the socket closed: the client must initialize again); onstream(up) while the
-//   connection lives but its stream is down (false) and back (true).
+//   connection lives but its stream is down (false) and back (true); onlost() when the server could not
+//   keep every message for this client (a stream away too long): what is shown must be loaded again.
 // A WebSocket carries JSON-RPC text frames both ways, and its close ends its connection. HTTP+SSE POSTs
 // each message (202) and reads everything on one GET stream, resumed with Last-Event-ID after a drop.
 
@@ -85,6 +86,7 @@ export class HttpTransport {
     this.onmessage = () => {};
     this.onclose = () => {};
     this.onstream = () => {};
+    this.onlost = () => {};
   }
 
   headers(extra = {}) {
@@ -177,7 +179,7 @@ export class HttpTransport {
   async readEvents(body) {
     const reader = body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
-    let event = { data: [], id: null };
+    let event = { data: [], id: null, type: "message" };
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
@@ -188,8 +190,9 @@ export class HttpTransport {
         if (line === "") {
           if (event.id !== null) this.lastEventId = event.id;
           const message = event.data.length ? parse(event.data.join("\n")) : null;
-          event = { data: [], id: null };
-          if (message !== null) this.onmessage(message);
+          if (event.type === "lost") this.onlost();
+          else if (message !== null) this.onmessage(message);
+          event = { data: [], id: null, type: "message" };
           continue;
         }
         if (line.startsWith(":")) continue; // a keepalive comment
@@ -198,6 +201,7 @@ export class HttpTransport {
         const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
         if (field === "data") event.data.push(value);
         else if (field === "id") event.id = value;
+        else if (field === "event") event.type = value;
       }
     }
   }

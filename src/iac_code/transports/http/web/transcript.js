@@ -40,8 +40,11 @@ export class Transcript {
     }
   }
 
-  /** The user's prompt as sent (live) or replayed. */
+  /** The user's prompt as sent (live) or replayed; a text after a text is the next prompt. */
   userBlock(block) {
+    if (block.type === "text" && this.current?.kind === "user" && this.current.node.querySelector(".user-text")) {
+      this.current = null;
+    }
     const message = this.block("user", () => element("div", { class: "message user", "data-testid": "user-message" }));
     if (block.type === "text") message.append(element("p", { class: "user-text" }, block.text));
     else if (block.type === "image") {
