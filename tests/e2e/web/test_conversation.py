@@ -11,6 +11,15 @@ from tests.e2e.web.page import WebPage, by_testid
 ANSWER = "Here is **the plan**:\n\n- first `step`\n- second step\n\n<img src=x onerror=alert(1)>done"
 
 
+# Every control a keyboard or a screen reader reaches, with no name to announce.
+UNLABELLED = """
+return [...document.querySelectorAll("button, input, select, textarea")]
+  .filter((control) => control.type !== "hidden")
+  .filter((control) => !(control.labels?.length || control.getAttribute("aria-label") || control.textContent.trim()))
+  .map((control) => control.outerHTML);
+"""
+
+
 def write(path: str, content: str) -> dict:
     return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
 
@@ -47,6 +56,7 @@ def test_a_streamed_answer_in_markdown_with_its_thought_and_stop_reason(page, mo
     (thought,) = page.all(by_testid("thought"))
     assert thought.get_attribute("open") is None  # folded away
     assert "input" in page.one(by_testid("stop-reason")).text
+    assert not page.one("#attach-label").is_displayed()  # this model takes no images
 
 
 def test_a_write_allowed_is_written_and_one_rejected_is_not(page, model, live, transport):
@@ -69,6 +79,22 @@ def test_a_write_allowed_is_written_and_one_rejected_is_not(page, model, live, t
     cards = page.all(by_testid("tool-call"))
     assert cards[1].get_attribute("data-status") == "failed"
     assert not (live.workspace / rejected).exists()
+
+
+def test_a_commands_output_shows_as_a_terminal_folded_when_long(page, model, live):
+    model.add({"tool_calls": [{"name": "bash", "arguments": {"command": "seq 1 40"}}]}, {"text": "counted"})
+    open_client(page)
+    page.new_session()
+    page.send("count to 40")
+    page.answer_permission("allow_once")
+    page.wait_turns(1)
+    card = page.one(by_testid("tool-call"))
+    assert card.get_attribute("data-kind") == "execute" and card.get_attribute("data-status") == "completed"
+    folded = card.find_element("css selector", "details.long-output")
+    assert folded.get_attribute("open") is None and folded.text.startswith("Show output (")
+    folded.find_element("css selector", "summary").click()
+    output = folded.find_element("css selector", "pre.terminal").text
+    assert output.split()[:3] == ["1", "2", "3"] and "40" in output.split()
 
 
 def test_a_reload_lists_the_session_and_replays_its_history(page, model, live):
@@ -186,6 +212,7 @@ def test_readable_at_400_pixels_wide(page, model):
         for name in ("prompt-input", "send", "new-session"):
             box = page.one(by_testid(name)).rect
             assert box["x"] >= 0 and box["x"] + box["width"] <= width, name
+        assert page.script(UNLABELLED) == []
     finally:
         page.driver.set_window_size(1280, 900)
 
