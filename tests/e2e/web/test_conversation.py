@@ -97,6 +97,23 @@ def test_a_commands_output_shows_as_a_terminal_folded_when_long(page, model, liv
     assert output.split()[:3] == ["1", "2", "3"] and "40" in output.split()
 
 
+def test_a_sub_agents_steps_show_while_it_works(page, model, live):
+    (live.workspace / "vpc.tf").write_text('resource "aws_vpc" "main" {}\n')
+    model.add(
+        {"tool_calls": [{"name": "agent", "arguments": {"description": "Find VPCs", "prompt": "List the VPCs"}}]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "vpc.tf"}}]},  # the sub-agent's step
+        {"text": "still looking", "hang": True},  # then it keeps working until cancelled
+    )
+    open_client(page)
+    page.new_session()
+    page.send("find the VPCs")
+    page.answer_permission("allow_once")
+    steps = page.until(lambda: page.all(f"{by_testid('tool-call')} ol.steps li"), "no steps shown")
+    assert steps[0].text == "✓ Read vpc.tf"
+    page.one(by_testid("cancel")).click()
+    assert page.wait_turns(1) == ["cancelled"]
+
+
 def test_a_reload_lists_the_session_and_replays_its_history(page, model, live):
     model.add(write("replayed.tf", "# r\n"), {"text": "All **done**."})
     open_client(page)
