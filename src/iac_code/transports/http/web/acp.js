@@ -24,7 +24,7 @@ export class AcpClient {
    * @param {object} hooks
    *   token(): the bearer token, or "";  askToken(reason): resolves once the user gave one;
    *   notification(method, params);  request(method, params): the answer's result (may throw);
-   *   connected(agent, transportName, isReconnect);  status(state, text);
+   *   connected(agent, isReconnect);  status(state, text);
    *   lost(): messages were lost on the way (the connection lives): what is shown must be loaded again
    */
   constructor(hooks, forced = new URLSearchParams(location.search).get("transport")) {
@@ -58,7 +58,7 @@ export class AcpClient {
       this.everConnected = true;
       this.label = `Connected (${kind === "websocket" ? "WebSocket" : "HTTP+SSE"})`;
       this.hooks.status("connected", this.label);
-      await this.hooks.connected(agent, kind, isReconnect);
+      await this.hooks.connected(agent, isReconnect);
       return;
     }
   }
