@@ -6,7 +6,7 @@
 
 import { CannotOpen, ConnectionGone, HttpTransport, SocketTransport, Unauthorized } from "./connection.js";
 
-export const CLIENT_INFO = { name: "iac-code-web", title: "iac-code web client", version: "1" };
+const CLIENT_INFO = { name: "iac-code-web", title: "iac-code web client", version: "1" };
 const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000];
 const EVENTS_LOST = "_iac-code/events_lost"; // the server's WebSocket notice: messages this client missed
 
@@ -40,9 +40,9 @@ export class AcpClient {
   async connect() {
     for (let attempt = 0; ; attempt++) {
       this.hooks.status("connecting", attempt ? "Reconnecting…" : "Connecting…");
-      let agent, kind;
+      let agent;
       try {
-        [agent, kind] = await this.open();
+        agent = await this.open();
       } catch (error) {
         if (error instanceof Unauthorized) {
           this.hooks.status("unauthorized", "Token needed");
@@ -56,14 +56,14 @@ export class AcpClient {
       }
       const isReconnect = this.everConnected;
       this.everConnected = true;
-      this.label = `Connected (${kind === "websocket" ? "WebSocket" : "HTTP+SSE"})`;
+      this.label = `Connected (${this.transport.name === "websocket" ? "WebSocket" : "HTTP+SSE"})`;
       this.hooks.status("connected", this.label);
       await this.hooks.connected(agent, isReconnect);
       return;
     }
   }
 
-  /** Initializes on the first transport that opens; [the agent's initialize result, the transport's name]. */
+  /** Initializes on the first transport that opens (it becomes `this.transport`); the initialize result. */
   async open() {
     const kinds = this.forced ? [this.forced] : ["websocket", "sse"];
     let failure = new CannotOpen("no transport");
@@ -73,7 +73,7 @@ export class AcpClient {
         const answer = await transport.connect(this.message("initialize", initializeParams()));
         if (answer.error) throw new RpcError(answer.error);
         this.adopt(transport);
-        return [answer.result, kind];
+        return answer.result;
       } catch (error) {
         transport.close();
         if (error instanceof Unauthorized) throw error;

@@ -21,6 +21,9 @@ export class ConnectionGone extends Error {}
 const CONNECTION_ID_HEADER = "Acp-Connection-Id";
 const SESSION_ID_HEADER = "Acp-Session-Id";
 const RECONNECT_DELAYS_MS = [0, 250, 500, 1000, 2000, 4000];
+// A proxy that neither passes nor refuses an upgrade would leave the socket opening for minutes: past this,
+// the client takes HTTP+SSE instead.
+const SOCKET_OPEN_TIMEOUT_MS = 10000;
 
 export function acpUrl() {
   return new URL("/acp", location.href);
@@ -44,18 +47,21 @@ export class SocketTransport {
       let initialized = false;
       const socket = new WebSocket(url, protocols);
       this.socket = socket;
+      const timer = setTimeout(() => socket.close(), SOCKET_OPEN_TIMEOUT_MS); // its close rejects
       socket.onopen = () => socket.send(JSON.stringify(initialize));
       socket.onmessage = (event) => {
         const message = parse(event.data);
         if (message === null) return;
         if (!initialized && message.id === initialize.id && !("method" in message)) {
           initialized = true;
+          clearTimeout(timer);
           resolve(message);
         } else if (initialized) {
           this.onmessage(message);
         }
       };
       socket.onclose = (event) => {
+        clearTimeout(timer);
         if (!initialized) reject(new CannotOpen(`WebSocket closed before initialize (${event.code})`));
         else this.onclose(`the socket closed (${event.code})`);
       };
