@@ -25,6 +25,10 @@ async def test_a_socket_on_b_attached_to_a_connection_hosted_on_a(two, model):
     assert rest[-1]["result"]["stopReason"] == "end_turn"
     assert (two.workspace / "attached.tf").read_text() == "# B\n"
     assert text_of(rest) == "written from A, streamed by B"
+    # The attached socket's end only detached it: the connection goes on, and its stream too.
+    stream = client.stream()
+    assert client.new_session(stream, str(two.workspace), request_id=4)
+    stream.close()
     client.close()
 
 

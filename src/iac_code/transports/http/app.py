@@ -137,6 +137,7 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
     app.state.backend = backend
     app.state.registry = backend.registry
     app.state.begin_shutdown = begin_shutdown  # synchronous: ends every stream, socket and agent loop
+    app.state.websockets = websockets
     return app
 
 
@@ -290,9 +291,10 @@ def bind_refusal(host: str, authenticated: bool, allow_insecure_bind: bool) -> s
 class _Server(uvicorn.Server):
     """Uvicorn that ends SSE streams and WebSockets on SIGTERM/SIGINT (else they block its graceful shutdown)."""
 
-    def __init__(self, config: uvicorn.Config, begin_shutdown: Callable[[], None], token_set: bool) -> None:
+    def __init__(self, config: uvicorn.Config, app: Starlette, token_set: bool) -> None:
         super().__init__(config)
-        self._begin_shutdown = begin_shutdown
+        self._begin_shutdown: Callable[[], None] = app.state.begin_shutdown
+        self._websockets: AcpWebSockets = app.state.websockets
         self._token_set = token_set
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -315,6 +317,13 @@ class _Server(uvicorn.Server):
         super().handle_exit(sig, frame)
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._begin_shutdown)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # Uvicorn's own shutdown closes the sockets still open with 1012 (service restart): let them
+        # close themselves first with 1001 (going away), which begin_shutdown asked for.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._websockets.all_closed(), SHUTDOWN_GRACE_SECONDS)
+        await super().shutdown(sockets)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Any:
@@ -369,4 +378,4 @@ async def serve_http(
         ws_max_size=options.max_body_bytes,  # a larger frame is closed with 1009, as a POST body gets 413
         ws_ping_interval=options.keepalive_seconds,  # what keeps an idle socket open, as SSE keepalives do
     )
-    await _Server(config, app.state.begin_shutdown, token_set=options.authenticator.required).serve(sockets=[listener])
+    await _Server(config, app, token_set=options.authenticator.required).serve(sockets=[listener])

@@ -74,9 +74,16 @@ class AcpWebSockets:
         self._initialize_timeout = initialize_timeout
         self._keepalive_seconds = keepalive_seconds
         self._shutdown = asyncio.Event()
+        self._open = 0
+        self._none_open = asyncio.Event()
+        self._none_open.set()
 
     def begin_shutdown(self) -> None:
         self._shutdown.set()
+
+    async def all_closed(self) -> None:
+        """Until every socket has ended (after `begin_shutdown`: each told 1001)."""
+        await self._none_open.wait()
 
     async def serve(self, websocket: WebSocket) -> None:
         """The endpoint of `GET /acp` upgrades (the guard let it in and named its principal)."""
@@ -90,10 +97,15 @@ class AcpWebSockets:
         connection_id = attach_to or str(uuid.uuid4())
         socket = _Socket(websocket, self._backend, principal, connection_id, opened, self._keepalive_seconds)
         websocket_opened()
+        self._open += 1
+        self._none_open.clear()
         try:
             await self._run_until_shutdown(socket)
         finally:
             websocket_closed()
+            self._open -= 1
+            if not self._open:
+                self._none_open.set()
 
     async def _attach(self, websocket: WebSocket, connection_id: str, principal: Principal) -> OpenStream:
         try:
@@ -183,13 +195,12 @@ class _Socket:
             _, response = await backend.initialize(message, initialize_timeout, self._principal, self._connection_id)
         except Refusal as refusal:
             await self._send_json(_refused(message["id"], refusal))
-            raise _Close(TRY_AGAIN_LATER if refusal.status == 503 else INTERNAL_ERROR, "initialize failed") from None
+            raise _Close(_close_code(refusal), "initialize failed") from None
         self._initialized = True
         try:
             self._opened = await backend.open_stream(self._connection_id, None, None, self._principal)
         except Refusal as refusal:
-            code = TRY_AGAIN_LATER if refusal.status == 503 else INTERNAL_ERROR
-            raise _Close(code, "the connection's stream could not be opened") from None
+            raise _Close(_close_code(refusal), "the connection's stream could not be opened") from None
         await self._send_json(response)
 
     async def _wait_for_initialize(self) -> dict[str, Any]:
@@ -232,7 +243,7 @@ class _Socket:
                     await self._send_json(_refused(message["id"], refusal))
                 else:
                     status, reason = refusal.status, refusal.message
-                    logger.info("connection %s: refused a message (%d): %s", self._connection_id, status, reason)
+                    logger.debug("connection %s: refused a message (%d): %s", self._connection_id, status, reason)
 
     async def _next_message(self) -> dict[str, Any]:
         """The client's next JSON-RPC message; what is not one is answered, and the socket goes on."""
@@ -285,6 +296,7 @@ class _Socket:
             opened.reader.detach()
             opened.on_end()
         if self._opens_connection and self._initialized and not self.keep_connection and self._backend.accepting:
+            logger.info("connection %s: its WebSocket ended; closing it", self._connection_id)
             with contextlib.suppress(Refusal):  # already closed (a DELETE, the idle reaper)
                 await self._backend.close(self._connection_id, self._principal)
 
@@ -296,6 +308,10 @@ def _is_request(message: dict[str, Any]) -> bool:
 def _refused(request_id: Any, refusal: Refusal) -> dict[str, Any]:
     """The error response to a request the backend refused (the HTTP status a POST would get in data)."""
     return error_response(request_id, SERVER_ERROR_CODE, refusal.message, status=refusal.status)
+
+
+def _close_code(refusal: Refusal) -> int:
+    return TRY_AGAIN_LATER if refusal.status == 503 else INTERNAL_ERROR
 
 
 def _text_of(event: Event) -> str:
