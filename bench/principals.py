@@ -18,18 +18,18 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from iac_code.config import Settings
-from iac_code.transports.http.guard import Authenticator
+from iac_code.transports.http.guard import Authenticator, bearer_token
 from iac_code.transports.http.jwts import JwtVerifier
 from iac_code.transports.http.tokens import TokensFile, add_token
 
 ISSUER, AUDIENCE = "https://id.example", "iac-code"
 
 
-async def _median_us(authenticator: Authenticator, header: str, rounds: int) -> float:
+async def _median_us(authenticator: Authenticator, authorization: str, rounds: int) -> float:
     samples = []
     for _ in range(rounds):
         start = time.perf_counter()
-        assert await authenticator.principal(header) is not None
+        assert await authenticator.principal(bearer_token(authorization)) is not None
         samples.append(time.perf_counter() - start)
     return statistics.median(samples) * 1e6
 

@@ -40,6 +40,7 @@ class Metrics:
         self.open_connections = gauge("open_connections", "ACP connections hosted by this process")
         self.open_sessions = gauge("open_sessions", "Sessions of the connections hosted by this process")
         self.open_streams = gauge("open_streams", "SSE responses being written")
+        self.open_websockets = gauge("open_websockets", "WebSockets accepted on /acp and not yet closed")
         self.turns = counter("turns", "Prompt turns ended, by stop reason", ("stop_reason",))
         self.tool_calls = counter("tool_calls", "Tool calls, by tool and outcome", ("tool", "outcome"))
         self.tool_call_seconds = histogram("tool_call_seconds", "Time a tool call ran", ("tool",), TOOL_CALL_BUCKETS)

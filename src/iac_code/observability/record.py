@@ -200,3 +200,13 @@ def stream_opened() -> None:
 def stream_closed() -> None:
     if (recorded := metrics.current()) is not None:
         recorded.open_streams.dec()
+
+
+def websocket_opened() -> None:
+    if (recorded := metrics.current()) is not None:
+        recorded.open_websockets.inc()
+
+
+def websocket_closed() -> None:
+    if (recorded := metrics.current()) is not None:
+        recorded.open_websockets.dec()

@@ -1,6 +1,7 @@
-"""JSON-RPC 2.0 envelope checks for transports: what to answer a line that is not a valid message.
+"""JSON-RPC 2.0 envelope checks for transports: what to answer input that is not a valid message.
 
-The SDK's Connection silently drops such input; the seed wants -32700 / -32600 answers instead.
+The SDK's Connection silently drops such input; the seed wants -32700 / -32600 answers instead: on stdio
+for a line (`decode`), over HTTP for a POST body or a WebSocket text frame (`parse_message`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,15 @@ from typing import Any
 
 from iac_code.safe_json import JsonError, NonFiniteNumber, loads
 
-PARSE_ERROR = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+PARSE_ERROR_CODE = -32700
+INVALID_REQUEST_CODE = -32600
+SERVER_ERROR_CODE = -32000  # the first of the codes JSON-RPC leaves to the server's own errors
+_CODE_NAMES = {
+    PARSE_ERROR_CODE: "Parse error",
+    INVALID_REQUEST_CODE: "Invalid Request",
+    SERVER_ERROR_CODE: "Server error",
+}
+PARSE_ERROR = {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR_CODE, "message": "Parse error"}}
 
 
 def decode(line: bytes | str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -33,8 +42,30 @@ def decode(line: bytes | str) -> tuple[dict[str, Any] | None, dict[str, Any] | N
 
 
 def _invalid(request_id: Any, reason: str) -> dict[str, Any]:
-    error = {"code": -32600, "message": "Invalid Request", "data": {"reason": reason}}
+    return error_response(request_id, INVALID_REQUEST_CODE, reason)
+
+
+def error_response(request_id: Any, code: int, reason: str, **data: Any) -> dict[str, Any]:
+    """The error response to `request_id` (None: a message whose id could not be read), `reason` in its data."""
+    error = {"code": code, "message": _CODE_NAMES[code], "data": {"reason": reason, **data}}
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def parse_message(body: bytes | str) -> tuple[dict[str, Any] | None, tuple[int, str]]:
+    """The message of a POST body or a WebSocket text frame, or the JSON-RPC code (-32700 / -32600) and the
+    reason it is refused."""
+    try:
+        message = loads(body)
+    except NonFiniteNumber as exc:
+        return None, (INVALID_REQUEST_CODE, f"not a JSON-RPC 2.0 message: {exc}")
+    except JsonError as exc:
+        return None, (PARSE_ERROR_CODE, f"invalid JSON: {exc}")
+    if isinstance(message, list):
+        return None, (INVALID_REQUEST_CODE, "JSON-RPC batches are not supported: send one message per request")
+    problem = envelope_problem(message)
+    if problem is not None:
+        return None, (INVALID_REQUEST_CODE, f"not a JSON-RPC 2.0 message: {problem}")
+    return message, (0, "")
 
 
 def envelope_problem(value: Any) -> str | None:

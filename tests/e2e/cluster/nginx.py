@@ -19,8 +19,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-# The part an operator copies: round-robin (nginx's default), no stickiness, SSE unbuffered, long reads.
+# The part an operator copies: round-robin (nginx's default), no stickiness, SSE unbuffered, long reads,
+# WebSocket upgrades passed on (nginx drops Upgrade and Connection unless told; "" keeps upstream keep-alive).
 SITE = """
+map $http_upgrade $connection_upgrade {{
+    default upgrade;
+    ""      "";
+}}
 upstream iac_code {{
 {servers}
 }}
@@ -29,7 +34,8 @@ server {{
     location / {{
         proxy_pass http://iac_code;
         proxy_http_version 1.1;
-        proxy_set_header Connection "";
+        proxy_set_header Upgrade $http_upgrade;
+        proxy_set_header Connection $connection_upgrade;
         proxy_set_header Host $http_host;
         proxy_buffering off;
         proxy_request_buffering off;

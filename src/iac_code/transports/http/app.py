@@ -2,7 +2,8 @@
 
 POST `initialize` opens a connection and answers in the body with `Acp-Connection-Id`; every other
 POST needs that header and answers 202, its result arriving on the connection's SSE stream (GET).
-DELETE closes the connection. Also usable unchanged by the official SDK's Streamable HTTP client.
+DELETE closes the connection. A GET with `Upgrade: websocket` carries the same messages both ways on one
+socket (websocket.py). Also usable unchanged by the official SDK's Streamable HTTP and WebSocket clients.
 The web client is served beside it (static.py): its page at `/`, its files under `/web/`.
 """
 
@@ -12,10 +13,9 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import re
 import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,17 +24,16 @@ from acp.http.protocol import CONNECTION_ID_HEADER, SESSION_ID_HEADER, is_initia
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
 from iac_code import __version__
 from iac_code.config import Settings
 from iac_code.observability import metrics
 from iac_code.observability.record import stream_closed, stream_opened
-from iac_code.safe_json import JsonError, NonFiniteNumber, loads
 from iac_code.transports.http.backend import Backend, OpenStream, Refusal, ResponseHeaders
 from iac_code.transports.http.connections import MAX_REQUESTS_IN_FLIGHT, ServeFn
-from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits
+from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits, last_event_id
 from iac_code.transports.http.guard import (
     TOKEN_ENV,
     Authenticator,
@@ -45,13 +44,12 @@ from iac_code.transports.http.guard import (
 from iac_code.transports.http.local import LocalBackend
 from iac_code.transports.http.metrics import RequestMetrics, metrics_endpoint
 from iac_code.transports.http.static import static_routes
-from iac_code.transports.jsonrpc import envelope_problem
+from iac_code.transports.http.websocket import AcpWebSockets
+from iac_code.transports.jsonrpc import parse_message
 
 logger = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_SECONDS = 2
-# ASCII digits only (str.isdigit also takes "¹²", which int() refuses) and short enough for int().
-_EVENT_ID = re.compile(r"[0-9]{1,19}")
 
 
 @dataclass
@@ -109,10 +107,19 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
             return _error(refusal.status, refusal.message)
         return JSONResponse({"status": "closed"})
 
-    routes = [
+    websockets = AcpWebSockets(
+        backend, initialize_timeout=options.initialize_timeout, keepalive_seconds=options.keepalive_seconds
+    )
+
+    def begin_shutdown() -> None:
+        backend.begin_shutdown()
+        websockets.begin_shutdown()
+
+    routes: list[Route | WebSocketRoute] = [
         Route("/acp", post, methods=["POST"]),
         Route("/acp", get, methods=["GET"]),
         Route("/acp", delete, methods=["DELETE"]),
+        WebSocketRoute("/acp", websockets.serve),
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics_endpoint, methods=["GET"]),
         *static_routes(),  # the web client: its page at / and its files under /web/
@@ -132,6 +139,8 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
     app.add_middleware(RequestMetrics, routes=frozenset(route.path for route in routes))  # outermost: counts all
     app.state.backend = backend
     app.state.registry = backend.registry
+    app.state.begin_shutdown = begin_shutdown  # synchronous: ends every stream, socket and agent loop
+    app.state.websockets = websockets
     return app
 
 
@@ -149,7 +158,7 @@ async def _post(request: Request, backend: Backend, options: HttpOptions) -> Res
         return _error(413, f"request body exceeds {options.max_body_bytes} bytes")
     except ClientDisconnect:
         return Response(status_code=400)
-    message, problem = _parse_message(body)
+    message, problem = parse_message(body)
     if message is None:
         return JSONResponse({"error": problem[1], "code": problem[0]}, status_code=400)
     try:
@@ -183,31 +192,15 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _parse_message(body: bytes) -> tuple[dict[str, Any] | None, tuple[int, str]]:
-    """The message, or the JSON-RPC code (-32700 / -32600) and reason a 400 answer carries."""
-    try:
-        message = loads(body)
-    except NonFiniteNumber as exc:
-        return None, (-32600, f"not a JSON-RPC 2.0 message: {exc}")
-    except JsonError as exc:
-        return None, (-32700, f"invalid JSON: {exc}")
-    if isinstance(message, list):
-        return None, (-32600, "JSON-RPC batches are not supported: send one message per request")
-    problem = envelope_problem(message)
-    if problem is not None:
-        return None, (-32600, f"not a JSON-RPC 2.0 message: {problem}")
-    return message, (0, "")
-
-
 async def _get(request: Request, backend: Backend, options: HttpOptions) -> Response | EventStream:
     accept = request.headers.get("accept", "*/*")
     if not any(kind in accept for kind in ("text/event-stream", "*/*", "text/*")):
         return _error(406, "GET /acp serves text/event-stream")
-    last_event_id = request.headers.get("last-event-id")
-    if last_event_id is not None and not _EVENT_ID.fullmatch(last_event_id.strip()):
-        return _error(400, "Last-Event-ID must be an event id (a non-negative integer)")
+    try:
+        after = last_event_id(request.headers.get("last-event-id"))
+    except ValueError as exc:
+        return _error(400, str(exc))
     stream = request.headers.get(SESSION_ID_HEADER) or None
-    after = int(last_event_id) if last_event_id is not None else None
     try:
         connection_id = request.headers.get(CONNECTION_ID_HEADER)
         opened = await backend.open_stream(connection_id, stream, after, request_principal(request.scope))
@@ -299,11 +292,12 @@ def bind_refusal(host: str, authenticated: bool, allow_insecure_bind: bool) -> s
 
 
 class _Server(uvicorn.Server):
-    """Uvicorn that ends SSE streams on SIGTERM/SIGINT (else they block its graceful shutdown)."""
+    """Uvicorn that ends SSE streams and WebSockets on SIGTERM/SIGINT (else they block its graceful shutdown)."""
 
-    def __init__(self, config: uvicorn.Config, backend: Backend, token_set: bool) -> None:
+    def __init__(self, config: uvicorn.Config, app: Starlette, token_set: bool) -> None:
         super().__init__(config)
-        self._backend = backend
+        self._begin_shutdown: Callable[[], None] = app.state.begin_shutdown
+        self._websockets: AcpWebSockets = app.state.websockets
         self._token_set = token_set
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -326,7 +320,14 @@ class _Server(uvicorn.Server):
     def handle_exit(self, sig: int, frame: Any) -> None:
         super().handle_exit(sig, frame)
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._backend.begin_shutdown)
+            self._loop.call_soon_threadsafe(self._begin_shutdown)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # Uvicorn's own shutdown closes the sockets still open with 1012 (service restart): let them
+        # close themselves first with 1001 (going away), which begin_shutdown asked for.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._websockets.all_closed(), SHUTDOWN_GRACE_SECONDS)
+        await super().shutdown(sockets)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Any:
@@ -342,11 +343,32 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
+class _QueryStringsHidden(logging.Filter):
+    """Uvicorn logs each WebSocket upgrade (and with --debug each request) with its query string; a client
+    may have put a token there (the server never reads one from it): the log keeps the path only."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(_path_only(arg) for arg in record.args)
+        return True
+
+
+def _path_only(arg: object) -> object:
+    if isinstance(arg, str) and arg.startswith("/") and "?" in arg:
+        return arg.partition("?")[0] + "?…"
+    return arg
+
+
+_QUERY_STRINGS_HIDDEN = _QueryStringsHidden()
+
+
 async def serve_http(
     serve: ServeFn, options: HttpOptions, backend: Backend | None, listener: socket.socket, *, host: str, port: int
 ) -> None:
     """Serve the app on `listener` until SIGTERM/SIGINT (see create_app for `serve` and `backend`)."""
     app = create_app(serve, options, backend)
+    for name in ("uvicorn.error", "uvicorn.access"):
+        logging.getLogger(name).addFilter(_QUERY_STRINGS_HIDDEN)
     config = uvicorn.Config(
         app,
         host=host,
@@ -355,5 +377,12 @@ async def serve_http(
         lifespan="on",
         access_log=logger.isEnabledFor(logging.DEBUG),
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+        # The modern protocol of the websockets package (its legacy one is deprecated): no task per socket.
+        ws="websockets-sansio",
+        ws_max_size=options.max_body_bytes,  # a larger frame is closed with 1009, as a POST body gets 413
+        ws_ping_interval=options.keepalive_seconds,  # what keeps an idle socket open, as SSE keepalives do
+        # No permessage-deflate: its zlib state costs ~45 KB per socket, idle or not (1,000 sockets: +45 MB
+        # of the server's memory), and SSE responses go uncompressed too.
+        ws_per_message_deflate=False,
     )
-    await _Server(config, app.state.backend, token_set=options.authenticator.required).serve(sockets=[listener])
+    await _Server(config, app, token_set=options.authenticator.required).serve(sockets=[listener])

@@ -105,21 +105,25 @@ class Backend(Protocol):
         """The status code and the fields of GET /health beyond status, version and uptime."""
 
 
+# The messages that start an answer: an HTTP response, a WebSocket's 101, an upgrade refused by HTTP.
+_ANSWER_STARTS = frozenset({"http.response.start", "websocket.accept", "websocket.http.response.start"})
+
+
 class ResponseHeaders:
-    """Adds the backend's headers to every HTTP response (refusals by the guard included)."""
+    """Adds the backend's headers to every HTTP response (refusals by the guard included) and upgrade answer."""
 
     def __init__(self, app: ASGIApp, *, headers: list[tuple[bytes, bytes]]) -> None:
         self._app = app
         self._headers = headers
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self._app(scope, receive, send)
             return
 
         async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *self._headers]}
+            if message["type"] in _ANSWER_STARTS:
+                message = {**message, "headers": [*(message.get("headers") or []), *self._headers]}
             await send(message)
 
         await self._app(scope, receive, send_with_headers)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,8 @@ StreamKey = str | None  # None: the connection stream; otherwise a session id
 RETRY_MILLISECONDS = 5000
 KEEPALIVE_FRAME = b": keepalive\n\n"
 MAX_BATCH_EVENTS = 256
+# ASCII digits only (str.isdigit also takes "¹²", which int() refuses) and short enough for int().
+_EVENT_ID = re.compile(r"[0-9]{1,19}")
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,16 @@ class Event:
 
 
 FRAME_OVERHEAD = 48  # what SSE framing adds to an event's data, near enough for the buffer's byte bounds
+
+
+def last_event_id(header: str | None) -> int | None:
+    """The event id a reconnecting reader names in Last-Event-ID (None: it names none); ValueError when the
+    header is not an event id."""
+    if header is None:
+        return None
+    if not _EVENT_ID.fullmatch(header.strip()):
+        raise ValueError("Last-Event-ID must be an event id (a non-negative integer)")
+    return int(header)
 
 
 def message_event(event_id: int, stream: StreamKey, message: dict[str, Any]) -> Event:

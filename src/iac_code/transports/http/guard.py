@@ -7,13 +7,21 @@ checked against the JWKS. A server with none of them configured serves everyone 
 A web page that rebinds its own name to 127.0.0.1 makes same-origin requests, and browsers send no
 Origin on a same-origin GET; its Host header still carries the attacker's name. So a server bound to
 loopback also insists on a loopback Host.
+
+WebSocket upgrades (GET /acp) pass the same checks. A browser cannot set headers on a WebSocket, so
+there the token may also come as a subprotocol, `bearer.<the token in base64url, unpadded>`, offered
+beside `acp` (never in a query string: URLs end up in logs and histories).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hmac
 import ipaddress
 import json
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -29,13 +37,23 @@ from iac_code.transports.http.tokens import SHARED, TokensFile
 TOKEN_ENV = ENV_KEYS["http_token"]  # named in the messages that ask for it
 _PRINCIPAL_KEY = "iac_code.principal"  # where the guard leaves a request's principal in its ASGI scope
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+BEARER_SUBPROTOCOL_PREFIX = "bearer."
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+_POLICY_VIOLATION = 1008  # the close code of an upgrade refused where no HTTP answer can be given
 
 
-def origin_allowed(origin: str | None, allowed_origins: frozenset[str]) -> bool:
-    """No Origin (curl, SDKs), a loopback page on any port, or one the operator allowed."""
+def origin_allowed(origin: str | None, allowed_origins: frozenset[str], host: str | None = None) -> bool:
+    """No Origin (curl, SDKs), a loopback page on any port, a page of this server (the Origin names the
+    `host` the request was sent to), or one the operator allowed.
+
+    The guard checks the Host before: a loopback server serves only loopback and allowed names, so a
+    rebinding page cannot pass for one of its pages; any other server demands a token the page lacks."""
     if origin is None:
         return True
-    if _normalise_origin(origin) in allowed_origins:
+    normalised = _normalise_origin(origin)
+    if normalised in allowed_origins:
+        return True
+    if host and normalised in {f"{scheme}://{host.strip().lower()}" for scheme in ("http", "https")}:
         return True
     parts = urlsplit(origin)
     return parts.scheme in ("http", "https") and parts.hostname in _LOCAL_HOSTS
@@ -66,6 +84,30 @@ def bearer_token(authorization: str | None) -> str | None:
     return presented.strip() if scheme.lower() == "bearer" else None
 
 
+def subprotocol_token(subprotocols: Iterable[str]) -> str | None:
+    """The token of the first `bearer.` subprotocol offered; None when none is, or it is not base64url text."""
+    for offered in subprotocols:
+        if not offered.startswith(BEARER_SUBPROTOCOL_PREFIX):
+            continue
+        encoded = offered.removeprefix(BEARER_SUBPROTOCOL_PREFIX)
+        if not _BASE64URL.fullmatch(encoded):
+            return None
+        try:
+            return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):  # a length no encoding has, or not UTF-8
+            return None
+    return None
+
+
+def presented_token(scope: Scope, headers: Headers) -> str | None:
+    """The bearer token of a request: its Authorization header, or for a WebSocket without one, its
+    `bearer.` subprotocol."""
+    authorization = headers.get("authorization")
+    if authorization is None and scope["type"] == "websocket":
+        return subprotocol_token(scope.get("subprotocols", ()))
+    return bearer_token(authorization)
+
+
 def request_principal(scope: Scope) -> Principal:
     """The principal the guard found for this request."""
     principal: Principal = scope[_PRINCIPAL_KEY]
@@ -94,11 +136,10 @@ class Authenticator:
     def required(self) -> bool:
         return bool(self.shared_token or self.tokens is not None or self.jwts is not None)
 
-    async def principal(self, authorization: str | None) -> Principal | None:
-        """The caller's principal; None: refuse (401)."""
+    async def principal(self, presented: str | None) -> Principal | None:
+        """The principal of the bearer token the caller `presented`; None: refuse (401)."""
         if not self.required:
             return LOCAL
-        presented = bearer_token(authorization)
         if not presented:
             return None
         # Compare bytes: str compare_digest rejects non-ASCII input with an exception.
@@ -125,8 +166,8 @@ def _normalise_origin(origin: str) -> str:
 
 class GuardMiddleware:
     """Rejects a foreign Host (loopback servers) or Origin with 403, then a request no principal stands
-    for with 401 (except the web client's files: `is_public`); leaves the principal in the scope
-    (`request_principal`)."""
+    for with 401 (HTTP requests and WebSocket upgrades alike; not the web client's files: `is_public`);
+    leaves the principal in the scope (`request_principal`)."""
 
     def __init__(
         self,
@@ -144,29 +185,46 @@ class GuardMiddleware:
         self._allowed_origins = frozenset(_normalise_origin(origin) for origin in allowed_origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self._app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        if self._loopback_only and not host_allowed(headers.get("host"), self._allowed_hosts):
-            await _reject(send, 403, "Host not allowed")
+        host = headers.get("host")
+        if self._loopback_only and not host_allowed(host, self._allowed_hosts):
+            await refuse(scope, receive, send, 403, "Host not allowed")
             return
-        if not origin_allowed(headers.get("origin"), self._allowed_origins):
-            await _reject(send, 403, "Origin not allowed")
+        if not origin_allowed(headers.get("origin"), self._allowed_origins, host):
+            await refuse(scope, receive, send, 403, "Origin not allowed")
             return
         if is_public(scope):
             await self._app(scope, receive, send)
             return
-        principal = await self._authenticator.principal(headers.get("authorization"))
+        principal = await self._authenticator.principal(presented_token(scope, headers))
         if principal is None:
-            await _reject(send, 401, "Unauthorized", extra=[(b"www-authenticate", b"Bearer")])
+            await refuse(scope, receive, send, 401, "Unauthorized", extra=[(b"www-authenticate", b"Bearer")])
             return
         scope[_PRINCIPAL_KEY] = principal
         await self._app(scope, receive, send)
 
 
-async def _reject(send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+async def refuse(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    status: int,
+    message: str,
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    """Answer `status` with `{"error": message}`; a WebSocket upgrade gets that HTTP answer instead of
+    being accepted (a server without ASGI's denial-response extension answers 403)."""
+    prefix = ""
+    if scope["type"] == "websocket":
+        await receive()  # websocket.connect: the upgrade is answered after it
+        if "websocket.http.response" not in scope.get("extensions", {}):
+            await send({"type": "websocket.close", "code": _POLICY_VIOLATION})
+            return
+        prefix = "websocket."
     body = json.dumps({"error": message}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(extra or [])]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": f"{prefix}http.response.start", "status": status, "headers": headers})
+    await send({"type": f"{prefix}http.response.body", "body": body})

@@ -54,7 +54,7 @@ async def live_server(
     try:
         yield LiveServer(f"http://127.0.0.1:{port}", app)
     finally:
-        app.state.backend.begin_shutdown()
+        app.state.begin_shutdown()
         server.should_exit = True
         await task
 

@@ -1,8 +1,18 @@
 import asyncio
+import base64
+
+from starlette.datastructures import Headers
 
 from iac_code.principals import LOCAL, Principal
 from iac_code.transports.http.app import bind_refusal
-from iac_code.transports.http.guard import Authenticator, host_allowed, origin_allowed
+from iac_code.transports.http.guard import (
+    Authenticator,
+    bearer_token,
+    host_allowed,
+    origin_allowed,
+    presented_token,
+    subprotocol_token,
+)
 
 
 def test_origins():
@@ -17,9 +27,9 @@ def test_origins():
 def test_the_shared_token_is_one_admin_principal():
     shared = Authenticator(shared_token="abc")
     for authorization in ("Bearer abc", "bearer abc"):
-        assert asyncio.run(shared.principal(authorization)) == Principal("shared", admin=True)
+        assert asyncio.run(shared.principal(bearer_token(authorization))) == Principal("shared", admin=True)
     for refused in ("Bearer abd", "abc", None, "Bearer ünïcode", "Bearer "):
-        assert asyncio.run(shared.principal(refused)) is None, refused
+        assert asyncio.run(shared.principal(bearer_token(refused))) is None, refused
 
 
 def test_without_any_authentication_everyone_is_the_local_user():
@@ -42,3 +52,43 @@ def test_host_header_must_be_loopback_for_a_loopback_server():
     for bad in ("evil.example:8765", "localhost.evil.example", "10.0.0.1:8765", "", None, "[fe80::1]:1"):
         assert not host_allowed(bad), bad
     assert host_allowed("agent.corp.example:443", frozenset({"agent.corp.example"}))
+
+
+def test_a_page_of_this_server_is_same_origin():
+    for host, origin in (("iac.example.com", "https://iac.example.com"), ("Box:8765", "http://box:8765/")):
+        assert origin_allowed(origin, frozenset(), host), (host, origin)
+    for host, origin in (
+        ("iac.example.com", "https://evil.example"),
+        ("iac.example.com", "https://iac.example.com:444"),
+        ("iac.example.com", "ftp://iac.example.com"),
+        (None, "https://iac.example.com"),
+    ):
+        assert not origin_allowed(origin, frozenset(), host), (host, origin)
+
+
+def test_the_token_offered_as_a_websocket_subprotocol():
+    encoded = base64.urlsafe_b64encode("tøken/+?".encode()).decode().rstrip("=")
+    assert "=" not in encoded and ("-" in encoded or "_" in encoded)
+    assert subprotocol_token(["acp", f"bearer.{encoded}"]) == "tøken/+?"
+    assert subprotocol_token([f"bearer.{encoded}", "bearer.b3RoZXI"]) == "tøken/+?"  # the first one counts
+    for refused in (
+        ["acp"],
+        [],
+        ["bearer."],
+        ["bearer.a"],
+        ["bearer.dG9rZW4="],
+        ["bearer.dG9r+W4"],
+        ["Bearer.dG9rZW4"],
+    ):
+        assert subprotocol_token(refused) is None, refused
+    assert subprotocol_token(["bearer." + base64.urlsafe_b64encode(b"\xff\xfe").decode()]) is None  # not UTF-8
+
+
+def test_a_websocket_presents_its_token_by_header_or_else_by_subprotocol():
+    offered = ["acp", "bearer.c3VicHJvdG9jb2w"]  # "subprotocol"
+    websocket = {"type": "websocket", "subprotocols": offered, "headers": []}
+    assert presented_token(websocket, Headers(scope=websocket)) == "subprotocol"
+    with_header = {**websocket, "headers": [(b"authorization", b"Bearer header")]}
+    assert presented_token(with_header, Headers(scope=with_header)) == "header"
+    http = {"type": "http", "subprotocols": offered, "headers": []}  # no such thing over plain HTTP
+    assert presented_token(http, Headers(scope=http)) is None

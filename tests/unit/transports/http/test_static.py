@@ -14,7 +14,7 @@ from tests.unit.transports.http.conftest import INIT, live_server
 
 from iac_code.transports.http import static
 from iac_code.transports.http.app import HttpOptions
-from iac_code.transports.http.guard import Authenticator
+from iac_code.transports.http.guard import Authenticator, is_public
 from iac_code.transports.http.static import CONTENT_SECURITY_POLICY, WEB_ROOT, asset_file
 
 REPOSITORY = Path(__file__).parents[4]
@@ -132,6 +132,14 @@ async def test_with_a_token_the_page_is_public_and_everything_else_is_not(client
         assert (await client.post(server.url + "/acp", json=INIT)).status_code == 401
         authorized = await client.post(server.url + "/acp", json=INIT, headers={"authorization": "Bearer s3cret"})
         assert authorized.status_code == 200
+
+
+def test_only_reading_the_page_and_its_files_is_public():
+    assert is_public({"type": "http", "method": "GET", "path": "/"})
+    assert is_public({"type": "http", "method": "HEAD", "path": "/web/app.js"})
+    assert not is_public({"type": "websocket", "path": "/"})  # a socket is no page: the token is needed
+    assert not is_public({"type": "websocket", "path": "/web/app.js"})
+    assert not is_public({"type": "http", "method": "PUT", "path": "/web/app.js"})
 
 
 async def test_the_page_is_still_refused_to_a_foreign_host_or_origin(client):
