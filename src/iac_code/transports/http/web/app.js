@@ -13,6 +13,7 @@ const CWD_META_KEY = "iac-code/cwd"; // the server's directory, in initialize's 
 const BUSY_RETRIES = 10; // session/load while the session's turn (of a connection just lost) is ending
 const MAX_LIST_PAGES = 20; // pages of session/list read to find the session the URL names
 const READY_MARK = "iac-code:interactive";
+const SESSION_NOT_FOUND = "Session not found"; // the agent's error data for a session it does not have
 
 const $ = (id) => document.getElementById(id);
 
@@ -21,6 +22,7 @@ class App {
     this.agent = null; // the initialize result
     this.session = null; // the open session: {sessionId, cwd}
     this.running = null; // the session whose prompt is in flight
+    this.loads = 0; // catch-ups and session/loads in flight: no prompt until the history is in
     this.connected = false;
     this.opening = null; // updates that came before session/new answered (then the id is known)
     this.nextCursor = null;
@@ -98,9 +100,12 @@ class App {
   }
 
   async onConnected(agent, isReconnect) {
+    this.loads++; // the open session is not there yet on this connection
     try {
       await this.catchUp(agent, isReconnect);
     } finally {
+      this.loads--;
+      this.updateControls();
       // The page can be used from here on: a mark for measurements (bench/web.py reads its startTime).
       if (!isReconnect) performance.mark(READY_MARK);
     }
@@ -189,6 +194,17 @@ class App {
   /** Opens a saved session: its history replayed (session/load sends it before answering). */
   async open({ sessionId, cwd }) {
     this.show({ sessionId, cwd }, "");
+    this.loads++;
+    this.updateControls();
+    try {
+      await this.load(sessionId, cwd);
+    } finally {
+      this.loads--;
+      this.updateControls();
+    }
+  }
+
+  async load(sessionId, cwd) {
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await this.client.request("session/load", { sessionId, cwd, mcpServers: [] });
@@ -260,13 +276,27 @@ class App {
     this.running = sessionId;
     this.updateControls();
     try {
-      const response = await this.client.request("session/prompt", { sessionId, prompt: blocks });
+      const response = await this.sendPrompt(sessionId, blocks);
       if (this.session?.sessionId === sessionId) this.transcript.stopReason(response);
     } finally {
       if (this.running === sessionId) this.running = null;
       this.permissions.cancelAll(sessionId);
       this.updateControls();
       if (this.stale) await this.reload();
+    }
+  }
+
+  /** session/prompt; sent once more after loading the session when the agent no longer had it in memory (its
+   * instance died and another adopted the connection): that answer means the prompt did not run. */
+  async sendPrompt(sessionId, blocks) {
+    try {
+      return await this.client.request("session/prompt", { sessionId, prompt: blocks });
+    } catch (error) {
+      const forgotten = error instanceof RpcError && error.data?.sessionId === SESSION_NOT_FOUND;
+      if (!forgotten || this.session?.sessionId !== sessionId) throw error;
+      await this.open(this.session); // the replay replaces the view, this prompt included
+      for (const block of blocks) this.transcript.userBlock(block);
+      return await this.client.request("session/prompt", { sessionId, prompt: blocks });
     }
   }
 
@@ -278,7 +308,7 @@ class App {
 
   updateControls() {
     const ready = this.connected && this.session !== null;
-    this.composer.enable(ready, this.running === null);
+    this.composer.enable(ready, this.running === null && this.loads === 0);
     $("cancel").disabled = this.running === null;
     $("new-session").disabled = !this.connected;
   }
