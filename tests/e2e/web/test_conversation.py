@@ -231,6 +231,7 @@ def test_readable_at_400_pixels_wide(page, model):
             box = page.one(by_testid(name)).rect
             assert box["x"] >= 0 and box["x"] + box["width"] <= width, name
         assert page.script(UNLABELLED) == []
+        page.screenshot_to("narrow.png")
     finally:
         page.driver.set_window_size(1280, 900)
 

@@ -15,6 +15,7 @@ const MAX_LIST_PAGES = 20; // pages of session/list read to find the session the
 const READY_MARK = "iac-code:interactive";
 const SESSION_NOT_FOUND = "Session not found"; // the agent's error data for a session it does not have
 
+const NARROW = matchMedia("(max-width: 720px)"); // style.css folds the session list above the conversation
 const $ = (id) => document.getElementById(id);
 
 class App {
@@ -246,6 +247,7 @@ class App {
     showPlan($("plan-panel"), []);
     $("usage").textContent = "";
     this.sessions.markOpen(session.sessionId);
+    if (NARROW.matches) $("sessions-panel").open = false; // the conversation gets the small screen
     this.showUrl(session.sessionId);
     this.updateControls();
   }

@@ -90,7 +90,7 @@ export class Transcript {
   stopReason({ stopReason, usage }) {
     const parts = [`Stopped: ${stopReason}`];
     if (usage) parts.push(`${usage.inputTokens} input, ${usage.outputTokens} output tokens`);
-    this.append(element("p", { class: "stop-reason", "data-testid": "stop-reason", "data-reason": stopReason }, parts.join(" · ")));
+    this.append(element("p", { class: "stop-reason", role: "status", "data-testid": "stop-reason", "data-reason": stopReason }, parts.join(" · ")));
   }
 
   notice(text, kind = "error") {
