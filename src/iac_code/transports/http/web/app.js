@@ -20,7 +20,6 @@ const $ = (id) => document.getElementById(id);
 
 class App {
   constructor() {
-    this.agent = null; // the initialize result
     this.session = null; // the open session: {sessionId, cwd}
     this.running = null; // the session whose prompt is in flight
     this.loads = 0; // catch-ups and session/loads in flight: no prompt until the history is in
@@ -114,7 +113,6 @@ class App {
 
   /** After (re)connecting: the agent's capabilities, the session list, and the open session loaded. */
   async catchUp(agent, isReconnect) {
-    this.agent = agent;
     this.composer.allowImages(Boolean(agent.agentCapabilities?.promptCapabilities?.image));
     const cwdInput = $("cwd-input");
     if (!cwdInput.value && agent._meta?.[CWD_META_KEY]) cwdInput.value = agent._meta[CWD_META_KEY];

@@ -25,7 +25,7 @@ const RECONNECT_DELAYS_MS = [0, 250, 500, 1000, 2000, 4000];
 // the client takes HTTP+SSE instead.
 const SOCKET_OPEN_TIMEOUT_MS = 10000;
 
-export function acpUrl() {
+function acpUrl() {
   return new URL("/acp", location.href);
 }
 

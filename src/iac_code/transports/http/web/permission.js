@@ -95,7 +95,7 @@ export class PermissionDialog {
 }
 
 /** An infrastructure plan (the plan contract): counts, then each resource, destroys and replaces first. */
-export function renderPlanSummary(plan) {
+function renderPlanSummary(plan) {
   const counts = plan.counts ?? {};
   const section = element("section", { class: "plan-summary", "data-testid": "plan-summary", "aria-label": "Infrastructure plan" });
   section.append(element("h3", {}, `${plan.tool ?? "terraform"} plan${plan.directory ? ` in ${plan.directory}` : ""}`));

@@ -31,10 +31,6 @@ export function saveToken(token) {
   sessionStorage.setItem(STORAGE_KEY, token);
 }
 
-export function forgetToken() {
-  sessionStorage.removeItem(STORAGE_KEY);
-}
-
 /** The WebSocket subprotocol that carries the token: a browser cannot set headers on a WebSocket. */
 export function bearerProtocol(token) {
   const bytes = new TextEncoder().encode(token);
