@@ -57,7 +57,7 @@ async def test_forget_removes_the_connection_with_its_rows_and_wakes_host_and_ow
     host, owner, closer = (ConnectionOwnership(pool, name) for name in ("host", "owner", "closer"))
     await host.open("c1")
     await owner.claim("c1")
-    await EventLog(pool, "host").append("c1", "", {"jsonrpc": "2.0", "method": "x"})
+    await EventLog(pool, "host").append("c1", {"jsonrpc": "2.0", "method": "x"})
     await InboundQueue(pool, "closer").push("c1", request(1))
     async with listening(pg_url, "host") as heard_by_host, listening(pg_url, "owner") as heard_by_owner:
         assert await closer.forget("c1")
@@ -112,9 +112,7 @@ async def test_a_dead_hosts_used_connections_are_adopted_once_with_their_unanswe
         await dead_queue.take(connection_id)  # the dead host took them…
     await dead_queue.push("streamed", {"jsonrpc": "2.0", "method": "session/cancel", "params": {}})
     await dead_queue.take("streamed")  # … a notification is never in flight
-    await EventLog(pool, "dead").append(
-        "answered", "", {"jsonrpc": "2.0", "id": "\x00", "result": {}}
-    )  # … answered one
+    await EventLog(pool, "dead").append("answered", {"jsonrpc": "2.0", "id": "\x00", "result": {}})  # … answered one
     await InboundQueue(pool, "alive").push("posted", request(2))  # waiting for a host that will not take it
     # The window is wide so that the survivors' own heartbeats stay fresh on a loaded machine.
     await asyncio.sleep(1.2)
