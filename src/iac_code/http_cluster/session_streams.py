@@ -63,6 +63,8 @@ class SessionStreamFeeds:
         cluster/session_streams.py), psycopg.OperationalError."""
         feed = await self._locked(StreamFeed(connection_id, session_id, self._log))
         try:
+            if last_event_id is None and feed.opened_at is not None:  # a reconnect here: on from what it sent
+                last_event_id = feed.position
             start = await self.streams.open(connection_id, feed.stream, last_event_id)
             feed.opened_at = time.monotonic()
             reader = feed.open_reader(await self._log.events_after(connection_id, feed.stream, start))
