@@ -22,6 +22,7 @@ from tests.unit.transports.http.conftest import (
 from tests.unit.transports.http.test_cluster import allow, created_session, instance
 
 from iac_code.cluster.events import EventLog, session_stream
+from iac_code.cluster.instances import InstanceRegistry
 from iac_code.cluster.session_streams import SessionStreams
 from iac_code.database.pool import open_pool
 
@@ -41,11 +42,12 @@ async def settled(server) -> None:
 
 @contextlib.asynccontextmanager
 async def held_by_another_instance(pg_url: str, holder: str, conn_id: str, session_id: str):
-    """The session stream recorded as held by `holder`, which reads nothing; yields `logged(n)`, which
-    returns once `n` events are on that stream."""
+    """The session stream recorded as held by `holder`, which reads nothing and sent its last heartbeat now;
+    yields `logged(n)`, which returns once `n` events are on that stream."""
     pool = await open_pool(pg_url, max_size=2)
     log = EventLog(pool, holder)
     stream = session_stream(session_id)
+    await InstanceRegistry(pool, holder).heartbeat()
     await SessionStreams(log).open(conn_id, stream, None)
 
     async def logged(count: int) -> None:
