@@ -33,16 +33,17 @@ class Adopted:
 class Standing:
     """What the database says about connections this instance serves in some way."""
 
-    existing: set[str]
     hosted: set[str]
     owned: set[str]
 
 
-# A CTE waking the host and the owner (other than the writer) of the connections in a CTE named `gone`.
+# A CTE waking the host, the owner and the session streams' holders (other than the writer) of the
+# connections in a CTE named `gone`.
 _TELL_CLOSED = """
     told AS (
         SELECT pg_notify('iac_' || who, 'closed ' || connection_id) FROM (
-            SELECT DISTINCT gone.connection_id, who FROM gone, unnest(ARRAY[gone.host, gone.owner]) AS who
+            SELECT DISTINCT gone.connection_id, who FROM gone, unnest(ARRAY[gone.host, gone.owner]
+                || ARRAY(SELECT holder ->> 'holder' FROM jsonb_each(gone.session_streams) AS s(stream, holder))) AS who
             WHERE who IS NOT NULL AND who <> %(me)s) targets)"""
 
 
@@ -102,11 +103,11 @@ class ConnectionOwnership:
             await conn.execute(query, [connection_id, self.instance_id])
 
     async def forget(self, connection_id: str) -> bool:
-        """The connection is closed: remove it with its events and inbound messages, and wake its host
-        and owner (`closed`). False if it was already gone."""
+        """The connection is closed: remove it with its events and inbound messages, and wake its host,
+        owner and session streams' holders (`closed`). False if it was already gone."""
         query = f"""
             WITH gone AS (DELETE FROM iac_connections WHERE connection_id = %(connection)s
-                          RETURNING connection_id, host, owner),
+                          RETURNING connection_id, host, owner, session_streams),
             {_TELL_CLOSED}
             SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM told)"""
         async with self.pool.connection() as conn:
@@ -114,11 +115,11 @@ class ConnectionOwnership:
         return bool(row and row[0])
 
     async def expire_idle(self, max_idle: float) -> list[str]:
-        """Forget connections inactive for `max_idle` seconds (run by any instance), waking their hosts
-        and owners; returns their ids."""
+        """Forget connections inactive for `max_idle` seconds (run by any instance), waking their hosts,
+        owners and session streams' holders; returns their ids."""
         query = f"""
             WITH gone AS (DELETE FROM iac_connections WHERE last_seen <= now() - make_interval(secs => %(idle)s)
-                          RETURNING connection_id, host, owner),
+                          RETURNING connection_id, host, owner, session_streams),
             {_TELL_CLOSED}
             SELECT connection_id, (SELECT count(*) FROM told) FROM gone"""
         async with self.pool.connection() as conn:
@@ -165,15 +166,14 @@ class ConnectionOwnership:
         return [Adopted(connection_id, json.loads(ids)) for connection_id, ids in rows]
 
     async def standing(self, connection_ids: Sequence[str]) -> Standing:
-        """Which of these connections still exist, and which of those the database says this instance
-        hosts and owns: the others were closed, expired, or taken over while it was cut off."""
+        """Which of these connections the database says this instance hosts and owns: the others were
+        closed, expired, or taken over while it was cut off."""
         query = """
             SELECT connection_id, host IS NOT DISTINCT FROM %(me)s, owner IS NOT DISTINCT FROM %(me)s
             FROM iac_connections WHERE connection_id = ANY(%(ids)s)"""
         async with self.pool.connection() as conn:
             rows = await (await conn.execute(query, {"ids": list(connection_ids), "me": self.instance_id})).fetchall()
-        hosted = {row[0] for row in rows if row[1]}
-        return Standing({row[0] for row in rows}, hosted, {row[0] for row in rows if row[2]})
+        return Standing({row[0] for row in rows if row[1]}, {row[0] for row in rows if row[2]})
 
 
 def _owner(value: object) -> str | None:

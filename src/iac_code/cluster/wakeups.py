@@ -32,7 +32,7 @@ RECONNECT_SECONDS = (0.1, 0.5, 1.0, 2.0, 5.0)
 @dataclass(frozen=True)
 class Wakeup:
     """About connection `subject`: `event`: new events to deliver; `inbound`: POSTed messages to take;
-    `claimed`: another instance took its stream (end yours); `closed`: it was closed or expired.
+    `claimed`: another instance took one of its streams (end yours); `closed`: it was closed or expired.
     About session `subject`: `release`: another instance wants it (give its lease up if it is idle).
     `resync` (subject ''): notifications may have been missed."""
 

@@ -7,6 +7,8 @@ Any request may land on any instance (a plain round-robin balancer, no stickines
 - GET of the connection stream claims the connection's stream for this instance (its owner); the previous
   owner ends its stale stream. The agent stays where it runs, so a stream moving never stops a turn.
   Events come from the shared log, after Last-Event-ID (streams.py).
+- GET of a session stream (Acp-Session-Id) holds it here: the session's messages go to it while it is open,
+  and what it did not deliver goes to the connection stream when it closes (session_streams.py).
 - DELETE removes the connection and wakes its host and owner.
 - Each of these serves only the principal that opened the connection (its row says who, principals.py):
   to anyone else the connection is unknown, on every instance.
@@ -14,7 +16,8 @@ Any request may land on any instance (a plain round-robin balancer, no stickines
 
 On every heartbeat (cluster/node.py) the housekeeping marks streamed connections active, stops serving
 what the database no longer grants this instance, adopts the connections of dead hosts (answering
-the requests they never answered), expires idle connections and trims old events.
+the requests they never answered), closes the session streams nobody reads any more, expires idle
+connections and trims old events.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ from iac_code.cluster.node import ClusterNode, DatabaseUnreachable
 from iac_code.cluster.wakeups import Wakeup
 from iac_code.http_cluster.hosting import HostedConnection
 from iac_code.http_cluster.principals import ConnectionPrincipals
-from iac_code.http_cluster.streams import QuietReader, StreamFeed
+from iac_code.http_cluster.session_streams import SessionStreamFeeds
+from iac_code.http_cluster.streams import StreamFeed
 from iac_code.principals import Principal
 from iac_code.transports.http.backend import OpenStream, Refusal, opened_by, unknown_connection
 from iac_code.transports.http.connections import HttpConnection, ServeFn
@@ -81,8 +85,8 @@ class ClusterBackend(LocalBackend):
             ),
         )
         self.response_headers = [(INSTANCE_HEADER, me.encode())]
-        self.feeds: dict[str, StreamFeed] = {}
-        self.quiet: dict[str, set[QuietReader]] = {}
+        self.feeds: dict[str, StreamFeed] = {}  # the connection streams owned here
+        self.sessions = SessionStreamFeeds(node, self.log, self._mark_dirty)
         self._claimed_at: dict[str, float] = {}
         node.on_tick.append(self.housekeep)
         node.on_wakeup = self._on_wakeup
@@ -144,11 +148,15 @@ class ClusterBackend(LocalBackend):
         with self._database():  # before a feed or a claim: another principal's stream stays where it is
             await self.principals.check(connection_id, principal)
         if stream is not None:
-            return await self._open_session_stream(connection_id)
+            try:
+                with self._database():
+                    return await self.sessions.open(connection_id, stream, last_event_id)
+            except UnknownConnection:
+                raise unknown_connection(connection_id) from None
         feed = self.feeds.get(connection_id)
         new = feed is None
         if feed is None:  # registered before the claim, so no wake-up after it is missed
-            feed = self.feeds[connection_id] = StreamFeed(connection_id, self.log)
+            feed = self.feeds[connection_id] = StreamFeed(connection_id, None, self.log)
         try:
             with self._database():
                 await self.ownership.claim(connection_id)
@@ -190,18 +198,17 @@ class ClusterBackend(LocalBackend):
         started = time.monotonic()
         hosted = [conn.id for conn in self.registry]
         owned = {cid: feed for cid, feed in self.feeds.items() if self._claimed_at.get(cid, started) < started}
-        streaming = [cid for cid, feed in owned.items() if feed.reading] + list(self.quiet)
+        streaming = {cid for cid, feed in owned.items() if feed.reading} | self.sessions.reading_connections()
         if streaming:
-            await self.ownership.touch(streaming)
-        if ids := {*hosted, *owned, *self.quiet}:
+            await self.ownership.touch(sorted(streaming))
+        if ids := {*hosted, *owned}:
             standing = await self.ownership.standing(sorted(ids))
             for connection_id in set(hosted) - standing.hosted:
                 await self._closed_here(connection_id, "closed, expired or taken over while the database was away")
             for connection_id, feed in owned.items():
                 if connection_id not in standing.owned and self.feeds.get(connection_id) is feed:
                     self._end_feed(connection_id)
-            for connection_id in set(self.quiet) - standing.existing:
-                self._end_quiet(connection_id)
+        await self.sessions.housekeep()
         if self.node.settled and self.accepting:
             for adopted in await self.ownership.adopt_orphans(self.node.timings.instance_max_age):
                 self._adopt(adopted)
@@ -228,12 +235,6 @@ class ClusterBackend(LocalBackend):
             if isinstance(transport, HttpConnection) and not transport.closed and self.accepting:
                 self.node.spawn(self._forget(transport.id))  # the agent ended by itself
 
-    async def _open_session_stream(self, connection_id: str) -> OpenStream:
-        """(open_stream found the connection, and that it is the caller's.)"""
-        reader = QuietReader(connection_id, self._forget_quiet_reader)
-        self.quiet.setdefault(connection_id, set()).add(reader)
-        return OpenStream(reader, [], lambda: None)
-
     def _adopt(self, adopted: Adopted) -> None:
         if self.registry.get(adopted.connection_id) is not None:
             return
@@ -253,23 +254,34 @@ class ClusterBackend(LocalBackend):
         await conn.answer_interrupted(interrupted)
         conn.drain_soon()
 
-    def _deliver_here(self, connection_id: str, events: list[Event]) -> None:
+    def _feeds_of(self, connection_id: str) -> list[StreamFeed]:
+        """The streams of the connection held here: its connection stream, its session streams."""
         feed = self.feeds.get(connection_id)
-        if feed is not None:
-            feed.push(events)
+        return ([feed] if feed is not None else []) + self.sessions.of(connection_id)
+
+    def _deliver_here(self, connection_id: str, first_id: int, last_id: int, events: list[Event]) -> None:
+        for feed in self._feeds_of(connection_id):
+            feed.push(first_id, last_id, [event for event in events if event.stream == feed.key])
+
+    def _mark_dirty(self, connection_id: str) -> None:
+        for feed in self._feeds_of(connection_id):
+            feed.mark_dirty()
 
     def _on_wakeup(self, wakeup: Wakeup) -> None:
         subject = wakeup.subject
-        if wakeup.kind == "event" and (feed := self.feeds.get(subject)) is not None:
-            feed.mark_dirty()
+        if wakeup.kind == "event":
+            self._mark_dirty(subject)
         elif wakeup.kind == "inbound" and isinstance(hosted := self.registry.get(subject), HostedConnection):
             hosted.drain_soon()
-        elif wakeup.kind == "claimed" and subject in self.feeds:
-            self.node.spawn(self._check_still_owned(subject))
+        elif wakeup.kind == "claimed":  # another instance took one of its streams
+            if subject in self.feeds:
+                self.node.spawn(self._check_still_owned(subject))
+            if self.sessions.of(subject):
+                self.node.spawn(self._check_sessions_still_held(subject))
         elif wakeup.kind == "closed":
             self.node.spawn(self._closed_here(subject, "closed on another instance"))
         elif wakeup.kind == "resync":  # wake-ups were missed: look at everything again
-            for feed in self.feeds.values():
+            for feed in [*self.feeds.values(), *self.sessions.all()]:
                 feed.mark_dirty()
             for conn in self.registry:
                 if isinstance(conn, HostedConnection):
@@ -286,9 +298,13 @@ class ClusterBackend(LocalBackend):
         if owner != self.node.instance_id:
             self._end_feed(connection_id)
 
+    async def _check_sessions_still_held(self, connection_id: str) -> None:
+        with contextlib.suppress(psycopg.OperationalError):  # else the housekeeping will tell
+            await self.sessions.recheck([connection_id])
+
     async def _closed_here(self, connection_id: str, reason: str) -> None:
         self._end_feed(connection_id)
-        self._end_quiet(connection_id)
+        self.sessions.end_connection(connection_id)
         conn = self.registry.get(connection_id)
         if conn is not None:
             await self.registry.close(conn, reason)
@@ -303,22 +319,10 @@ class ClusterBackend(LocalBackend):
         if feed is not None:
             feed.end()
 
-    def _end_quiet(self, connection_id: str) -> None:
-        for reader in self.quiet.pop(connection_id, set()):
-            reader.end()
-
-    def _forget_quiet_reader(self, reader: QuietReader) -> None:
-        readers = self.quiet.get(reader.connection_id)
-        if readers is not None:
-            readers.discard(reader)
-            if not readers:
-                del self.quiet[reader.connection_id]
-
     def _end_streams(self) -> None:
         for connection_id in list(self.feeds):
             self._end_feed(connection_id)
-        for connection_id in list(self.quiet):
-            self._end_quiet(connection_id)
+        self.sessions.end_all()
 
 
 def cluster_backend(node: ClusterNode, serve: ServeFn, options: HttpOptions) -> ClusterBackend:

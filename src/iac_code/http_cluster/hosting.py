@@ -1,7 +1,8 @@
-"""A connection whose agent runs on this instance (its host) while its stream may be held anywhere.
+"""A connection whose agent runs on this instance (its host) while its streams may be held anywhere.
 
-What the agent sends is written to the shared event log (cluster/events.py), which gives it its SSE id;
-the stream's owner delivers it from there, or straight from memory when it is this instance. One writer
+What the agent sends is written to the shared event log (cluster/events.py) with the session it concerns,
+which gives it its SSE id and its stream (that session's stream while one is open, else the connection
+stream); the stream's reader delivers it from there, or straight from memory when it is this instance. One writer
 task per connection appends whatever the agent sent meanwhile in one statement, so a burst (a replayed
 history, a fast stream) costs a few round trips, not one per event; past MAX_UNWRITTEN unwritten messages
 the agent waits. While the database is away the writer retries and the agent soon waits with it; after
@@ -22,7 +23,7 @@ from typing import Any
 import psycopg
 
 from iac_code.cluster.connections import UnknownConnection
-from iac_code.cluster.events import CONNECTION_STREAM, EventLog
+from iac_code.cluster.events import CONNECTION_STREAM, Appended, EventLog
 from iac_code.cluster.inbound import InboundQueue
 from iac_code.transports.http.connections import MAX_INBOUND_MESSAGES, HttpConnection
 from iac_code.transports.http.events import Event, message_event
@@ -34,7 +35,8 @@ MAX_UNWRITTEN = 1000  # messages the agent sent that are not in the log yet; pas
 MAX_BATCH = 500  # messages per statement
 INTERRUPTED = "the instance running this request stopped before answering; load the session again to go on"
 
-Deliver = Callable[[str, list[Event]], None]  # (connection id, events) to a stream held by this instance
+# (connection id, first id, last id, events): ids first..last were just logged here, to the streams held here.
+Deliver = Callable[[str, int, int, list[Event]], None]
 
 
 class HostedConnection(HttpConnection):
@@ -46,7 +48,7 @@ class HostedConnection(HttpConnection):
         self._inbound_queue = inbound
         self._deliver = deliver
         self._stall_seconds = stall_seconds
-        self._unwritten: list[dict[str, Any]] = []
+        self._unwritten: list[tuple[dict[str, Any], str | None]] = []  # with the session each concerns
         self._written = asyncio.Event()  # set after each batch: wakes a send() waiting for room
         self._writer: asyncio.Task[None] | None = None
         self._taking = asyncio.Lock()  # one take at a time keeps the POSTs' order
@@ -61,8 +63,7 @@ class HostedConnection(HttpConnection):
             return
         if "method" not in message and self._answers_initialize(message):
             return
-        self._session_of_outgoing(message)  # keeps `sessions` current; every event goes on the connection stream
-        self._unwritten.append(message)
+        self._unwritten.append((message, self._session_of_outgoing(message)))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write(), name=f"events {self.id}")
         while len(self._unwritten) > MAX_UNWRITTEN and not self.closed:
@@ -128,22 +129,26 @@ class HostedConnection(HttpConnection):
     async def _write(self) -> None:
         while self._unwritten and not self.closed:
             batch = self._unwritten[:MAX_BATCH]
-            last_id = await self._append(batch)
-            if last_id is None:
+            appended = await self._append(batch)
+            if appended is None:
                 return
             del self._unwritten[: len(batch)]
-            first_id = last_id - len(batch) + 1
-            events = [message_event(first_id + n, None, m) for n, m in enumerate(batch)]
-            self._deliver(self.id, events)
+            first_id = appended.last_id - len(batch) + 1
+            events = [
+                message_event(first_id + n, session if stream != CONNECTION_STREAM else None, message)
+                for n, ((message, session), stream) in enumerate(zip(batch, appended.streams, strict=True))
+            ]
+            self._deliver(self.id, first_id, appended.last_id, events)
             self._written.set()
 
-    async def _append(self, batch: list[dict[str, Any]]) -> int | None:
+    async def _append(self, batch: list[tuple[dict[str, Any], str | None]]) -> Appended | None:
         """Log the batch; None if the connection is gone or the database stayed away too long."""
         started = asyncio.get_running_loop().time()
         failures = 0
         while not self.closed:
             try:
-                return await self._log.append_many(self.id, CONNECTION_STREAM, batch, as_host=True)
+                messages, sessions = zip(*batch, strict=True)
+                return await self._log.append_many(self.id, messages, sessions, as_host=True)
             except UnknownConnection:
                 self.shutdown("closed, or adopted by another instance")
             except psycopg.OperationalError as exc:

@@ -1,5 +1,5 @@
-"""Losing parts under a running cluster: kill -9 of the instance holding a stream, of the instance running
-a session's turn, and PostgreSQL restarting while clients prompt."""
+"""Losing parts under a running cluster: kill -9 of the instance holding a stream (a connection stream, a
+session stream), of the instance running a session's turn, and PostgreSQL restarting while clients prompt."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 from tests.e2e.cluster.conftest import cluster
+from tests.e2e.cluster.test_session_streams import ids, none_came_since, session_stream
 from tests.e2e.http.client import INIT, AcpHttp, SseListener, agent_text, is_response
 
 
@@ -49,6 +50,64 @@ def test_kill_9_of_the_stream_holder_mid_answer_loses_and_repeats_nothing(nginx_
     assert ids == list(range(ids[0], ids[0] + len(ids)))  # no gap, no duplicate
     assert seen[-1]["data"]["result"]["stopReason"] == "end_turn"
     assert agent_text(seen) == text
+
+
+def test_kill_9_of_the_session_streams_instance_then_a_reconnect_elsewhere_loses_and_repeats_nothing(
+    nginx_available, model, pg_url
+):
+    text = "".join(f"{n:03d} " for n in range(80))
+    model.add({"text": text, "chunk_chars": 4, "delay": 0.03})
+    with cluster(model.url, pg_url) as running:
+        host, holder = running.instances["i1"], running.instances["i2"]
+        client = AcpHttp(host.url)
+        connection_events = SseListener(host.url, {"Acp-Connection-Id": client.connection_id})
+        session_id = client.new_session(connection_events, str(running.workspace))
+        first = session_stream(client, holder, session_id)
+        assert client.prompt(session_id, "count").status_code == 202
+        seen = first.until(lambda d: d.get("method") == "session/update")
+        seen += [first.next() for _ in range(5)]
+
+        holder.process.kill()  # SIGKILL: no goodbye, no close
+        seen += _until_eof(first)  # whatever reached the client before its stream broke
+        second = session_stream(client, host, session_id, **{"Last-Event-ID": seen[-1]["id"]})
+        seen += second.until(is_response(3))
+        assert none_came_since(connection_events, client, min(ids(seen)))
+        for stream in (second, connection_events):
+            stream.close()
+        client.close()
+
+    assert ids(seen) == sorted(set(ids(seen)))  # in order, none twice
+    assert agent_text(seen) == text  # none lost
+    assert seen[-1]["data"]["result"]["stopReason"] == "end_turn"
+
+
+def test_kill_9_of_the_session_streams_instance_and_no_reconnect_the_rest_comes_on_the_connection_stream(
+    nginx_available, model, pg_url
+):
+    text = "".join(f"{n:03d} " for n in range(80))
+    model.add({"text": text, "chunk_chars": 4, "delay": 0.03})
+    with cluster(model.url, pg_url) as running:
+        host, holder = running.instances["i1"], running.instances["i2"]
+        client = AcpHttp(host.url)
+        connection_events = SseListener(host.url, {"Acp-Connection-Id": client.connection_id})
+        session_id = client.new_session(connection_events, str(running.workspace))
+        session_events = session_stream(client, holder, session_id)
+        assert client.prompt(session_id, "count").status_code == 202
+        on_session = session_events.until(lambda d: d.get("method") == "session/update")
+        on_session += [session_events.next() for _ in range(5)]
+
+        holder.process.kill()
+        on_session += _until_eof(session_events)
+        # Nobody reconnects the session stream: once the dead holder's grace is over, what it had not sent
+        # (by its last record of what it sent) moves to the connection stream.
+        on_connection = connection_events.until(is_response(3), timeout=30)
+        connection_events.close()
+        client.close()
+
+    said, moved = agent_text(on_session), agent_text(on_connection)
+    assert text.startswith(said) and text.endswith(moved)  # each in order
+    assert len(said) + len(moved) >= len(text)  # none lost (its last quarter of a second may come twice)
+    assert on_connection[-1]["data"]["result"]["stopReason"] == "end_turn"
 
 
 def test_a_session_is_taken_over_after_its_instance_dies_and_goes_on(nginx_available, model, pg_url):

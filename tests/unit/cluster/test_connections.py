@@ -8,9 +8,10 @@ import asyncio
 import pytest
 
 from iac_code.cluster.connections import Adopted, ConnectionOwnership, Standing, UnknownConnection
-from iac_code.cluster.events import EventLog
+from iac_code.cluster.events import EventLog, session_stream
 from iac_code.cluster.inbound import InboundQueue
 from iac_code.cluster.instances import InstanceRegistry
+from iac_code.cluster.session_streams import SessionStreams
 from iac_code.cluster.wakeups import Wakeup
 from iac_code.database.pool import Pool
 
@@ -53,16 +54,23 @@ async def test_release_only_gives_up_what_is_still_ours(pool: Pool) -> None:
     assert await a.owner("c1") is None
 
 
-async def test_forget_removes_the_connection_with_its_rows_and_wakes_host_and_owner(pool: Pool, pg_url: str) -> None:
+async def test_forget_removes_the_connection_with_its_rows_and_wakes_host_owner_and_holders(
+    pool: Pool, pg_url: str
+) -> None:
     host, owner, closer = (ConnectionOwnership(pool, name) for name in ("host", "owner", "closer"))
     await host.open("c1")
     await owner.claim("c1")
-    await EventLog(pool, "host").append("c1", "", {"jsonrpc": "2.0", "method": "x"})
+    await SessionStreams(EventLog(pool, "holder")).open("c1", session_stream("s1"), None)
+    await EventLog(pool, "host").append("c1", {"jsonrpc": "2.0", "method": "x"})
     await InboundQueue(pool, "closer").push("c1", request(1))
-    async with listening(pg_url, "host") as heard_by_host, listening(pg_url, "owner") as heard_by_owner:
+    async with (
+        listening(pg_url, "host") as heard_by_host,
+        listening(pg_url, "owner") as heard_by_owner,
+        listening(pg_url, "holder") as heard_by_holder,
+    ):
         assert await closer.forget("c1")
-        assert await heard_by_host.next() == Wakeup("closed", "c1")
-        assert await heard_by_owner.next() == Wakeup("closed", "c1")
+        for heard in (heard_by_host, heard_by_owner, heard_by_holder):
+            assert await heard.next() == Wakeup("closed", "c1")
     assert not await closer.forget("c1")
     with pytest.raises(UnknownConnection):
         await host.owner("c1")
@@ -112,9 +120,7 @@ async def test_a_dead_hosts_used_connections_are_adopted_once_with_their_unanswe
         await dead_queue.take(connection_id)  # the dead host took them…
     await dead_queue.push("streamed", {"jsonrpc": "2.0", "method": "session/cancel", "params": {}})
     await dead_queue.take("streamed")  # … a notification is never in flight
-    await EventLog(pool, "dead").append(
-        "answered", "", {"jsonrpc": "2.0", "id": "\x00", "result": {}}
-    )  # … answered one
+    await EventLog(pool, "dead").append("answered", {"jsonrpc": "2.0", "id": "\x00", "result": {}})  # … answered one
     await InboundQueue(pool, "alive").push("posted", request(2))  # waiting for a host that will not take it
     # The window is wide so that the survivors' own heartbeats stay fresh on a loaded machine.
     await asyncio.sleep(1.2)
@@ -137,4 +143,4 @@ async def test_standing_tells_what_the_database_still_grants(pool: Pool) -> None
         await a.open(connection_id)
     await b.claim("moved")
     await b.forget("closed")
-    assert await a.standing(["kept", "moved", "closed"]) == Standing({"kept", "moved"}, {"kept", "moved"}, {"kept"})
+    assert await a.standing(["kept", "moved", "closed"]) == Standing({"kept", "moved"}, {"kept"})

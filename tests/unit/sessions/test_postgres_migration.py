@@ -66,7 +66,7 @@ async def test_rows_of_the_previous_schema_read_back_and_queued_requests_stay_tr
 
             assert await InboundQueue(pool, "h").take("c1") == [PROMPT, HOLDS_NUL, CANCEL]
             for answered in (5, '"5"'):
-                await EventLog(pool, "h").append("c1", "", {"jsonrpc": "2.0", "id": answered, "result": {}})
+                await EventLog(pool, "h").append("c1", {"jsonrpc": "2.0", "id": answered, "result": {}})
             async with pool.connection() as conn:
                 in_flight = await (
                     await conn.execute("SELECT request_key, request_id::text FROM iac_inflight")

@@ -146,25 +146,6 @@ async def test_old_events_lost_from_the_window_are_announced(pg_url, client):
             assert [e["id"] for e in await events.until(is_response(3))] == ["5", "6", "7"]
 
 
-async def test_a_session_stream_only_keeps_alive_and_everything_comes_on_the_connection_stream(pg_url, client):
-    options = HttpOptions(keepalive_seconds=0.05)
-    async with instance(pg_url, "a", options) as a, instance(pg_url, "b", options) as b:
-        conn_id = await initialize(client, a.url)
-        async with open_stream(client, a.url, conn_id) as events:
-            await post(client, a.url, conn_id, new_session())
-            session_id = await created_session(events)
-            async with open_stream(client, b.url, conn_id, **{"Acp-Session-Id": session_id}) as quiet:
-                await post(client, b.url, conn_id, prompt(session_id, "count 2"))
-                assert len(await events.until(is_response(3))) == 3
-                with pytest.raises(TimeoutError):
-                    await quiet.next_event(timeout=0.3)
-                assert ": keepalive" in quiet.comments
-                await client.delete(f"{a.url}/acp", headers={"Acp-Connection-Id": conn_id})
-                await asyncio.sleep(3 * HEARTBEAT)
-                with pytest.raises(EOFError):  # the housekeeping ends streams of closed connections
-                    await quiet.next_event(timeout=2)
-
-
 async def test_delete_on_another_instance_stops_the_agent_and_forgets_the_connection(pair, client):
     a, b = pair
     conn_id = await initialize(client, a.url)
