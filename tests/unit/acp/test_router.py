@@ -1,5 +1,6 @@
 """The method router in-process: aliases, defaults and JSON-RPC error codes."""
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +87,24 @@ async def test_an_unexpected_error_is_an_internal_error(tmp_path):
     with pytest.raises(RequestError) as error:
         await handle("session/list", {}, False)
     assert error.value.code == -32603
+
+
+async def test_one_router_serves_each_connection_its_own_agent(tmp_path):
+    # The router is shared by the process; which agent a message reaches is the handler's, even when the
+    # connections' messages are handled at the same time.
+    agents = [make_agent(tmp_path / name) for name in ("a", "b")]
+    handles = [build_handler(agent) for agent in agents]
+
+    async def create_then_list(handle, cwd: Path) -> tuple[str, list[str]]:
+        created = wire(await handle("session/new", {"cwd": str(cwd)}, False))["sessionId"]
+        await asyncio.sleep(0)  # let the other connection's message run in between
+        listed = wire(await handle("session/list", {}, False))["sessions"]
+        return created, [s["sessionId"] for s in listed]
+
+    try:
+        results = await asyncio.gather(*(create_then_list(h, tmp_path) for h in handles))
+    finally:
+        for agent in agents:
+            await agent.shutdown()
+    assert [listed for _, listed in results] == [[created] for created, _ in results]
+    assert results[0][0] != results[1][0]
