@@ -13,7 +13,7 @@ $(BIN)/iac-code: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,checkov]'
 	touch $@
 
-# The main job: the ACP server over HTTP+SSE on 127.0.0.1:8765 (offline demo model when none is configured).
+# The main job: the ACP server (HTTP+SSE and WebSocket at /acp, the web client at /) on 127.0.0.1:8765 (offline demo model when none is configured).
 # Another address: make run PORT=9090 (HOST too).
 run: $(BIN)/iac-code
 	$(BIN)/iac-code acp --transport http --host $(HOST) --port $(PORT)
