@@ -15,6 +15,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -61,14 +62,20 @@ class Socket:
         )
 
 
-async def round_trips_ws(url: str, workspace: str, rounds: int) -> list[float]:
-    conn = await Socket.open(url, workspace)
-    await conn.prompt("warm up")
+async def timed_prompts(prompt: Callable[[str], Awaitable[dict]], rounds: int) -> list[float]:
+    """Seconds each of `rounds` one-line prompts took, after one to warm up."""
+    await prompt("warm up")
     samples = []
     for _ in range(rounds):
         started = time.perf_counter()
-        await conn.prompt("hello")
+        await prompt("hello")
         samples.append(time.perf_counter() - started)
+    return samples
+
+
+async def round_trips_ws(url: str, workspace: str, rounds: int) -> list[float]:
+    conn = await Socket.open(url, workspace)
+    samples = await timed_prompts(conn.prompt, rounds)
     await conn.socket.close()
     return samples
 
@@ -77,12 +84,7 @@ async def round_trips_sse(url: str, workspace: str, rounds: int) -> list[float]:
     async with client() as http:
         conn = Connection(http, url, workspace)
         await conn.open()
-        await conn.prompt("warm up")
-        samples = []
-        for _ in range(rounds):
-            started = time.perf_counter()
-            await conn.prompt("hello")
-            samples.append(time.perf_counter() - started)
+        samples = await timed_prompts(conn.prompt, rounds)
         await conn.close()
     return samples
 

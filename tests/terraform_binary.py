@@ -58,6 +58,21 @@ def require_terraform() -> str:
     return path
 
 
+# A module whose plan, once EDITED replaces the APPLIED main.tf, holds every kind of change: 2 to add, 1 to
+# change, 1 to replace, 1 to destroy.
+MIXED_CHANGE_APPLIED = """\
+resource "terraform_data" "old" {}
+resource "terraform_data" "db" { input = "v1" }
+resource "terraform_data" "web" { triggers_replace = "a" }
+"""
+MIXED_CHANGE_EDITED = """\
+resource "terraform_data" "db" { input = "v2" }
+resource "terraform_data" "web" { triggers_replace = "b" }
+resource "terraform_data" "one" {}
+resource "terraform_data" "two" {}
+"""
+
+
 def applied_then_edited(directory: Path, applied: str, edited: str) -> Path:
     """`directory` with `applied` as its main.tf applied (local state), then main.tf rewritten as `edited`, so
     that a plan shows the difference."""

@@ -12,19 +12,10 @@ from typing import Any
 
 import pytest
 from tests.e2e.acp.wire import updates
+from tests.terraform_binary import MIXED_CHANGE_APPLIED as APPLIED
+from tests.terraform_binary import MIXED_CHANGE_EDITED as EDITED
 from tests.terraform_binary import applied_then_edited
 
-APPLIED = """\
-resource "terraform_data" "old" {}
-resource "terraform_data" "db" { input = "v1" }
-resource "terraform_data" "web" { triggers_replace = "a" }
-"""
-EDITED = """\
-resource "terraform_data" "db" { input = "v2" }
-resource "terraform_data" "web" { triggers_replace = "b" }
-resource "terraform_data" "one" {}
-resource "terraform_data" "two" {}
-"""
 COUNTS = "2 to add, 1 to change, 1 to replace, 1 to destroy"
 
 

@@ -8,7 +8,6 @@ Without nginx the tests skip, except under CI=true, where they fail (CI must run
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.e2e.cluster.nginx import NginxUnavailable, find_nginx, nginx
+from tests.e2e.cluster.nginx import nginx
 from tests.e2e.http.server_process import ServerProcess, http_server
 from tests.fakes.openai_server import ScriptedOpenAI
 
@@ -63,16 +62,6 @@ def cluster(
             for name, server in instances.items():
                 print(f"---- log of instance {name} (end) ----\n{server.log_text()[-20_000:]}", file=sys.stderr)
             raise
-
-
-@pytest.fixture(scope="session")
-def nginx_available() -> None:
-    try:
-        find_nginx()
-    except NginxUnavailable as exc:
-        if os.environ.get("CI", "").lower() in ("true", "1"):
-            pytest.fail(f"CI=true and {exc}", pytrace=False)
-        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="module")

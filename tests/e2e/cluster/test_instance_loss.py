@@ -3,13 +3,16 @@ session stream), of the instance running a session's turn, and PostgreSQL restar
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import httpx
-from tests.e2e.cluster.conftest import cluster
+from tests.e2e.cluster.conftest import Cluster, cluster
 from tests.e2e.cluster.test_session_streams import ids, none_came_since, session_stream
 from tests.e2e.http.client import INIT, AcpHttp, SseListener, agent_text, is_response
 
@@ -52,40 +55,23 @@ def test_kill_9_of_the_stream_holder_mid_answer_loses_and_repeats_nothing(nginx_
     assert agent_text(seen) == text
 
 
-def test_kill_9_of_the_session_streams_instance_then_a_reconnect_elsewhere_loses_and_repeats_nothing(
-    nginx_available, model, pg_url
-):
-    text = "".join(f"{n:03d} " for n in range(80))
-    model.add({"text": text, "chunk_chars": 4, "delay": 0.03})
-    with cluster(model.url, pg_url) as running:
-        host, holder = running.instances["i1"], running.instances["i2"]
-        client = AcpHttp(host.url)
-        connection_events = SseListener(host.url, {"Acp-Connection-Id": client.connection_id})
-        session_id = client.new_session(connection_events, str(running.workspace))
-        first = session_stream(client, holder, session_id)
-        assert client.prompt(session_id, "count").status_code == 202
-        seen = first.until(lambda d: d.get("method") == "session/update")
-        seen += [first.next() for _ in range(5)]
-
-        holder.process.kill()  # SIGKILL: no goodbye, no close
-        seen += _until_eof(first)  # whatever reached the client before its stream broke
-        second = session_stream(client, host, session_id, **{"Last-Event-ID": seen[-1]["id"]})
-        seen += second.until(is_response(3))
-        assert none_came_since(connection_events, client, min(ids(seen)))
-        for stream in (second, connection_events):
-            stream.close()
-        client.close()
-
-    assert ids(seen) == sorted(set(ids(seen)))  # in order, none twice
-    assert agent_text(seen) == text  # none lost
-    assert seen[-1]["data"]["result"]["stopReason"] == "end_turn"
+COUNTING = "".join(f"{n:03d} " for n in range(80))
 
 
-def test_kill_9_of_the_session_streams_instance_and_no_reconnect_the_rest_comes_on_the_connection_stream(
-    nginx_available, model, pg_url
-):
-    text = "".join(f"{n:03d} " for n in range(80))
-    model.add({"text": text, "chunk_chars": 4, "delay": 0.03})
+@dataclass
+class _CountingTurn:
+    client: AcpHttp
+    running: Cluster
+    session_id: str
+    connection_events: SseListener
+    session_events: SseListener
+    seen: list[dict]  # what the session stream sent so far
+
+
+@contextlib.contextmanager
+def _counting_on_a_session_stream(model, pg_url) -> Iterator[_CountingTurn]:
+    """A turn streaming COUNTING, hosted on i1, its session stream held by i2, which has sent a few updates."""
+    model.add({"text": COUNTING, "chunk_chars": 4, "delay": 0.03})
     with cluster(model.url, pg_url) as running:
         host, holder = running.instances["i1"], running.instances["i2"]
         client = AcpHttp(host.url)
@@ -93,20 +79,45 @@ def test_kill_9_of_the_session_streams_instance_and_no_reconnect_the_rest_comes_
         session_id = client.new_session(connection_events, str(running.workspace))
         session_events = session_stream(client, holder, session_id)
         assert client.prompt(session_id, "count").status_code == 202
-        on_session = session_events.until(lambda d: d.get("method") == "session/update")
-        on_session += [session_events.next() for _ in range(5)]
+        seen = session_events.until(lambda d: d.get("method") == "session/update")
+        seen += [session_events.next() for _ in range(5)]
+        yield _CountingTurn(client, running, session_id, connection_events, session_events, seen)
 
-        holder.process.kill()
-        on_session += _until_eof(session_events)
+
+def test_kill_9_of_the_session_streams_instance_then_a_reconnect_elsewhere_loses_and_repeats_nothing(
+    nginx_available, model, pg_url
+):
+    with _counting_on_a_session_stream(model, pg_url) as turn:
+        turn.running.instances["i2"].process.kill()  # SIGKILL: no goodbye, no close
+        seen = turn.seen + _until_eof(turn.session_events)  # whatever reached the client before its stream broke
+        resume = {"Last-Event-ID": seen[-1]["id"]}
+        second = session_stream(turn.client, turn.running.instances["i1"], turn.session_id, **resume)
+        seen += second.until(is_response(3))
+        assert none_came_since(turn.connection_events, turn.client, min(ids(seen)))
+        for stream in (second, turn.connection_events):
+            stream.close()
+        turn.client.close()
+
+    assert ids(seen) == sorted(set(ids(seen)))  # in order, none twice
+    assert agent_text(seen) == COUNTING  # none lost
+    assert seen[-1]["data"]["result"]["stopReason"] == "end_turn"
+
+
+def test_kill_9_of_the_session_streams_instance_and_no_reconnect_the_rest_comes_on_the_connection_stream(
+    nginx_available, model, pg_url
+):
+    with _counting_on_a_session_stream(model, pg_url) as turn:
+        turn.running.instances["i2"].process.kill()
+        on_session = turn.seen + _until_eof(turn.session_events)
         # Nobody reconnects the session stream: once the dead holder's grace is over, what it had not sent
         # (by its last record of what it sent) moves to the connection stream.
-        on_connection = connection_events.until(is_response(3), timeout=30)
-        connection_events.close()
-        client.close()
+        on_connection = turn.connection_events.until(is_response(3), timeout=30)
+        turn.connection_events.close()
+        turn.client.close()
 
     said, moved = agent_text(on_session), agent_text(on_connection)
-    assert text.startswith(said) and text.endswith(moved)  # each in order
-    assert len(said) + len(moved) >= len(text)  # none lost (its last quarter of a second may come twice)
+    assert COUNTING.startswith(said) and COUNTING.endswith(moved)  # each in order
+    assert len(said) + len(moved) >= len(COUNTING)  # none lost (its last quarter of a second may come twice)
     assert on_connection[-1]["data"]["result"]["stopReason"] == "end_turn"
 
 

@@ -5,28 +5,15 @@ without the session: the next prompt is answered "Session not found", so the pag
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from tests.e2e.cluster.conftest import cluster
-from tests.e2e.cluster.nginx import NginxUnavailable, find_nginx
 from tests.e2e.web.page import WebPage
 
 OPENED = "opened by local"  # an instance's log line for a connection it hosts
 
 
-@pytest.fixture(scope="module")
-def balancer() -> None:
-    try:
-        find_nginx()
-    except NginxUnavailable as exc:
-        if os.environ.get("CI", "").lower() in ("true", "1"):
-            pytest.fail(f"CI=true and {exc}", pytrace=False)
-        pytest.skip(str(exc))
-
-
 @pytest.mark.parametrize("transport", [None, "sse"], ids=["websocket", "sse"])
-def test_the_page_goes_on_after_its_instance_dies(balancer, browser, model, pg_url, transport):
+def test_the_page_goes_on_after_its_instance_dies(nginx_available, browser, model, pg_url, transport):
     model.add({"text": "before the failover"}, {"text": "after the failover"})
     with cluster(model.url, pg_url) as running:
         web = WebPage(browser, running.base)

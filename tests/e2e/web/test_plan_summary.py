@@ -8,19 +8,9 @@ import json
 
 import pytest
 from tests.e2e.web.page import by_testid
+from tests.terraform_binary import MIXED_CHANGE_APPLIED as APPLIED
+from tests.terraform_binary import MIXED_CHANGE_EDITED as EDITED
 from tests.terraform_binary import applied_then_edited
-
-APPLIED = """\
-resource "terraform_data" "old" {}
-resource "terraform_data" "db" { input = "v1" }
-resource "terraform_data" "web" { triggers_replace = "a" }
-"""
-EDITED = """\
-resource "terraform_data" "db" { input = "v2" }
-resource "terraform_data" "web" { triggers_replace = "b" }
-resource "terraform_data" "one" {}
-resource "terraform_data" "two" {}
-"""
 
 pytestmark = pytest.mark.usefixtures("terraform")  # skipped without terraform (failed under CI=true)
 
