@@ -46,8 +46,8 @@ def origin_allowed(origin: str | None, allowed_origins: frozenset[str], host: st
     """No Origin (curl, SDKs), a loopback page on any port, a page of this server (the Origin names the
     `host` the request was sent to), or one the operator allowed.
 
-    The guard checks the Host before: a loopback server serves only loopback and allowed names, so a
-    rebinding page cannot pass for one of its pages; any other server demands a token the page lacks."""
+    The guard names `host` only when a rebinding page cannot pass for one of this server's: a loopback or
+    allowed name, or a server that demands a token the page lacks (GuardMiddleware._own_host)."""
     if origin is None:
         return True
     normalised = _normalise_origin(origin)
@@ -184,6 +184,13 @@ class GuardMiddleware:
         self._allowed_hosts = frozenset(host.strip().lower() for host in allowed_hosts or [])
         self._allowed_origins = frozenset(_normalise_origin(origin) for origin in allowed_origins)
 
+    def _own_host(self, host: str | None) -> str | None:
+        """The Host whose pages count as this server's: a rebinding page names its own host, so without a token
+        to stop it, only a loopback or allowed name (--allow-insecure-bind on another address: none)."""
+        if self._authenticator.required or host_allowed(host, self._allowed_hosts):
+            return host
+        return None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self._app(scope, receive, send)
@@ -193,7 +200,7 @@ class GuardMiddleware:
         if self._loopback_only and not host_allowed(host, self._allowed_hosts):
             await refuse(scope, receive, send, 403, "Host not allowed")
             return
-        if not origin_allowed(headers.get("origin"), self._allowed_origins, host):
+        if not origin_allowed(headers.get("origin"), self._allowed_origins, self._own_host(host)):
             await refuse(scope, receive, send, 403, "Origin not allowed")
             return
         if is_public(scope):
