@@ -24,7 +24,7 @@ from acp.http.protocol import CONNECTION_ID_HEADER, SESSION_ID_HEADER, is_initia
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
 from iac_code import __version__
@@ -115,7 +115,7 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
         backend.begin_shutdown()
         websockets.begin_shutdown()
 
-    routes: list[Route | WebSocketRoute] = [
+    routes: list[BaseRoute] = [
         Route("/acp", post, methods=["POST"]),
         Route("/acp", get, methods=["GET"]),
         Route("/acp", delete, methods=["DELETE"]),
@@ -136,7 +136,8 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
     )
     if backend.response_headers:
         app.add_middleware(ResponseHeaders, headers=backend.response_headers)
-    app.add_middleware(RequestMetrics, routes=frozenset(route.path for route in routes))  # outermost: counts all
+    paths = frozenset(route.path for route in routes if isinstance(route, Route | WebSocketRoute))
+    app.add_middleware(RequestMetrics, routes=paths)  # outermost: counts all
     app.state.backend = backend
     app.state.registry = backend.registry
     app.state.begin_shutdown = begin_shutdown  # synchronous: ends every stream, socket and agent loop

@@ -1,22 +1,27 @@
 """The web client's files from `web/`: `/` is its page, `/web/<file>` its modules, styles and vendored libraries.
 
 They are public (the guard lets GET and HEAD of exactly these paths through without a token: the page is
-what asks for it; `/acp` still needs one). Every answer carries a strict Content-Security-Policy (the page
-loads nothing from another origin and runs nothing inline), `nosniff` and no referrer; files are
-revalidated on every load with their ETag (a reload costs a 304 per file) and sent gzipped when the
-browser takes it. Only files with a known type are served, and nothing outside `web/` or hidden.
+what asks for it; `/acp` still needs one). Starlette serves them: `StaticFiles` keeps every path inside
+`web/` (a symlink out is refused) and answers a reload's If-None-Match with 304; `GZipMiddleware` compresses
+what the browser takes gzipped. Narrowed here to the types the page loads, no hidden files, and every answer,
+a 404 included, carries a strict Content-Security-Policy (nothing from another origin, nothing inline),
+`nosniff` and no referrer.
 """
 
 from __future__ import annotations
 
-import gzip
-import hashlib
-from dataclasses import dataclass
+import os
 from pathlib import Path, PurePosixPath
 
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.middleware.gzip import GZipMiddleware
+from starlette.responses import FileResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import NotModifiedResponse, StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from iac_code.transports.http.backend import ResponseHeaders
 
 WEB_ROOT = Path(__file__).with_name("web")
 PAGE_PATH = "/"
@@ -33,6 +38,7 @@ SECURITY_HEADERS = {
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
 }
+# Named here, not guessed: Python 3.11 without /etc/mime.types calls .js application/javascript.
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -41,92 +47,63 @@ CONTENT_TYPES = {
     ".svg": "image/svg+xml",
     ".png": "image/png",
 }
-_COMPRESSIBLE = (".html", ".js", ".mjs", ".css", ".svg")
 _MIN_GZIP_BYTES = 1024  # smaller files gain less than the header costs
 
 
-@dataclass(frozen=True)
-class _Loaded:
-    """One file as read, keyed by its size and mtime so that an edited file (an editable install) is read again."""
+class WebFiles(StaticFiles):
+    """The files under WEB_ROOT of a type the page loads, revalidated on every load (a reload costs a 304)."""
 
-    stamp: tuple[int, int]
-    body: bytes
-    gzipped: bytes | None
-    digest: str
+    def __init__(self) -> None:
+        super().__init__(directory=WEB_ROOT)
 
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        try:
+            return await super().get_response(path, scope)
+        except HTTPException as refusal:  # answered here, so that it carries the security headers too
+            return PlainTextResponse(refusal.detail, refusal.status_code, refusal.headers)
 
-_loaded: dict[Path, _Loaded] = {}
+    def lookup_path(self, path: str) -> tuple[str, os.stat_result | None]:
+        parts = PurePosixPath(path).parts
+        if any(part.startswith(".") for part in parts) or PurePosixPath(path).suffix not in CONTENT_TYPES:
+            return "", None
+        return super().lookup_path(path)
 
-
-def static_routes() -> list[Route]:
-    return [
-        Route(PAGE_PATH, page, methods=["GET"]),  # Starlette adds HEAD to GET routes
-        Route(ASSETS_PREFIX + "{name:path}", asset, methods=["GET"]),
-    ]
-
-
-async def page(request: Request) -> Response:
-    return _serve(request, "index.html")
-
-
-async def asset(request: Request) -> Response:
-    return _serve(request, request.path_params["name"])
+    def file_response(
+        self, full_path: str | os.PathLike[str], stat_result: os.stat_result, scope: Scope, status_code: int = 200
+    ) -> Response:
+        media_type = CONTENT_TYPES[Path(full_path).suffix]
+        headers = {"cache-control": "no-cache"}
+        response = FileResponse(full_path, status_code, headers, media_type, stat_result=stat_result)
+        if self.is_not_modified(response.headers, Headers(scope=scope)):
+            return NotModifiedResponse(response.headers)
+        return response
 
 
 def asset_file(name: str) -> Path | None:
-    """The file `name` names under WEB_ROOT, or None: an unknown type, a hidden or parent part, or no such file."""
-    parts = PurePosixPath(name).parts
-    if not parts or any(part.startswith(".") or "\\" in part or "\0" in part for part in parts):
-        return None
-    if PurePosixPath(name).suffix not in CONTENT_TYPES:
-        return None
-    root = WEB_ROOT.resolve()
-    path = root.joinpath(*parts).resolve()
-    if not path.is_relative_to(root) or not path.is_file():  # a symlink out of web/ is refused too
-        return None
-    return path
+    """The file `name` names under WEB_ROOT, as WebFiles finds it, or None."""
+    full_path, stat_result = WebFiles().lookup_path(name)
+    return Path(full_path) if stat_result is not None and Path(full_path).is_file() else None
 
 
-def _serve(request: Request, name: str) -> Response:
-    path = asset_file(name)
-    if path is None:
-        return Response("Not Found", status_code=404, media_type="text/plain", headers=SECURITY_HEADERS)
-    loaded = _load(path)
-    headers = {**SECURITY_HEADERS, "cache-control": "no-cache", "vary": "accept-encoding"}
-    body = loaded.body
-    etag = f'"{loaded.digest}"'
-    if loaded.gzipped is not None and _accepts_gzip(request.headers.get("accept-encoding", "")):
-        body = loaded.gzipped
-        etag = f'"{loaded.digest}-gzip"'  # a strong validator names one representation
-        headers["content-encoding"] = "gzip"
-    headers["etag"] = etag
-    if etag in _validators(request.headers.get("if-none-match", "")):
-        headers.pop("content-encoding", None)
-        return Response(status_code=304, headers=headers)
-    return Response(body, headers={**headers, "content-type": CONTENT_TYPES[path.suffix]})
+class _Page:
+    """`/`: the page, index.html."""
+
+    def __init__(self, files: WebFiles) -> None:
+        self._files = files
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self._files.get_response("index.html", scope)
+        await response(scope, receive, send)
 
 
-def _load(path: Path) -> _Loaded:
-    stat = path.stat()
-    stamp = (stat.st_size, stat.st_mtime_ns)
-    cached = _loaded.get(path)
-    if cached is not None and cached.stamp == stamp:
-        return cached
-    body = path.read_bytes()
-    compress = path.suffix in _COMPRESSIBLE and len(body) >= _MIN_GZIP_BYTES
-    gzipped = gzip.compress(body, mtime=0) if compress else None
-    loaded = _Loaded(stamp, body, gzipped, hashlib.sha256(body).hexdigest()[:32])
-    _loaded[path] = loaded
-    return loaded
+def _served(app: ASGIApp) -> ASGIApp:
+    headers = [(name.encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
+    return ResponseHeaders(GZipMiddleware(app, minimum_size=_MIN_GZIP_BYTES), headers=headers)
 
 
-def _accepts_gzip(accept_encoding: str) -> bool:
-    for item in accept_encoding.split(","):
-        coding, _, params = item.strip().partition(";")
-        if coding.strip().lower() == "gzip":
-            return params.replace(" ", "") not in ("q=0", "q=0.0", "q=0.00", "q=0.000")
-    return False
-
-
-def _validators(if_none_match: str) -> set[str]:
-    return {tag.strip().removeprefix("W/") for tag in if_none_match.split(",") if tag.strip()}
+def static_routes() -> list[BaseRoute]:
+    files = WebFiles()
+    return [
+        Route(PAGE_PATH, _served(_Page(files)), methods=["GET", "HEAD"]),
+        Mount(ASSETS_PREFIX.rstrip("/"), _served(files)),
+    ]
