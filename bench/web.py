@@ -62,31 +62,32 @@ class Socket:
         )
 
 
-async def timed_prompts(prompt: Callable[[str], Awaitable[dict]], rounds: int) -> list[float]:
-    """Seconds each of `rounds` one-line prompts took, after one to warm up."""
-    await prompt("warm up")
-    samples = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        await prompt("hello")
-        samples.append(time.perf_counter() - started)
-    return samples
+async def timed(prompt: Callable[[str], Awaitable[dict]]) -> float:
+    started = time.perf_counter()
+    await prompt("hello")
+    return time.perf_counter() - started
 
 
-async def round_trips_ws(url: str, workspace: str, rounds: int) -> list[float]:
-    conn = await Socket.open(url, workspace)
-    samples = await timed_prompts(conn.prompt, rounds)
-    await conn.socket.close()
-    return samples
-
-
-async def round_trips_sse(url: str, workspace: str, rounds: int) -> list[float]:
+async def round_trips(url: str, workspace: str, rounds: int) -> tuple[list[float], list[float]]:
+    """Seconds per one-line prompt over a WebSocket and over HTTP+SSE, one connection each, taken in turns
+    (alternating which goes first) so that the machine's drift weighs on both alike."""
+    socket = await Socket.open(url, workspace)
     async with client() as http:
-        conn = Connection(http, url, workspace)
-        await conn.open()
-        samples = await timed_prompts(conn.prompt, rounds)
-        await conn.close()
-    return samples
+        sse = Connection(http, url, workspace)
+        await sse.open()
+        await socket.prompt("warm up")
+        await sse.prompt("warm up")
+        over_socket, over_sse = [], []
+        for round_number in range(rounds):
+            if round_number % 2:
+                over_sse.append(await timed(sse.prompt))
+                over_socket.append(await timed(socket.prompt))
+            else:
+                over_socket.append(await timed(socket.prompt))
+                over_sse.append(await timed(sse.prompt))
+        await sse.close()
+    await socket.socket.close()
+    return over_socket, over_sse
 
 
 async def idle_sockets_memory(url: str, pid: int, count: int) -> tuple[float, float, int]:
@@ -149,12 +150,11 @@ async def main() -> None:
             "(goal ≤ 300 ms)"
         )
         workspace = str(server.workspace)
-        rounds = 100
-        ws = await round_trips_ws(server.url, workspace, rounds)
-        sse = await round_trips_sse(server.url, workspace, rounds)
+        rounds = 200
+        ws, sse = await round_trips(server.url, workspace, rounds)
         ws_ms, sse_ms = statistics.median(ws) * 1000, statistics.median(sse) * 1000
         print(
-            f"  one-line prompt round trip, median of {rounds}: WebSocket {ws_ms:.1f} ms, HTTP+SSE {sse_ms:.1f} ms "
+            f"  one-line prompt round trip, median of {rounds} each, taken in turns: WebSocket {ws_ms:.1f} ms, HTTP+SSE {sse_ms:.1f} ms "
             f"(WebSocket/SSE = {ws_ms / sse_ms:.2f}; goal ≤ 1)"
         )
         before, held, open_connections = await idle_sockets_memory(server.url, server.process.pid, 1000)
