@@ -161,6 +161,14 @@ def test_every_module_import_names_a_file_that_is_served():
             assert asset_file(str(resolved.relative_to(WEB_ROOT.resolve()))) is not None, f"{module.name}: {target}"
 
 
+def test_the_page_preloads_every_module_but_the_one_it_runs():
+    # Without it the browser finds each level of imports only after fetching the one before.
+    html = (WEB_ROOT / "index.html").read_text()
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="/web/([^"]+)">', html))
+    modules = {str(p.relative_to(WEB_ROOT)) for p in WEB_ROOT.rglob("*") if p.suffix in (".js", ".mjs")}
+    assert preloaded == modules - {"app.js"}
+
+
 def test_every_web_file_ships_in_the_package():
     config = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())
     package = REPOSITORY / "src" / "iac_code"
