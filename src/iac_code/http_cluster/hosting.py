@@ -143,11 +143,11 @@ class HostedConnection(HttpConnection):
 
     async def _append(self, batch: list[tuple[dict[str, Any], str | None]]) -> Appended | None:
         """Log the batch; None if the connection is gone or the database stayed away too long."""
+        messages, sessions = zip(*batch, strict=True)
         started = asyncio.get_running_loop().time()
         failures = 0
         while not self.closed:
             try:
-                messages, sessions = zip(*batch, strict=True)
                 return await self._log.append_many(self.id, messages, sessions, as_host=True)
             except UnknownConnection:
                 self.shutdown("closed, or adopted by another instance")

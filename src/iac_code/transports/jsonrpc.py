@@ -68,6 +68,11 @@ def parse_message(body: bytes | str) -> tuple[dict[str, Any] | None, tuple[int, 
     return message, (0, "")
 
 
+def is_request(message: dict[str, Any]) -> bool:
+    """A request (it awaits a response), not a notification or a response."""
+    return "method" in message and "id" in message
+
+
 def envelope_problem(value: Any) -> str | None:
     """Why `value` is not a JSON-RPC 2.0 request, notification or response; None when it is."""
     if not isinstance(value, dict):

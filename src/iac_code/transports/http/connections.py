@@ -20,6 +20,7 @@ from acp.http.protocol import message_id_key, session_id_from_params, session_id
 
 from iac_code.principals import LOCAL, Principal
 from iac_code.transports.http.events import EventBuffer, EventLimits
+from iac_code.transports.jsonrpc import is_request
 
 logger = logging.getLogger(__name__)
 
@@ -86,10 +87,9 @@ class HttpConnection:
     def accept(self, message: dict[str, Any]) -> bool:
         """Hand a POSTed message to the agent; False when too many are waiting to be read, or when
         it is a request and too many requests are already waiting for their answer."""
-        is_request = "method" in message and "id" in message
         if self._inbound.qsize() >= MAX_INBOUND_MESSAGES:
             return False
-        if is_request:
+        if is_request(message):
             if len(self._in_flight) >= self._max_in_flight:
                 return False
             self._in_flight.add(message_id_key(message["id"]) or "")

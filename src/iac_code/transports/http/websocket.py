@@ -37,7 +37,13 @@ from iac_code.safe_json import dumps_bytes
 from iac_code.transports.http.backend import Backend, OpenStream, Reader, Refusal
 from iac_code.transports.http.events import Event, last_event_id
 from iac_code.transports.http.guard import refuse, request_principal
-from iac_code.transports.jsonrpc import INVALID_REQUEST_CODE, SERVER_ERROR_CODE, error_response, parse_message
+from iac_code.transports.jsonrpc import (
+    INVALID_REQUEST_CODE,
+    SERVER_ERROR_CODE,
+    error_response,
+    is_request,
+    parse_message,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -208,7 +214,7 @@ class _Socket:
             message = await self._next_message()
             if is_initialize_request(message):
                 return message
-            if _is_request(message):
+            if is_request(message):
                 reason = "initialize first: the first request on a WebSocket must be initialize"
                 await self._send_json(error_response(message["id"], INVALID_REQUEST_CODE, reason))
             else:
@@ -239,7 +245,7 @@ class _Socket:
             try:
                 await self._backend.post(self._connection_id, message, self._principal)
             except Refusal as refusal:
-                if _is_request(message):
+                if is_request(message):
                     await self._send_json(_refused(message["id"], refusal))
                 else:
                     status, reason = refusal.status, refusal.message
@@ -299,10 +305,6 @@ class _Socket:
             logger.info("connection %s: its WebSocket ended; closing it", self._connection_id)
             with contextlib.suppress(Refusal):  # already closed (a DELETE, the idle reaper)
                 await self._backend.close(self._connection_id, self._principal)
-
-
-def _is_request(message: dict[str, Any]) -> bool:
-    return "method" in message and "id" in message
 
 
 def _refused(request_id: Any, refusal: Refusal) -> dict[str, Any]:
