@@ -79,12 +79,6 @@ class WebFiles(StaticFiles):
         return response
 
 
-def asset_file(name: str) -> Path | None:
-    """The file `name` names under WEB_ROOT, as WebFiles finds it, or None."""
-    full_path, stat_result = WebFiles().lookup_path(name)
-    return Path(full_path) if stat_result is not None and Path(full_path).is_file() else None
-
-
 class _Page:
     """`/`: the page, index.html."""
 

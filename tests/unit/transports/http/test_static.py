@@ -15,9 +15,17 @@ from tests.unit.transports.http.conftest import INIT, live_server
 from iac_code.transports.http import static
 from iac_code.transports.http.app import HttpOptions
 from iac_code.transports.http.guard import Authenticator, is_public
-from iac_code.transports.http.static import CONTENT_SECURITY_POLICY, WEB_ROOT, asset_file
+from iac_code.transports.http.static import CONTENT_SECURITY_POLICY, WEB_ROOT, WebFiles
 
 REPOSITORY = Path(__file__).parents[4]
+
+
+def asset_file(name: str) -> Path | None:
+    """The file `name` names under WEB_ROOT, as the server finds it, or None (it would answer 404)."""
+    full_path, stat_result = WebFiles().lookup_path(name)
+    return Path(full_path) if stat_result is not None and Path(full_path).is_file() else None
+
+
 JS = "text/javascript; charset=utf-8"
 
 
