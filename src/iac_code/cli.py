@@ -30,6 +30,8 @@ environment variables (also read from $IAC_CODE_CONFIG_DIR/config.json, lower-ca
   IAC_CODE_MAX_TOKENS         output tokens per model call (default 8192)
   IAC_CODE_CONTEXT_WINDOW     the model's context window in tokens (default: known per model)
   IAC_CODE_COMPACT_THRESHOLD  share of the window that triggers compaction (default 0.8)
+  IAC_CODE_TOOLS_SHARE        share of the window the tools' schemas may take before MCP tools are
+                              found through tool_search instead of all listed (default 0.1)
   IAC_CODE_SESSION_IDLE_SECONDS  seconds before an idle session leaves memory (default 1800)
   IAC_CODE_IMAGES             1 or 0: whether prompts may carry images (default: known per model)
   IAC_CODE_MCP_TIMEOUT        seconds one MCP tool call may take (default 120)

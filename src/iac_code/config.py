@@ -25,6 +25,7 @@ ENV_KEYS = {
     "max_tokens": "IAC_CODE_MAX_TOKENS",
     "context_window": "IAC_CODE_CONTEXT_WINDOW",
     "compact_threshold": "IAC_CODE_COMPACT_THRESHOLD",
+    "tools_share": "IAC_CODE_TOOLS_SHARE",
     "script": "IAC_CODE_SCRIPT",
     "session_idle_seconds": "IAC_CODE_SESSION_IDLE_SECONDS",
     "images": "IAC_CODE_IMAGES",
@@ -66,6 +67,9 @@ class Settings:
     max_tokens: int = 8192  # output tokens per model call
     context_window: int = 0  # 0: the provider's own figure
     compact_threshold: float = 0.8  # compact when the context passes this share of the window
+    # When the tools' schemas (built-in and MCP) would pass this share of the window, the MCP tools are found
+    # through `tool_search` instead of all being listed (agent/tool_offer.py)
+    tools_share: float = 0.10
     session_idle_seconds: float = 1800  # an idle session's runtime leaves memory after this; reloaded on use
     images: bool | None = None  # whether prompts may carry images; None: the model table decides
     mcp_timeout_seconds: float = 120  # one MCP tool call's limit

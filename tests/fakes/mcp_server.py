@@ -6,7 +6,8 @@ from outside goes to the file named by FIXTURE_EVENTS, one line per event ("canc
 
 `--crash` makes it write to stderr and exit before answering anything, like a server with a broken
 config; `--silent` makes it never answer, like a server stuck at start; `--linger` keeps it running
-after its stdin closes, so only a kill stops it. `--escapees=FILE` first starts two processes out of
+after its stdin closes, so only a kill stops it. `--tools=N` adds N generated tools (`<verb>_<noun>_<i>`, two
+arguments each), like a server wrapping a whole cloud API (10,000 load in about 3 s). `--escapees=FILE` first starts two processes out of
 reach of its process group, like a server's daemons: `sleep 313` in its own session (`setsid`), and one
 in its own session whose parent exits at once (a double fork, so it is orphaned); it writes
 {"server", "setsid", "daemon"} pids to FILE as JSON. Other arguments are ignored
@@ -25,7 +26,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -184,6 +185,35 @@ def compare(left: str, right: str = "cn-hangzhou") -> str:
     return f"Compare {left} with {right}."
 
 
+VERBS = ("describe", "list", "tag", "resize", "rotate", "attach", "detach", "snapshot", "inspect", "export")
+NOUNS = ("gateway", "volume", "subnet", "queue", "cluster", "certificate", "bucket", "firewall", "dns_zone", "vault")
+
+
+def generated_name(index: int) -> str:
+    """The name of the `index`th generated tool (`--tools=N`)."""
+    return f"{VERBS[index % len(VERBS)]}_{NOUNS[index // len(VERBS) % len(NOUNS)]}_{index}"
+
+
+def add_generated_tools(count: int) -> None:
+    """One tool is built the SDK's way; the others are copies under their own name, description and
+    function (building each from its signature would take the SDK ~4 ms a tool)."""
+    model = server._tool_manager.add_tool(_generated(generated_name(0)), name="generated_model", description="-")
+    server.remove_tool("generated_model")
+    for index in range(count):
+        name = generated_name(index)
+        verb, noun = name.split("_", 1)[0], name.split("_", 1)[1].rsplit("_", 1)[0].replace("_", " ")
+        description = f"{verb.capitalize()} a {noun} of the fixture cloud (operation {index}); `resource` is its id."
+        tool = model.model_copy(update={"name": name, "description": description, "fn": _generated(name)})
+        server._tool_manager._tools[name] = tool
+
+
+def _generated(name: str) -> Callable[[str, str], str]:
+    def generated(resource: str, region: str = "cn-hangzhou") -> str:
+        return f"{name} done for {resource} in {region}"
+
+    return generated
+
+
 # -- serving over HTTP in the test process ---------------------------------------------------------
 
 
@@ -238,6 +268,9 @@ def main(argv: list[str]) -> None:
     if "--crash" in argv:
         print("fixture: cannot read /etc/fixture.conf: permission denied", file=sys.stderr, flush=True)
         sys.exit(3)
+    for arg in argv:
+        if arg.startswith("--tools="):
+            add_generated_tools(int(arg.removeprefix("--tools=")))
     if "--silent" in argv:
         time.sleep(3600)
     server.run("stdio")

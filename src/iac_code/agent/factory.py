@@ -62,6 +62,7 @@ def build_loop(
         compact_threshold=settings.compact_threshold,
         workspace_summary=start_workspace_summary(workspace, prewarm=prewarm_checkers),
         extra_tools=parts.extra_tools,
+        tools_share=settings.tools_share,
         mode_instructions=parts.mode_instructions,
         model=parts.model,
         io=parts.io,

@@ -32,6 +32,7 @@ from iac_code.agent.model_call import ModelReply, read_reply
 from iac_code.agent.policy import Judge
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.agent.tool_calls import ToolCalls, TurnCancelled, TurnTools, announced_result
+from iac_code.agent.tool_offer import DEFAULT_SHARE, ToolOffer, found_in
 from iac_code.messages import Message, ToolCall, context_messages, unanswered_tool_calls, user
 from iac_code.observability.record import traced_turn, turn_ended
 from iac_code.providers.base import FinishReason, ModelProvider, ProviderError, ToolSchema, Usage
@@ -80,6 +81,7 @@ class AgentLoop:
         subagent_categories: frozenset[Category] = SUBAGENT_CATEGORIES,
         workspace_summary: Future[str] | None = None,
         extra_tools: Callable[[], Iterable[Tool]] | None = None,
+        tools_share: float = DEFAULT_SHARE,
         mode_instructions: str = "",
         model: str = "",
         io: WorkspaceIO | None = None,
@@ -89,10 +91,10 @@ class AgentLoop:
         self.provider = provider
         if model:
             provider.model = model  # the model the session last used, not the configured default
-        self.tools = tools
-        # Tools that come and go between turns (a session's MCP servers): asked again at each turn's start.
-        self.extra_tools = extra_tools
-        self._extra_names: set[str] = set()
+        # The built-in tools, and those that come and go (a session's MCP servers), asked for again before
+        # every model call: all offered, or searched when their schemas would pass `tools_share` of the
+        # context window (tool_offer.py).
+        self.offer = ToolOffer(tools, extra_tools, share=tools_share, found=found_in(history or []))
         self.workspace = workspace
         self.session_id = session_id
         self.judge = judge
@@ -144,8 +146,14 @@ class AgentLoop:
             assert self._turn is not None
             self._turn.cancel()
 
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """What the model may call now: the built-in tools, the MCP tools, `tool_search` when they are searched."""
+        return self.offer.tools
+
     def clear(self) -> None:
         self.history.clear()
+        self.offer.forget_found()
         self.meter = compaction.ContextMeter()
 
     def set_mode_instructions(self, instructions: str) -> None:
@@ -157,14 +165,8 @@ class AgentLoop:
         self.provider.model = model
 
     def refresh_tools(self) -> None:
-        """Offer `extra_tools()` as they are now (the built-in tools keep their names)."""
-        if self.extra_tools is None:
-            return
-        for name in self._extra_names:
-            self.tools.pop(name, None)
-        extra = {tool.name: tool for tool in self.extra_tools() if tool.name not in self.tools}
-        self.tools.update(extra)
-        self._extra_names = set(extra)
+        """Take `extra_tools()` as they are now (the built-in tools keep their names)."""
+        self.offer.refresh(self.provider.context_window)
 
     # ----------------------------------------------------------------- turn machinery
 
@@ -272,7 +274,7 @@ class AgentLoop:
                 self.system_prompt = f"{self.system_prompt}\n\n{summary}"
 
     def _tool_schemas(self) -> list[ToolSchema]:
-        return [ToolSchema(t.name, t.description, t.parameters) for t in self.tools.values()]
+        return [ToolSchema(t.name, t.description, t.parameters) for t in self.offer.offered()]
 
     def _context_tokens(self) -> int:
         return self.meter.estimate(context_messages(self.history), len(self._system_prompt()))
@@ -285,12 +287,15 @@ class AgentLoop:
         await ToolCalls(turn, self._announced, emit).run(calls)
 
     def _subagent(self) -> AgentLoop:
-        """A loop for one sub-agent task: its own context, the read tools, this session's backend."""
-        tools = self.tools.items()
+        """A loop for one sub-agent task: its own context, the read tools, this session's backend (and a search
+        of its own when the MCP tools are searched)."""
+        builtins = self.offer.builtins.items()
         child = AgentLoop(
             self.provider,
-            {n: t for n, t in tools if t.category in self.subagent_categories and n not in SUBAGENT_EXCLUDED},
+            {n: t for n, t in builtins if t.category in self.subagent_categories and n not in SUBAGENT_EXCLUDED},
             self.workspace,
+            extra_tools=lambda: [t for t in self.offer.catalogue.values() if t.category in self.subagent_categories],
+            tools_share=self.offer.share,
             judge=self.judge,
             recorder=self.recorder,
             system_prompt=self.system_prompt,

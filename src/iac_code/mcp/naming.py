@@ -50,10 +50,16 @@ def tool_title(display_name: str, server: str) -> str:
 def title_from_name(name: str) -> str | None:
     """The title of a call of `mcp__<server>__<tool>` known only by that name (its server is not
     connected): the parts of the name; None for a name that is not an MCP tool's."""
+    parts = name_parts(name)
+    return tool_title(parts[1], parts[0]) if parts is not None else None
+
+
+def name_parts(name: str) -> tuple[str, str] | None:
+    """(server part, tool part) of `mcp__<server>__<tool>`; None for a name that is not an MCP tool's."""
     server, separator, tool = name.removeprefix(PREFIX).partition(SEPARATOR)
     if not name.startswith(PREFIX) or not separator or not server or not tool:
         return None
-    return tool_title(tool, server)
+    return server, tool
 
 
 def _clean_server(name: str) -> str:
