@@ -16,12 +16,13 @@ history's `tool_search` results, so a loaded session offers the same tools.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from iac_code.agent.compaction import CHARS_PER_TOKEN
-from iac_code.agent.tool_search import TOOL_NAME, Entry, Match, Placement, ToolSearchTool, rank
+from iac_code.agent.tool_search import TOOL_NAME, Entry, Match, Placement, ToolSearchTool, entries_of, rank
 from iac_code.mcp.naming import name_parts
 from iac_code.messages import Message
 from iac_code.tools.base import Tool
@@ -75,7 +76,9 @@ class ToolOffer:
         self._builtin_chars = sum(schema_chars(tool) for tool in builtins.values())
         self._sized: list[Tool] = []  # the catalogue `_catalogue_chars` and `_entries` were made from
         self._catalogue_chars = 0
-        self._entries: list[Entry] | None = None  # the ranking's view of the catalogue, made on first search
+        self._description = ""  # the search's, naming the catalogue's servers
+        # the ranking's view of a catalogue (made on its first search), and the catalogue it was made from
+        self._entries: tuple[dict[str, Tool], list[Entry]] | None = None
 
     def refresh(self, context_window: int) -> None:
         """Take the MCP tools as they are now, and decide whether they are searched or all offered."""
@@ -85,11 +88,11 @@ class ToolOffer:
             self.catalogue = {tool.name: tool for tool in extra if tool.name not in self.builtins}
             self.catalogue.pop(TOOL_NAME, None)
             self._catalogue_chars = sum(schema_chars(tool) for tool in self.catalogue.values())
-            self._entries = None
+            self._description = _search_description(self.catalogue)
         self._budget = int(self.share * context_window * CHARS_PER_TOKEN)
         self.searching = bool(self.catalogue) and self._builtin_chars + self._catalogue_chars > self._budget
         if self.searching:
-            self._search.description = self._search_description()
+            self._search.description = self._description
             self.tools = {**self.builtins, TOOL_NAME: self._search, **self.catalogue}
         else:
             self.tools = {**self.builtins, **self.catalogue}
@@ -105,14 +108,22 @@ class ToolOffer:
         """The conversation was cleared: what it found goes with it."""
         self.found.clear()
 
-    def find(self, query: str, limit: int) -> list[Match]:
-        """The best `limit` MCP tools for `query`; those not offered yet join the offer while it has room."""
-        if self._entries is None:
-            self._entries = [Entry.of(tool.name, tool.description) for tool in self.catalogue.values()]
+    async def find(self, query: str, limit: int) -> list[Match]:
+        """The best `limit` MCP tools for `query`; those not offered yet join the offer while it has room.
+        Ranking 10,000 tools takes tens of milliseconds (and indexing them, once, most of a second on a
+        busy machine): both run in a thread, so the session's other work goes on."""
+        catalogue = self.catalogue
+        if self._entries is None or self._entries[0] is not catalogue:
+            pairs = [(tool.name, tool.description) for tool in catalogue.values()]
+            self._entries = (catalogue, await asyncio.to_thread(entries_of, pairs))
+        names = await asyncio.to_thread(rank, query, self._entries[1], limit)
+        return self._place([catalogue[name] for name in names])
+
+    def _place(self, tools: list[Tool]) -> list[Match]:
         room = self._budget - sum(schema_chars(tool) for tool in self.offered())
         matches = []
-        for name in rank(query, self._entries, limit):
-            tool = self.catalogue[name]
+        for tool in tools:
+            name = tool.name
             placement: Placement = "already offered" if name in self.found else "offered"
             if placement == "offered":
                 if schema_chars(tool) > room:
@@ -123,17 +134,17 @@ class ToolOffer:
             matches.append(Match(name, tool.description, tool.parameters, placement))
         return matches
 
-    def _search_description(self) -> str:
-        servers: dict[str, int] = {}
-        for name in self.catalogue:
-            server = (name_parts(name) or ("other", ""))[0]
-            servers[server] = servers.get(server, 0) + 1
-        named = ", ".join(f"{server} ({count:,})" for server, count in list(servers.items())[:SERVERS_NAMED])
-        more = f" and {len(servers) - SERVERS_NAMED} more" if len(servers) > SERVERS_NAMED else ""
-        count = len(self.catalogue)
-        return (
-            f"Find tools of the connected MCP servers by name or description. They have {count:,} tools "
-            f"(servers: {named}{more}), too many to list here: search with a few words of what you need, "
-            "or a tool's exact name; the tools found are offered from your next step. The built-in tools "
-            "are always offered."
-        )
+
+def _search_description(catalogue: dict[str, Tool]) -> str:
+    servers: dict[str, int] = {}
+    for name in catalogue:
+        server = (name_parts(name) or ("other", ""))[0]
+        servers[server] = servers.get(server, 0) + 1
+    named = ", ".join(f"{server} ({count:,})" for server, count in list(servers.items())[:SERVERS_NAMED])
+    more = f" and {len(servers) - SERVERS_NAMED} more" if len(servers) > SERVERS_NAMED else ""
+    return (
+        f"Find tools of the connected MCP servers by name or description. They have {len(catalogue):,} tools "
+        f"(servers: {named}{more}), too many to list here: search with a few words of what you need, "
+        "or a tool's exact name; the tools found are offered from your next step. The built-in tools "
+        "are always offered."
+    )

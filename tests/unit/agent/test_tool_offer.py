@@ -53,24 +53,24 @@ def test_over_the_share_the_built_ins_and_the_search_are_offered_and_every_tool_
     assert "They have 34 tools (servers: cloud (30), git (4))" in description
 
 
-def test_found_tools_are_appended_in_the_order_found_and_stay():
+async def test_found_tools_are_appended_in_the_order_found_and_stay():
     mcp = server_tools(40)
     offer = ToolOffer(dict(BUILTINS), lambda: mcp, share=0.1)
     offer.refresh(5_000)  # 500 tokens for the tools: the built-ins, the search and a few found
-    first = offer.find("tool_7", 1)
+    first = await offer.find("tool_7", 1)
     assert [(m.name, m.placement) for m in first] == [("mcp__cloud__tool_7", "offered")]
-    again = offer.find("operation 7", 2)
+    again = await offer.find("operation 7", 2)
     placements = [(m.name, m.placement) for m in again]
     assert placements == [("mcp__cloud__tool_7", "already offered"), (again[1].name, "offered")]
     offer.refresh(5_000)
     assert [t.name for t in offer.offered()] == ["read_file", "bash", TOOL_NAME, "mcp__cloud__tool_7", again[1].name]
 
 
-def test_a_found_tool_that_would_pass_the_share_is_only_described():
+async def test_a_found_tool_that_would_pass_the_share_is_only_described():
     mcp = server_tools(40)
     offer = ToolOffer(dict(BUILTINS), lambda: mcp, share=0.1)
     offer.refresh(5_000)
-    placements = [m.placement for m in offer.find("operation", 40)]
+    placements = [m.placement for m in await offer.find("operation", 40)]
     assert placements[0] == "offered" and placements[-1] == "described"
     offered = offer.offered()
     assert sum(schema_chars(t) for t in offered) <= 0.1 * 5_000 * CHARS_PER_TOKEN

@@ -70,7 +70,7 @@ def found(placement):
 async def test_the_tool_answers_with_the_matches_and_what_it_offered():
     asked = []
 
-    def find(query, limit):
+    async def find(query, limit):
         asked.append((query, limit))
         return found("offered")
 
@@ -91,15 +91,19 @@ async def test_the_tool_answers_with_the_matches_and_what_it_offered():
 
 
 async def test_a_tool_that_does_not_fit_is_described_with_its_arguments():
-    result = await ToolSearchTool(lambda query, limit: found("described")).run(
-        {"query": "b"}, ToolContext(Path("/tmp"))
-    )
+    async def find(query, limit):
+        return found("described")
+
+    result = await ToolSearchTool(find).run({"query": "b"}, ToolContext(Path("/tmp")))
     assert '(not offered, the list is full: call it by name; arguments: {"type": "object"})' in result.text
     assert result.raw_output["offered"] == []
 
 
 async def test_no_match_and_no_query_are_errors_the_model_can_act_on():
-    tool = ToolSearchTool(lambda query, limit: [])
+    async def nothing(query, limit):
+        return []
+
+    tool = ToolSearchTool(nothing)
     with pytest.raises(ToolError, match="No MCP tool matches 'kubernetes'"):
         await tool.run({"query": "kubernetes"}, ToolContext(Path("/tmp")))
     with pytest.raises(ToolError, match="'query' is required"):

@@ -5,7 +5,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from iac_code.mcp.naming import qualified_names, server_parts
+from iac_code.mcp.naming import name_parts, qualified_names, server_parts
 
 VALID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -22,6 +22,11 @@ def test_plain_names_are_kept():
         "plan": "mcp__terraform__plan",
         "get-provider_docs": "mcp__terraform__get-provider_docs",
     }
+
+
+def test_a_qualified_name_splits_into_its_server_and_tool_parts():
+    assert name_parts("mcp__a_b__get__thing") == ("a_b", "get__thing")  # the first "__" ends the server
+    assert name_parts("read_file") is None and name_parts("mcp__only") is None
 
 
 def test_unsafe_characters_become_underscores_and_the_server_part_has_no_double_underscore():
