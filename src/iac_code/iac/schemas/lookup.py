@@ -120,6 +120,9 @@ class ProviderSchemas:
 
         return await _off_loop(look)
 
+    def _listed(self, key: str) -> dict[str, str | None]:
+        return self.store.providers(key) or {}
+
     async def _stored(self, key: str) -> dict[str, str | None] | None:
         return await _off_loop(self.store.providers, key)
 
@@ -169,7 +172,7 @@ class ProviderSchemas:
                 close += self.store.closest(key, query.kind, query.name)
             other = "data" if query.kind == "resource" else "resource"
             elsewhere = any(self.store.type_schema(key, other, query.name) is not None for key in keys)
-            providers = sorted({p for key in keys for p in (self.store.providers(key) or {})})
+            providers = sorted({f"{p} {v or '(version unknown)'}" for k in keys for p, v in self._listed(k).items()})
             return close, elsewhere, providers
 
         close, elsewhere, providers = await _off_loop(names)
