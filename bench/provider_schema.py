@@ -25,9 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from iac_code.tools.base import ToolContext  # noqa: E402
-from iac_code.tools.provider_schema import ProviderSchemaTool  # noqa: E402
-from tests.fakes.provider_schemas import fake_terraform, initialized_module, write_large_schema  # noqa: E402
+from tests.fakes.provider_schemas import fake_terraform, initialized_module, write_large_schema
+
+from iac_code.tools.base import ToolContext
+from iac_code.tools.provider_schema import ProviderSchemaTool
 
 
 async def timed(tool: ProviderSchemaTool, ctx: ToolContext, args: dict[str, str]) -> float:

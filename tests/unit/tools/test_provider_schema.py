@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.fakes.provider_schemas import BINARY_VERSION, PINNED, PROVIDER, fake_terraform, initialized_module
 
 from iac_code.tools.base import Access, AccessDetails, ToolContext, ToolError
 from iac_code.tools.provider_schema import ProviderSchemaTool
-from tests.fakes.provider_schemas import BINARY_VERSION, PINNED, PROVIDER, fake_terraform, initialized_module
 
 SMALL = {
     "format_version": "1.0",
