@@ -4,6 +4,7 @@ start, and every way of not being able to answer."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -108,6 +109,13 @@ async def test_plugins_in_dot_terraform_are_asked_about_before_they_start(runs, 
     assert run_count(runs) == 0
 
 
+async def test_a_module_terraform_must_not_be_handed_is_refused(runs, module, workspace):
+    os.mkfifo(module / "pipe.tf")  # terraform would wait on it until the timeout
+    with pytest.raises(ToolError, match=r"Not run: .* must not be handed: pipe.tf \(a FIFO"):
+        await ProviderSchemaTool(None).run({"type": "huge_bucket", "path": "mod"}, ToolContext(workspace))
+    assert run_count(runs) == 0
+
+
 async def test_not_initialized(runs, workspace):
     ctx = ToolContext(workspace)
     locked = workspace / "locked"
@@ -177,3 +185,14 @@ def test_title_and_access() -> None:
     assert tool.title({"type": "aws_ami", "kind": "data"}) == "Schema of data source aws_ami"
     assert tool.title({"type": "aws_instance"}) == "Schema of resource aws_instance"
     assert tool.access({"type": "aws_instance"}) == "read"
+
+
+async def test_calls_at_once_share_one_terraform_run(runs, module, workspace, tmp_path):
+    cache = tmp_path / "schemas.sqlite"
+    calls = [
+        ProviderSchemaTool(cache).run({"type": name, "path": "mod"}, ToolContext(workspace))
+        for name in ("huge_bucket", "huge_bucket_policy", "huge_bucket")
+    ]
+    results = await asyncio.gather(*calls)
+    assert [r.raw_output["type"] for r in results] == ["huge_bucket", "huge_bucket_policy", "huge_bucket"]
+    assert run_count(runs) == 1

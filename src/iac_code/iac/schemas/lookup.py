@@ -17,11 +17,13 @@ import asyncio
 import hashlib
 import os
 import tempfile
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from iac_code.iac.handed_dirs import terraform_dir_problems
 from iac_code.iac.plans.runner import PlanFailed, choose_tool, configuration_files
 from iac_code.iac.safe_read import UnsafeFile
 from iac_code.iac.schemas.command import CommandFailed, binary_version, schema_document
@@ -42,6 +44,8 @@ T = TypeVar("T")
 BeforePlugins = Callable[[Path], Awaitable[str | None]]
 
 _POOL = DaemonPool(2, "provider-schemas")  # SQLite and JSON work off the event loop, never on its executor
+# One making of a document at a time per key: sessions asking at once share one terraform run and one parse.
+_MAKING: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
 
 class SchemaUnavailable(Exception):
@@ -89,13 +93,16 @@ class ProviderSchemas:
         if lock is not None:
             keys.append(_key(binary, "lock", lock.sha256))
             if (found := await self._look_in(keys[0], query)) is None:
-                await self._make_locked(keys[0], query, binary, lock, before_plugins)
+                async with _making(keys[0]):
+                    await self._make_locked(keys[0], query, binary, lock, before_plugins)
                 found = await self._look_in(keys[0], query)
             if found is not None:
                 return found
         keys.append(_key(binary, "builtin"))
-        if (found := await self._look_in(keys[-1], query)) is None and await self._stored(keys[-1]) is None:
-            await self._make_builtin(keys[-1], binary)
+        if (found := await self._look_in(keys[-1], query)) is None:
+            async with _making(keys[-1]):
+                if await self._stored(keys[-1]) is None:
+                    await self._make_builtin(keys[-1], binary)
             found = await self._look_in(keys[-1], query)
         if found is not None:
             return found
@@ -134,6 +141,9 @@ class ProviderSchemas:
         directory = query.directory
         if not (directory / ".terraform").is_dir():
             raise SchemaUnavailable(_init_advice(binary.tool, directory, f"it has {LOCK_FILE} but no .terraform/"))
+        if problems := await _off_loop(terraform_dir_problems, directory):  # a FIFO would hang terraform
+            listed = "; ".join(f"{name} ({why})" for name, why in problems[:10])
+            raise SchemaUnavailable(f"Not run: {directory} holds files terraform must not be handed: {listed}.")
         if (refusal := await before_plugins(directory)) is not None:
             raise SchemaUnavailable(f"No schema: {refusal.rstrip('.')} (terraform would start the provider plugins).")
         try:
@@ -197,6 +207,13 @@ class ProviderSchemas:
 
     def _environment(self) -> dict[str, str]:
         return command_environment(self._base)
+
+
+def _making(key: str) -> asyncio.Lock:
+    lock = _MAKING.get(key)
+    if lock is None:
+        lock = _MAKING[key] = asyncio.Lock()
+    return lock
 
 
 def _key(binary: _Binary, *parts: str) -> str:
