@@ -196,3 +196,14 @@ async def test_calls_at_once_share_one_terraform_run(runs, module, workspace, tm
     results = await asyncio.gather(*calls)
     assert [r.raw_output["type"] for r in results] == ["huge_bucket", "huge_bucket_policy", "huge_bucket"]
     assert run_count(runs) == 1
+
+
+async def test_a_terraform_that_cannot_say_its_version_is_a_clear_error(workspace, tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "terraform").write_text("#!/bin/sh\necho 'broken install' >&2\nexit 2\n")
+    (bin_dir / "terraform").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    initialized_module(workspace / "mod")
+    with pytest.raises(ToolError, match="terraform version -json failed: broken install"):
+        await ProviderSchemaTool(None).run({"type": "huge_bucket", "path": "mod"}, ToolContext(workspace))

@@ -14,8 +14,10 @@ terraform finds stale, or no lock file and a type the built-in provider lacks.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import hashlib
 import os
+import shutil
 import tempfile
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
@@ -30,7 +32,7 @@ from iac_code.iac.schemas.command import CommandFailed, binary_version, schema_d
 from iac_code.iac.schemas.document import DocumentError, document_rows
 from iac_code.iac.schemas.lock import LOCK_FILE, LockFile, read_lock_file
 from iac_code.iac.schemas.shape import type_schema
-from iac_code.iac.schemas.store import SchemaStore
+from iac_code.iac.schemas.store import CLOSEST, SchemaStore
 from iac_code.system.processes import command_environment
 from iac_code.system.threads import DaemonPool
 
@@ -85,19 +87,14 @@ class ProviderSchemas:
                 "providers schema -json`). Install Terraform or OpenTofu, or put it on PATH."
             ) from None
         lock, identity, version = await _off_loop(self._local_facts, query, real_program)
-        if version is None:
-            version = await binary_version(*self._program(tool, directory), directory, self._environment())
-            await _off_loop(self.store.remember_binary, identity, version)
-        binary = _Binary(tool, version)
-        keys = []
-        if lock is not None:
-            keys.append(_key(binary, "lock", lock.sha256))
-            if (found := await self._look_in(keys[0], query)) is None:
-                async with _making(keys[0]):
-                    await self._make_locked(keys[0], query, binary, lock, before_plugins)
-                found = await self._look_in(keys[0], query)
-            if found is not None:
-                return found
+        binary = _Binary(tool, version or await self._version(tool, identity, directory))
+        keys = [_key(binary, "lock", lock.sha256)] if lock is not None else []
+        if lock is not None and (found := await self._look_in(keys[0], query)) is None:
+            async with _making(keys[0]):
+                await self._make_locked(keys[0], query, binary, lock, before_plugins)
+            found = await self._look_in(keys[0], query)
+        if lock is not None and found is not None:
+            return found
         keys.append(_key(binary, "builtin"))
         if (found := await self._look_in(keys[-1], query)) is None:
             async with _making(keys[-1]):
@@ -107,6 +104,16 @@ class ProviderSchemas:
         if found is not None:
             return found
         raise SchemaUnavailable(await self._missing(query, keys, binary, lock))
+
+    async def _version(self, tool: str, identity: str, directory: Path) -> str:
+        """The binary's version from `version -json`, stored under its identity: asked once per binary."""
+        program, name, environment = self._runnable(tool)
+        try:
+            version = await binary_version(program, name, directory, environment)
+        except CommandFailed as exc:
+            raise SchemaUnavailable(str(exc)) from None
+        await _off_loop(self.store.remember_binary, identity, version)
+        return version
 
     def _local_facts(self, query: SchemaQuery, program: str) -> tuple[LockFile | None, str, str | None]:
         relative = query.directory.relative_to(query.workspace.resolve()).as_posix()
@@ -147,7 +154,8 @@ class ProviderSchemas:
         if (refusal := await before_plugins(directory)) is not None:
             raise SchemaUnavailable(f"No schema: {refusal.rstrip('.')} (terraform would start the provider plugins).")
         try:
-            document = await schema_document(*self._program(binary.tool, directory), directory, self._environment())
+            program, tool, environment = self._runnable(binary.tool)
+            document = await schema_document(program, tool, directory, environment)
         except CommandFailed as exc:
             raise SchemaUnavailable(
                 _init_advice(binary.tool, directory, str(exc)) if exc.not_initialized else str(exc)
@@ -159,7 +167,8 @@ class ProviderSchemas:
             module = Path(private)
             (module / "main.tf").write_text(BUILTIN_MODULE)
             try:
-                document = await schema_document(*self._program(binary.tool, module), module, self._environment())
+                program, tool, environment = self._runnable(binary.tool)
+                document = await schema_document(program, tool, module, environment)
             except CommandFailed as exc:
                 raise SchemaUnavailable(str(exc)) from None
         await self._keep(key, document, {}, binary)
@@ -196,17 +205,18 @@ class ProviderSchemas:
             )
         message = f'No {what} "{query.name}" in the providers of {query.directory} ({", ".join(providers)}).'
         if close:
-            unique = list(dict.fromkeys(close))[:5]
-            return f"{message} Closest {what}s: {', '.join(unique)}."
+            best = difflib.get_close_matches(query.name, set(close), n=CLOSEST, cutoff=0)  # both documents' ranked
+            return f"{message} Closest {what}s: {', '.join(best)}."
         return message + " Is its provider in required_providers, and was init run since?"
 
-    def _program(self, tool: str, directory: Path) -> tuple[str, str]:
-        """(the program to run, under the guard's shims, and the tool's name)."""
-        _, program = choose_tool(directory, self._environment())
-        return program, tool
-
-    def _environment(self) -> dict[str, str]:
-        return command_environment(self._base)
+    def _runnable(self, tool: str) -> tuple[str, str, dict[str, str]]:
+        """(the program, the tool's name, the environment): the tool as the command environment finds it
+        (the guard's shim first on PATH, when the guard is on)."""
+        environment = command_environment(self._base)
+        program = shutil.which(tool, path=environment.get("PATH", os.defpath))
+        if program is None:
+            raise SchemaUnavailable(f"{tool} is no longer on PATH.")
+        return program, tool, environment
 
 
 def _making(key: str) -> asyncio.Lock:
