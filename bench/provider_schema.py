@@ -70,7 +70,7 @@ async def main(runs: int) -> None:
             f"max {max(reopened) * 1000:.1f} ms"
         )
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"peak RSS of this process: {peak:.0f} MB (the cold runs' parse)")
+        print(f"peak RSS of this process: {peak:.0f} MB (generating the document and the cold runs)")
         print(
             f"terraform providers schema runs: {len((root / 'runs.log').read_text().splitlines())} (one per cold run)"
         )
