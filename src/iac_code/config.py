@@ -116,6 +116,11 @@ class Settings:
         return self.config_dir / "cache" / "iac-check.sqlite"
 
     @property
+    def provider_schema_cache_path(self) -> Path:
+        """provider_schema's schemas, one row per type, kept across sessions (iac/schemas/store.py)."""
+        return self.config_dir / "cache" / "provider-schemas.sqlite"
+
+    @property
     def model_configured(self) -> bool:
         return bool(self.provider)
 

@@ -51,7 +51,11 @@ def build_loop(
     heavy checkers in the background; a one-shot run would mostly pay for workers it never uses."""
     return AgentLoop(
         provider,
-        default_tools(settings.iac_cache_path, session_plans_dir(settings.config_dir, parts.session_id or "unsaved")),
+        default_tools(
+            settings.iac_cache_path,
+            session_plans_dir(settings.config_dir, parts.session_id or "unsaved"),
+            settings.provider_schema_cache_path,
+        ),
         workspace,
         judge=parts.judge,
         history=list(parts.history),

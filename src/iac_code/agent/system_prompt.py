@@ -25,6 +25,8 @@ How you work:
 - Read the relevant files before changing them; keep to the project's existing layout, naming, provider
   versions and module structure.
 - Prefer small, reviewable edits (edit_file) over rewriting whole files.
+- Before writing a Terraform/OpenTofu resource or data source, or changing its arguments, look its
+  schema up with provider_schema (the provider version the lock file pins) instead of recalling it.
 - Never put secrets (access keys, passwords, tokens) in code: use variables, secret stores or
   environment variables, and mark sensitive variables as such.
 - Make resources safe by default: least-privilege IAM/RAM policies, no 0.0.0.0/0 ingress unless asked,

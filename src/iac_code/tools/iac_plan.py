@@ -131,16 +131,19 @@ def preview_call(arguments: str) -> ToolCall:
     return ToolCall(id=f"preview_{uuid.uuid4().hex[:16]}", name=IacPlanTool.name, arguments={"path": path})
 
 
-async def ask_for_plugins(directory: Path, ctx: ToolContext) -> str | None:
-    """None to go ahead; else why not. Plan starts every provider in `.terraform/`: ask first, like iac_check."""
+async def ask_for_plugins(
+    directory: Path, ctx: ToolContext, asker: str = "iac_plan", command: str = "terraform plan"
+) -> str | None:
+    """None to go ahead; else why not. `command` (run by the tool `asker`) starts every provider in
+    `.terraform/`: ask first, like iac_check."""
     data = directory / ".terraform"
     if not any(_has_entries(data / folder) for folder in PLUGIN_FOLDERS):
         return None
     rel = relative_to_workspace(ctx.workspace, directory)
     if ctx.request_access is None:
         return NO_ONE_TO_ASK
-    question = f"iac_plan wants to run terraform plan, which starts {plugins_words(rel)}"
-    return await ctx.request_access("iac_plan:providers", "workspace_code", question)
+    question = f"{asker} wants to run {command}, which starts {plugins_words(rel)}"
+    return await ctx.request_access(f"{asker}:providers", "workspace_code", question)
 
 
 def plugins_words(rel: str) -> str:

@@ -9,16 +9,20 @@ from iac_code.tools.files import EditFileTool, ListFilesTool, ReadFileTool, Writ
 from iac_code.tools.iac_check import IacCheckTool
 from iac_code.tools.iac_plan import IacPlanTool
 from iac_code.tools.plan import UpdatePlanTool
+from iac_code.tools.provider_schema import ProviderSchemaTool
 from iac_code.tools.search import GlobTool, GrepTool
 from iac_code.tools.shell import BashTool
 from iac_code.tools.subagent import AgentTool
 from iac_code.tools.web import WebFetchTool
 
 
-def default_tools(iac_cache_path: Path | None = None, plans_dir: Path | None = None) -> dict[str, Tool]:
+def default_tools(
+    iac_cache_path: Path | None = None, plans_dir: Path | None = None, schema_cache_path: Path | None = None
+) -> dict[str, Tool]:
     """Fresh instances of every built-in tool, keyed by the name the model calls. `iac_cache_path`:
     where iac_check keeps its results (Settings.iac_cache_path; None: in memory only); `plans_dir`: the
-    session's private folder for iac_plan's plan files (None: a temporary one)."""
+    session's private folder for iac_plan's plan files (None: a temporary one); `schema_cache_path`: where
+    provider_schema keeps schemas (Settings.provider_schema_cache_path; None: in memory only)."""
     plans = IacPlanTool(plans_dir)
     tools: list[Tool] = [
         ReadFileTool(),
@@ -27,6 +31,7 @@ def default_tools(iac_cache_path: Path | None = None, plans_dir: Path | None = N
         GrepTool(),
         IacCheckTool(cache_path=iac_cache_path),
         plans,
+        ProviderSchemaTool(schema_cache_path),
         WriteFileTool(),
         EditFileTool(),
         BashTool(plans.store),  # an apply naming a plan iac_plan made reviews that plan

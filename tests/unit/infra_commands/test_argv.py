@@ -44,6 +44,8 @@ HARMLESS_ARGVS = [
     ["terraform", "plan"],
     ["terraform", "-chdir=envs/prod", "plan", "-out", "tfplan"],
     ["terraform", "show", "-json", "tfplan"],
+    ["terraform", "providers", "schema", "-json"],  # provider_schema runs these two under the guard
+    ["tofu", "version", "-json"],
     ["kubectl", "get", "pods"],
     ["kubectl", "-n", "delete", "get", "pods"],
     ["kubectl", "apply", "--dry-run=server", "-f", "x.yaml"],

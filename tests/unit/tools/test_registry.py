@@ -10,6 +10,7 @@ def test_every_tool_is_registered_under_its_own_name() -> None:
         "grep",
         "iac_check",
         "iac_plan",
+        "provider_schema",
         "write_file",
         "edit_file",
         "bash",
@@ -30,6 +31,7 @@ def test_read_only_tools_are_exactly_the_read_category() -> None:
         "grep",
         "iac_check",
         "iac_plan",
+        "provider_schema",
         "web_fetch",
         "update_plan",
     }
@@ -45,6 +47,7 @@ def test_kinds_and_schemas() -> None:
         "grep": "search",
         "iac_check": "search",
         "iac_plan": "read",
+        "provider_schema": "read",
         "write_file": "edit",
         "edit_file": "edit",
         "bash": "execute",

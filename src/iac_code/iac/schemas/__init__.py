@@ -1,0 +1,1 @@
+"""Provider schemas pinned to a module's lock file: `terraform providers schema -json`, kept per type (README.md)."""
