@@ -88,19 +88,23 @@ def build_system_prompt(
 
 
 def skill_list(skills: SkillCatalog) -> str:
-    """The heading, then one line per skill, nearest first, within MAX_SKILL_LIST_CHARS; a last line says how
-    many were left out."""
-    lines: list[str] = []
-    budget = MAX_SKILL_LIST_CHARS
-    for skill in skills.skills:
+    """The heading, then one line per skill, nearest first, then how many were left out: MAX_SKILL_LIST_CHARS
+    in all."""
+    lines = [SKILLS_HEADING]
+    size = len(SKILLS_HEADING)
+    for index, skill in enumerate(skills.skills):
         line = f"- {skill.name}: {skill.description}"
-        if len(line) + 1 > budget:
+        room = MAX_SKILL_LIST_CHARS - (0 if index == len(skills.skills) - 1 else len(_left_out(len(skills.skills))))
+        if size + 1 + len(line) > room:
+            lines.append(_left_out(len(skills.skills) - index))
             break
-        budget -= len(line) + 1
         lines.append(line)
-    if left := len(skills.skills) - len(lines):
-        lines.append(f"({left} more skill{'s' if left > 1 else ''} left out of this list for space.)")
-    return "\n".join([SKILLS_HEADING, *lines])
+        size += 1 + len(line)
+    return "\n".join(lines)
+
+
+def _left_out(count: int) -> str:
+    return f"({count} more skill{'s' if count > 1 else ''} left out of this list for space.)"
 
 
 def instruction_files(workspace: Path, config_dir: Path | None = None) -> list[Path]:

@@ -26,6 +26,9 @@ MAX_SKILL_FILE_BYTES = 1024 * 1024
 _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
+# libyaml's parser when PyYAML was built with it: a session parses every skill's front matter as it starts
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 # Where a skill was found; the order is the precedence of a name clash, nearest first.
 Origin = Literal["project", "user", "bundled"]
 
@@ -93,7 +96,7 @@ def _front_matter(text: str) -> tuple[dict[str, Any], str]:
     if match is None:
         raise SkillFileError("no front matter (the file must start with a --- line, then YAML, then ---)")
     try:
-        fields = yaml.safe_load(match.group(1))
+        fields = yaml.load(match.group(1), Loader=_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""  # + the opening fence, 1-based

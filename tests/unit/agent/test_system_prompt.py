@@ -100,10 +100,18 @@ def test_the_skill_list_is_bounded_the_nearest_keep_their_place_and_the_rest_are
     lines = listed.splitlines()
     entries = [line for line in lines if line.startswith("- skill-")]
     assert [line.split(":")[0] for line in entries] == [f"- skill-{index}" for index in range(len(entries))]
-    assert sum(len(line) + 1 for line in entries) <= MAX_SKILL_LIST_CHARS
+    assert len(listed) <= MAX_SKILL_LIST_CHARS
     assert 0 < len(entries) < 10
     assert lines[-1] == f"({10 - len(entries)} more skills left out of this list for space.)"
     assert listed in build_system_prompt(tmp_path, skills=catalog)
+
+
+def test_skills_that_fit_exactly_are_all_listed_without_a_note(tmp_path):
+    heading = skill_list(SkillCatalog()).rstrip()
+    room = MAX_SKILL_LIST_CHARS - len(heading) - 1 - len("- skill-0: ")
+    listed = skill_list(_catalog("x" * room))
+    assert len(listed) == MAX_SKILL_LIST_CHARS and "left out" not in listed
+    assert skill_list(_catalog("x" * (room + 1))).endswith("\n(1 more skill left out of this list for space.)")
 
 
 def test_the_skill_list_is_the_same_from_one_build_to_the_next(tmp_path):

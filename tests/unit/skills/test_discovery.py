@@ -104,7 +104,8 @@ def test_a_skill_folder_may_be_a_symlink_and_keeps_the_link_name(repo, tmp_path)
 BAD_FRONT_MATTER = {
     "no front matter": ("# just a heading\n", "no front matter"),
     "unclosed front matter": ("---\nname: bad\ndescription: x\n# body\n", "no front matter"),
-    "invalid YAML": ("---\nname: bad\ndescription: [unclosed\n---\n", "not valid YAML (line 3)"),
+    "invalid YAML": ("---\nname: bad\ndescription: a: b\n---\n", "not valid YAML (line 3)"),
+    "unclosed YAML": ("---\nname: bad\ndescription: [unclosed\n---\n", "not valid YAML"),
     "not a mapping": ("---\n- a\n- b\n---\n", "not a mapping"),
     "no name": ("---\ndescription: x\n---\n", "`name` is missing"),
     "a name that is a number": ("---\nname: 12\ndescription: x\n---\n", "`name` is missing or not text"),
