@@ -110,21 +110,24 @@ def _loaded(skill: Skill) -> str:
     parts = [body or "(this skill has no instructions beyond its description)", f"Skill folder: {skill.folder}"]
     if references:
         listed = "\n".join(f"- {path}" for path in references[:MAX_LISTED_REFERENCES])
-        left = len(references) - MAX_LISTED_REFERENCES
-        more = f"\n- … and {left} more" if left > 0 else ""
+        more = "\n- … and more, not listed" if len(references) > MAX_LISTED_REFERENCES else ""
         parts.append(f'Reference files (read one with skill(name="{skill.name}", reference=PATH)):\n{listed}{more}')
     return "\n\n".join(parts)
 
 
 def _references(root: Path) -> list[str]:
-    """The files of the folder other than SKILL.md, relative paths, sorted; hidden ones and links out skipped."""
-    found = []
-    for directory, subdirectories, files in os.walk(root):  # does not enter symlinked directories
-        subdirectories[:] = [name for name in subdirectories if not name.startswith(".")]
-        for name in files:
+    """The files of the folder other than SKILL.md as relative paths (each directory's files, then its
+    subdirectories', sorted), hidden ones and links out skipped; the walk stops one past MAX_LISTED_REFERENCES
+    (a skill folder may hold a whole project)."""
+    found: list[str] = []
+    for directory, subdirectories, files in os.walk(root):  # top-down; does not enter symlinked directories
+        subdirectories[:] = sorted(name for name in subdirectories if not name.startswith("."))
+        for name in sorted(files):
             path = Path(directory, name)
             if name.startswith(".") or path == root / SKILL_FILE:
                 continue
             if path.is_file() and path.resolve().is_relative_to(root):
                 found.append(path.relative_to(root).as_posix())
-    return sorted(found)
+                if len(found) > MAX_LISTED_REFERENCES:
+                    return found
+    return found

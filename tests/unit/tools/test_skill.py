@@ -10,7 +10,7 @@ import pytest
 from iac_code.skills.discovery import find_skills
 from iac_code.tools.base import ToolContext, ToolError
 from iac_code.tools.registry import default_tools
-from iac_code.tools.skill import SkillTool
+from iac_code.tools.skill import MAX_LISTED_REFERENCES, SkillTool
 
 
 @pytest.fixture
@@ -43,6 +43,20 @@ async def test_loading_gives_the_body_the_folder_and_the_reference_files(tool, f
         "- references/aliases.md\n- scripts/check.sh"
     )
     assert not (folder / "ran").exists() and not (ctx.workspace / "ran").exists()
+
+
+async def test_a_folder_with_many_files_lists_some_and_says_there_are_more(tool, folder, ctx):
+    many = folder / "references" / "many"
+    many.mkdir()
+    for index in range(300):
+        (many / f"{index:03d}.md").write_text("x")
+    text = (await tool.run({"name": "tagging"}, ctx)).text
+    listed = [line for line in text.splitlines() if line.startswith("- references/")]
+    assert len(listed) == MAX_LISTED_REFERENCES and listed[:2] == [
+        "- references/aliases.md",
+        "- references/many/000.md",
+    ]
+    assert text.endswith("\n- … and more, not listed")
 
 
 async def test_an_edit_to_the_body_counts_at_once(tool, folder, ctx):
