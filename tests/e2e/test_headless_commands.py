@@ -83,3 +83,22 @@ def test_an_unknown_slash_word_goes_to_the_model_as_typed(workspace):
         result = run(workspace, model, "-p", "/etc/hosts has the wrong entry")
     assert result.returncode == 0, result.stderr
     assert model.requests[0]["messages"][-1]["content"] == "/etc/hosts has the wrong entry"
+
+
+def test_a_skill_is_a_command_and_a_bad_skill_is_named_on_stderr(workspace):
+    folder = workspace / ".iac-code" / "skills" / "tagging"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: tagging\ndescription: Tags. Use when tagging.\n---\nTag with owner.\n")
+    bad = workspace / ".iac-code" / "skills" / "Bad"
+    bad.mkdir()
+    (bad / "SKILL.md").write_text("---\nname: Bad\ndescription: x\n---\n")
+    with ScriptedOpenAI([{"text": "tagged"}]) as model:
+        result = run(workspace, model, "-p", "/tagging modules/vpc")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "tagged"
+    sent = model.requests[0]["messages"][-1]["content"]
+    assert "Its instructions:\n\nTag with owner." in sent and sent.endswith("The user's request: modules/vpc")
+    assert "- tagging: Tags. Use when tagging." in model.requests[0]["messages"][0]["content"]
+    assert (
+        result.stderr.count("iac-code: [skills] skipped ") == 1 and f"{bad / 'SKILL.md'}: `name` 'Bad'" in result.stderr
+    )

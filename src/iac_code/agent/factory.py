@@ -15,6 +15,7 @@ from iac_code.iac.plans.store import session_plans_dir
 from iac_code.iac.session_start import start_workspace_summary
 from iac_code.messages import Message
 from iac_code.providers.base import ModelProvider
+from iac_code.skills.discovery import SkillCatalog
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.base import Tool
 from iac_code.tools.registry import default_tools
@@ -33,6 +34,7 @@ class LoopParts:
     io: WorkspaceIO | None = None  # where tools read, write and run; None is the local disk
     session_id: str = ""  # names the session's private folder of saved plans (iac_plan) and its turns' spans
     recorder: Recorder | None = None  # where the loop records each permission decision; None: nowhere
+    skills: SkillCatalog | None = None  # the session's skills: listed in the system prompt, loaded by `skill`
 
 
 # the session's parts → its loop; the ACP server and headless bind the settings and the workspace
@@ -49,18 +51,16 @@ def build_loop(
 ) -> AgentLoop:
     """With `prewarm_checkers` (a long-lived agent), a workspace with infrastructure warms iac_check's
     heavy checkers in the background; a one-shot run would mostly pay for workers it never uses."""
+    plans_dir = session_plans_dir(settings.config_dir, parts.session_id or "unsaved")
     return AgentLoop(
         provider,
-        default_tools(
-            settings.iac_cache_path,
-            session_plans_dir(settings.config_dir, parts.session_id or "unsaved"),
-            settings.provider_schema_cache_path,
-        ),
+        default_tools(settings.iac_cache_path, plans_dir, settings.provider_schema_cache_path, parts.skills),
         workspace,
         judge=parts.judge,
         history=list(parts.history),
         on_message=parts.on_message,
-        system_prompt=build_system_prompt(workspace, config_dir=settings.config_dir),  # + the user's AGENTS.md
+        # + the user's AGENTS.md and the skills' names and descriptions
+        system_prompt=build_system_prompt(workspace, config_dir=settings.config_dir, skills=parts.skills),
         max_turns=settings.max_turns,
         max_tokens=settings.max_tokens,
         compact_threshold=settings.compact_threshold,

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from iac_code.repository import project_directories
+
 PROJECT_FILE = Path(".iac-code") / "settings.json"
 
 
 def project_files(workspace: Path) -> list[Path]:
     """The project rule files that hold for `workspace`, the repository root's first."""
-    here = workspace.resolve()
-    chain = [here, *here.parents]
-    root = next((d for d in chain if (d / ".git").exists()), here)
-    return [d / PROJECT_FILE for d in reversed(chain[: chain.index(root) + 1]) if (d / PROJECT_FILE).is_file()]
+    return [d / PROJECT_FILE for d in reversed(project_directories(workspace)) if (d / PROJECT_FILE).is_file()]

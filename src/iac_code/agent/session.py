@@ -29,6 +29,7 @@ from iac_code.agent.session_commands import (
     FileCommands,
     PromptCommands,
     SessionCommand,
+    SkillCommands,
     help_text,
     listed,
     status_text,
@@ -43,6 +44,7 @@ from iac_code.principals import LOCAL, Principal
 from iac_code.sessions.audit import Audited, AuditTrail
 from iac_code.sessions.store import RecordChanges, SessionStore
 from iac_code.sessions.writer import OrderedWriter
+from iac_code.skills.discovery import find_skills
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.iac_check import workspace_check_call
 from iac_code.tools.iac_plan import preview_call
@@ -127,6 +129,8 @@ class Session:
         self._store = store
         self._writes = OrderedWriter(session_id)  # the store's writes for this session, in order
         self.mcp = SessionMcp(mcp, face.warn, self.announce_commands)
+        # found once: the system prompt lists them, and it stays the same for the whole session
+        self.skills = find_skills(cwd, config_dir)
         parts = LoopParts(
             judge=self._judge,
             on_message=self._on_message,
@@ -137,10 +141,13 @@ class Session:
             io=io,
             session_id=session_id,
             recorder=recorder,
+            skills=self.skills,
         )
         self.loop = make_loop(parts)
-        self._files = FileCommands(cwd, config_dir, reserved=COMMANDS)
-        self.prompt_commands: list[PromptCommands] = [self._files]  # sources of prompt commands, in order
+        # a skill wins a name clash with a Markdown command (but not with /init or the session's own commands)
+        self._files = FileCommands(cwd, config_dir, reserved={*COMMANDS, *self.skills.names})
+        self._skill_commands = SkillCommands(self.skills, reserved=COMMANDS)
+        self.prompt_commands: list[PromptCommands] = [self._files, self._skill_commands]  # sources, in order
         self._busy = False
         self._idle = asyncio.Event()
         self._idle.set()
@@ -169,6 +176,7 @@ class Session:
         self._idle.clear()
         self._cancelled.clear()
         try:
+            await self._tell_skill_problems()
             if not self.title:
                 await self._name_after(message.text)
             end = await self._run(message)
@@ -344,6 +352,13 @@ class Session:
         """Tell the face the commands a client may offer (the command files are read again)."""
         await asyncio.to_thread(self._files.reload)
         await self._face.commands_changed(self.commands())
+        await self._tell_skill_problems()
+
+    async def _tell_skill_problems(self) -> None:
+        """The skills that were skipped, told once: when the client first hears of the commands, or at the
+        first prompt (headless)."""
+        if problems := self._skill_commands.untold_problems():
+            await self._face.warn(problems)
 
     async def _name_after(self, text: str) -> None:
         first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")

@@ -4,7 +4,8 @@ Two kinds, looked up in this order:
 - session commands act on the session itself (`/compact`, `/clear`, `/help`, `/check`, `/status`): a `SessionCommand`
   in the session's registry (`COMMANDS` in session.py: one entry adds one);
 - prompt commands render the prompt of a normal turn (the prompt's images are kept): `/init` and the
-  Markdown commands (`FileCommands`, from commands.py), then any other `PromptCommands` source a session
+  Markdown commands (`FileCommands`, from commands.py), the skills (`SkillCommands`: `/<skill> request`,
+  which win over a Markdown command of the same name), then any other `PromptCommands` source a session
   is given (`session.prompt_commands.append(source)`). The first source that knows a name renders it.
   MCP prompts (`/mcp__<server>__<prompt>`) are rendered by the session's MCP wiring (session_mcp.py).
 A name that is neither is no command: the text goes to the model as typed.
@@ -15,17 +16,21 @@ Commands are described as neutral data (`CommandInfo`); each face shows them its
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-from iac_code.agent.commands import CustomCommand, load_commands, render
+from iac_code.agent.commands import ARGUMENTS, INIT, CustomCommand, load_commands, render
 from iac_code.agent.events import TurnEnd
 from iac_code.agent.policy import MODES
+from iac_code.skills.discovery import SkillCatalog
+from iac_code.skills.skill_file import SkillFileError, read_body
 
 S = TypeVar("S")
+SKILLS_MARKER = "[skills]"
 
 
 class CommandError(Exception):
@@ -81,6 +86,44 @@ class FileCommands:
     async def render(self, name: str, arguments: str) -> str | None:
         command = self._commands.get(name)
         return None if command is None else render(command, arguments)
+
+
+class SkillCommands:
+    """Each skill as `/<name> request`: the prompt is the skill's instructions (read now) and the request, the
+    way the `skill` tool would have loaded them. `$ARGUMENTS` in the instructions takes the request, as in a
+    Markdown command. A skill named like a session command or /init is left to those."""
+
+    def __init__(self, catalog: SkillCatalog, reserved: Collection[str]) -> None:
+        self._skills = {skill.name: skill for skill in catalog.skills if skill.name not in {*reserved, INIT.name}}
+        self._untold = catalog.problems
+
+    def untold_problems(self) -> str:
+        """The skills skipped for their problems, as text for the user the first time; "" afterwards."""
+        problems, self._untold = self._untold, ()
+        return "".join(f"\n{SKILLS_MARKER} skipped {problem}" for problem in problems) + "\n" if problems else ""
+
+    def available(self) -> list[CommandInfo]:
+        return [
+            CommandInfo(skill.name, skill.description, skill.hint or "what to apply it to (optional)")
+            for skill in self._skills.values()
+        ]
+
+    async def render(self, name: str, arguments: str) -> str | None:
+        skill = self._skills.get(name)
+        if skill is None:
+            return None
+        try:
+            body = await asyncio.to_thread(read_body, skill)
+        except SkillFileError as exc:
+            raise CommandError(f"/{name}: {exc}") from None
+        instructions = (
+            f'The user runs the skill "{name}" (its folder: {skill.folder}; the `skill` tool reads its reference '
+            f"files). Its instructions:\n\n{body}"
+        )
+        if ARGUMENTS in body:
+            return instructions.replace(ARGUMENTS, arguments.strip())
+        request = arguments.strip() or "(none given: apply the skill to this workspace as its instructions say)"
+        return f"{instructions}\n\nThe user's request: {request}"
 
 
 def listed(

@@ -8,6 +8,8 @@ from datetime import date
 from pathlib import Path
 
 from iac_code.agent.policy import Mode
+from iac_code.repository import project_directories
+from iac_code.skills.discovery import SkillCatalog
 
 # Instruction file names, first match wins in each directory. Read from the user's config dir, then
 # every directory from the repository root down to the workspace (nearest last, so it wins a conflict);
@@ -15,6 +17,13 @@ from iac_code.agent.policy import Mode
 INSTRUCTION_FILES = ("AGENTS.md", "IAC-CODE.md")
 MAX_INSTRUCTION_CHARS = 20_000
 TRUNCATED = "\n[… truncated]"
+# The skills' names and descriptions (their bodies are loaded with the skill tool), nearest first, capped so
+# that many skills cannot crowd the prompt; the same for every turn of a session (it is part of a cached prefix).
+MAX_SKILL_LIST_CHARS = 2_000
+SKILLS_HEADING = """\
+Skills (know-how kept in files): when a skill's description applies to the task, call the `skill` tool with
+its name before you start, and follow its instructions; it also lists the skill's reference files, which
+skill(name, reference) reads. Users may also run a skill as the slash command /<name>."""
 
 ROLE = """\
 You are iac-code, an expert infrastructure-as-code engineer. You write, fix, review and explain
@@ -62,7 +71,9 @@ def mode_instructions(mode: Mode) -> str:
     return PLAN_MODE if mode == "plan" else ""
 
 
-def build_system_prompt(workspace: Path, *, today: date | None = None, config_dir: Path | None = None) -> str:
+def build_system_prompt(
+    workspace: Path, *, today: date | None = None, config_dir: Path | None = None, skills: SkillCatalog | None = None
+) -> str:
     parts = [
         ROLE,
         "Environment:\n"
@@ -73,16 +84,35 @@ def build_system_prompt(workspace: Path, *, today: date | None = None, config_di
     instructions = _project_instructions(workspace, config_dir)
     if instructions:
         parts.append(instructions)
+    if skills is not None and skills.skills:
+        parts.append(skill_list(skills))
     return "\n\n".join(parts)
+
+
+def skill_list(skills: SkillCatalog) -> str:
+    """The heading, then one line per skill, nearest first, then how many were left out: MAX_SKILL_LIST_CHARS
+    in all."""
+    lines = [SKILLS_HEADING]
+    size = len(SKILLS_HEADING)
+    for index, skill in enumerate(skills.skills):
+        line = f"- {skill.name}: {skill.description}"
+        room = MAX_SKILL_LIST_CHARS - (0 if index == len(skills.skills) - 1 else len(_left_out(len(skills.skills))))
+        if size + 1 + len(line) > room:
+            lines.append(_left_out(len(skills.skills) - index))
+            break
+        lines.append(line)
+        size += 1 + len(line)
+    return "\n".join(lines)
+
+
+def _left_out(count: int) -> str:
+    return f"({count} more skill{'s' if count > 1 else ''} left out of this list for space.)"
 
 
 def instruction_files(workspace: Path, config_dir: Path | None = None) -> list[Path]:
     """The instruction files that apply, most general first: the user's, then the repository root's
     down to the workspace's. Outside a repository only the workspace's own is read."""
-    here = workspace.resolve()
-    repository = next((d for d in (here, *here.parents) if (d / ".git").exists()), here)
-    nearest_first = [d for d in (here, *here.parents) if d.is_relative_to(repository)]
-    directories = ([config_dir] if config_dir else []) + nearest_first[::-1]
+    directories = ([config_dir] if config_dir else []) + project_directories(workspace)[::-1]
     found = [_first_file(directory) for directory in directories]
     return [path for path in found if path is not None]
 

@@ -89,10 +89,12 @@ class ReadFileTool:
         offset = integer_arg(args, "offset", 1, low=1)
         limit = integer_arg(args, "limit", READ_DEFAULT_LINES, low=1)
         text = await ctx.io.read_text(path)
-        return ToolResult(_number_lines(text, offset, limit))
+        return ToolResult(number_lines(text, offset, limit))
 
 
-def _number_lines(text: str, offset: int, limit: int) -> str:
+def number_lines(text: str, offset: int, limit: int) -> str:
+    """`limit` lines of `text` from line `offset`, numbered, within read_file's byte cap; a note says where to
+    go on when lines are left."""
     lines = text.splitlines()
     if not lines:
         return "(empty file)"

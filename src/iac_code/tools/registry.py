@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from iac_code.skills.discovery import SkillCatalog
 from iac_code.tools.base import Tool
 from iac_code.tools.files import EditFileTool, ListFilesTool, ReadFileTool, WriteFileTool
 from iac_code.tools.iac_check import IacCheckTool
@@ -12,17 +13,22 @@ from iac_code.tools.plan import UpdatePlanTool
 from iac_code.tools.provider_schema import ProviderSchemaTool
 from iac_code.tools.search import GlobTool, GrepTool
 from iac_code.tools.shell import BashTool
+from iac_code.tools.skill import SkillTool
 from iac_code.tools.subagent import AgentTool
 from iac_code.tools.web import WebFetchTool
 
 
 def default_tools(
-    iac_cache_path: Path | None = None, plans_dir: Path | None = None, schema_cache_path: Path | None = None
+    iac_cache_path: Path | None = None,
+    plans_dir: Path | None = None,
+    schema_cache_path: Path | None = None,
+    skills: SkillCatalog | None = None,
 ) -> dict[str, Tool]:
     """Fresh instances of every built-in tool, keyed by the name the model calls. `iac_cache_path`:
     where iac_check keeps its results (Settings.iac_cache_path; None: in memory only); `plans_dir`: the
     session's private folder for iac_plan's plan files (None: a temporary one); `schema_cache_path`: where
-    provider_schema keeps schemas (Settings.provider_schema_cache_path; None: in memory only)."""
+    provider_schema keeps schemas (Settings.provider_schema_cache_path; None: in memory only); `skills`: the
+    session's skills, which the `skill` tool loads (none: no such tool)."""
     plans = IacPlanTool(plans_dir)
     tools: list[Tool] = [
         ReadFileTool(),
@@ -39,4 +45,6 @@ def default_tools(
         AgentTool(),
         UpdatePlanTool(),
     ]
+    if skills is not None and skills.skills:
+        tools.append(SkillTool(skills))
     return {tool.name: tool for tool in tools}

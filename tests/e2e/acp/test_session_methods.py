@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from tests.e2e.acp.wire import AgentProcess, model_env, updates
 
+from iac_code.skills.discovery import bundled_skills
+from iac_code.skills.skill_file import Skill
+
+BUNDLED_SKILLS = [skill.name for skill in bundled_skills() if isinstance(skill, Skill)]
+
 
 def test_initialize_answers_the_seed_capabilities_and_repeats_itself(agent):
     first = agent.result("initialize", {"protocolVersion": 1})
@@ -71,6 +76,7 @@ def test_new_session_answers_modes_models_and_config_options_then_commands(agent
         "permissions",
         "preview",
         "init",
+        *BUNDLED_SKILLS,
     ]
 
 

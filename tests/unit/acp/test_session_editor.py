@@ -15,6 +15,8 @@ from iac_code.agent.commands import INIT_PROMPT
 from iac_code.agent.loop import CANCELLED
 from iac_code.agent.session import Session as SessionCore
 from iac_code.agent.session_commands import CommandError, CommandInfo, SessionCommand
+from iac_code.skills.discovery import bundled_skills
+from iac_code.skills.skill_file import Skill
 from iac_code.tools.plan import UpdatePlanTool
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -76,7 +78,9 @@ async def test_other_prompt_sources_are_listed_and_their_errors_shown(tmp_path):
     await live.core.announce_commands()
     (listed,) = updates(peer, "available_commands_update")
     names = [c["name"] for c in listed["availableCommands"]]
-    assert names == ["compact", "clear", "help", "check", "status", "permissions", "preview", "init", "mcp__tf__review"]
+    bundled = [skill.name for skill in bundled_skills() if isinstance(skill, Skill)]
+    own = ["compact", "clear", "help", "check", "status", "permissions", "preview"]
+    assert names == [*own, "init", *bundled, "mcp__tf__review"]
     response = await live.prompt(prompt("/mcp__tf__review"))
     assert response.stop_reason == "end_turn" and provider.calls == []
     assert updates(peer, "agent_message_chunk")[-1]["content"]["text"].startswith("/mcp__tf__review needs file")

@@ -19,6 +19,8 @@ from iac_code.agent.session_commands import CommandError, CommandInfo
 from iac_code.agent.system_prompt import PLAN_MODE
 from iac_code.errors import InvalidParams
 from iac_code.messages import Message
+from iac_code.skills.discovery import bundled_skills
+from iac_code.skills.skill_file import Skill
 
 
 class RecordingFace:
@@ -159,7 +161,32 @@ async def test_help_lists_the_commands_and_runs_no_turn(tmp_path):
     assert provider.calls == [] and "  /check: " in text and "  /review: Review a module" in text
     await live.announce_commands()
     (listed,) = face.of("commands")
-    assert [c.name for c in listed] == [*COMMANDS, "init", "review"]
+    bundled = [skill.name for skill in bundled_skills() if isinstance(skill, Skill)]
+    assert [c.name for c in listed] == [*COMMANDS, "init", "review", *bundled]
+
+
+async def test_a_skill_wins_over_a_markdown_command_of_its_name_and_a_bad_one_is_told_once(tmp_path):
+    (tmp_path / ".iac-code" / "commands").mkdir(parents=True)
+    (tmp_path / ".iac-code" / "commands" / "tagging.md").write_text("the command's prompt\n")
+    skills_dir = tmp_path / ".claude" / "skills"
+    (skills_dir / "tagging").mkdir(parents=True)
+    (skills_dir / "tagging" / "SKILL.md").write_text("---\nname: tagging\ndescription: Tags.\n---\nTag it.\n")
+    (skills_dir / "Broken").mkdir()
+    (skills_dir / "Broken" / "SKILL.md").write_text("---\nname: Broken\ndescription: x\n---\n")
+    face, provider = RecordingFace(), FakeProvider(say("ok"), say("ok"))
+    live = core(tmp_path, face, provider)
+    assert live.skills.get("tagging") is not None
+    await live.announce_commands()
+    await live.prompt(user("/tagging modules/vpc"))
+    await live.prompt(user("again"))
+    (warning,) = face.of("warn")
+    assert warning == f"\n[skills] skipped {skills_dir / 'Broken' / 'SKILL.md'}: " + (
+        "`name` 'Broken' must be lower-case letters, digits and single hyphens, at most 64 characters\n"
+    )
+    (listed,) = face.of("commands")
+    assert [c.description for c in listed if c.name == "tagging"] == ["Tags."]
+    sent = provider.calls[0][-1].text
+    assert "Its instructions:\n\nTag it." in sent and sent.endswith("The user's request: modules/vpc")
 
 
 async def test_a_file_command_becomes_the_prompt_and_an_unknown_word_goes_as_typed(tmp_path):

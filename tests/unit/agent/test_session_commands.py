@@ -1,10 +1,21 @@
 """The commands a session lists and /help shows: its own first, then /init and the custom ones with their
-hints, then other sources; a name already taken is listed once."""
+hints, then other sources (the skills); a name already taken is listed once."""
 
 from pathlib import Path
 
+import pytest
+
 from iac_code.agent.commands import INIT
-from iac_code.agent.session_commands import CommandInfo, FileCommands, SessionCommand, help_text, listed
+from iac_code.agent.session_commands import (
+    CommandError,
+    CommandInfo,
+    FileCommands,
+    SessionCommand,
+    SkillCommands,
+    help_text,
+    listed,
+)
+from iac_code.skills.discovery import find_skills
 
 
 async def _nothing(session: object, arguments: str) -> None:
@@ -57,3 +68,52 @@ def test_help_lists_every_command_and_the_modes(tmp_path):
     text = help_text(listed(OWN, [files(tmp_path), OtherSource()]))
     assert "  /help: List the commands" in text and "  /plan-review: Review a plan" in text
     assert "  /review: Review" in text and "  bypass-permissions: " in text
+
+
+def skills(tmp_path: Path, body: str = "# Tagging\nTag with owner.") -> SkillCommands:
+    skills_dir = tmp_path / "ws" / ".agents" / "skills"
+    for name in ("tagging", "help", "init"):
+        (skills_dir / name).mkdir(parents=True)
+        (skills_dir / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {name} rules\n---\n{body}\n")
+    (skills_dir / "broken").mkdir()
+    (skills_dir / "broken" / "SKILL.md").write_text("no front matter")
+    return SkillCommands(find_skills(tmp_path / "ws", None, bundled=False), reserved=OWN)
+
+
+def test_skills_are_commands_except_the_names_of_the_session_and_init(tmp_path):
+    assert skills(tmp_path).available() == [CommandInfo("tagging", "tagging rules", "what to apply it to (optional)")]
+
+
+async def test_a_skill_command_sends_its_instructions_and_the_request(tmp_path):
+    source = skills(tmp_path)
+    folder = tmp_path / "ws" / ".agents" / "skills" / "tagging"
+    rendered = await source.render("tagging", " modules/vpc ")
+    assert rendered == (
+        f'The user runs the skill "tagging" (its folder: {folder}; the `skill` tool reads its reference files). '
+        "Its instructions:\n\n# Tagging\nTag with owner.\n\nThe user's request: modules/vpc"
+    )
+    bare = await source.render("tagging", "")
+    assert bare is not None and bare.endswith(
+        "The user's request: (none given: apply the skill to this workspace as its instructions say)"
+    )
+    assert await source.render("help", "") is None and await source.render("init", "") is None
+
+
+async def test_arguments_in_a_skill_body_take_the_request_in_place(tmp_path):
+    rendered = await skills(tmp_path, "Tag $ARGUMENTS with owner.").render("tagging", "modules/vpc")
+    assert rendered is not None and rendered.endswith("Its instructions:\n\nTag modules/vpc with owner.")
+
+
+async def test_a_skill_whose_file_went_away_fails_as_a_command(tmp_path):
+    source = skills(tmp_path)
+    (tmp_path / "ws" / ".agents" / "skills" / "tagging" / "SKILL.md").unlink()
+    with pytest.raises(CommandError, match="/tagging: .*SKILL.md cannot be read"):
+        await source.render("tagging", "")
+
+
+def test_the_skipped_skills_are_told_once(tmp_path):
+    source = skills(tmp_path)
+    told = source.untold_problems()
+    assert told.startswith("\n[skills] skipped ") and told.count("\n[skills] skipped ") == 1
+    assert "broken/SKILL.md: no front matter" in told
+    assert source.untold_problems() == ""

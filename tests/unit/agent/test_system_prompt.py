@@ -1,6 +1,9 @@
 from datetime import date
+from pathlib import Path
 
-from iac_code.agent.system_prompt import MAX_INSTRUCTION_CHARS, build_system_prompt
+from iac_code.agent.system_prompt import MAX_INSTRUCTION_CHARS, MAX_SKILL_LIST_CHARS, build_system_prompt, skill_list
+from iac_code.skills.discovery import SkillCatalog
+from iac_code.skills.skill_file import Skill
 
 
 def test_prompt_names_the_workspace_date_and_iac_focus(tmp_path):
@@ -70,3 +73,51 @@ def test_the_cap_covers_all_files_and_the_nearest_keeps_its_share(tmp_path):
 
 def test_the_model_is_told_to_keep_a_plan(tmp_path):
     assert "update_plan" in build_system_prompt(tmp_path)
+
+
+def _catalog(*descriptions: str) -> SkillCatalog:
+    skills = tuple(
+        Skill(f"skill-{index}", text, Path(f"/skills/skill-{index}"), "project")
+        for index, text in enumerate(descriptions)
+    )
+    return SkillCatalog(skills)
+
+
+def test_skills_are_listed_by_name_and_description_with_how_to_load_them(tmp_path):
+    prompt = build_system_prompt(tmp_path, skills=_catalog("Tag rules. Use when adding resources."))
+    assert "call the `skill` tool with\nits name" in prompt
+    assert prompt.endswith("\n- skill-0: Tag rules. Use when adding resources.")
+
+
+def test_no_skills_no_skill_section(tmp_path):
+    assert "`skill` tool" not in build_system_prompt(tmp_path, skills=SkillCatalog())
+    assert "`skill` tool" not in build_system_prompt(tmp_path)
+
+
+def test_the_skill_list_is_bounded_the_nearest_keep_their_place_and_the_rest_are_counted(tmp_path):
+    catalog = _catalog(*(f"Description number {index}. " + "x" * 300 for index in range(10)))
+    listed = skill_list(catalog)
+    lines = listed.splitlines()
+    entries = [line for line in lines if line.startswith("- skill-")]
+    assert [line.split(":")[0] for line in entries] == [f"- skill-{index}" for index in range(len(entries))]
+    assert len(listed) <= MAX_SKILL_LIST_CHARS
+    assert 0 < len(entries) < 10
+    assert lines[-1] == f"({10 - len(entries)} more skills left out of this list for space.)"
+    assert listed in build_system_prompt(tmp_path, skills=catalog)
+
+
+def test_skills_that_fit_exactly_are_all_listed_without_a_note(tmp_path):
+    heading = skill_list(SkillCatalog()).rstrip()
+    room = MAX_SKILL_LIST_CHARS - len(heading) - 1 - len("- skill-0: ")
+    listed = skill_list(_catalog("x" * room))
+    assert len(listed) == MAX_SKILL_LIST_CHARS and "left out" not in listed
+    assert skill_list(_catalog("x" * (room + 1))).endswith("\n(1 more skill left out of this list for space.)")
+
+
+def test_the_skill_list_is_the_same_from_one_build_to_the_next(tmp_path):
+    catalog = _catalog("a. Use when a.", "b. Use when b.")
+    assert skill_list(catalog) == skill_list(catalog)
+    day = date(2026, 12, 1)
+    assert build_system_prompt(tmp_path, today=day, skills=catalog) == build_system_prompt(
+        tmp_path, today=day, skills=catalog
+    )
