@@ -150,7 +150,7 @@ class _HeadlessFace:
 
     async def show(self, event: Event) -> None:
         self.printer.show(event)
-        if isinstance(event, ErrorReport):  # a failed model call ends the turn "normally": it is not
+        if isinstance(event, ErrorReport):  # a failed model call (the turn ends with "error")
             self.failed = True
             print(f"\niac-code: error: {event.message}", file=sys.stderr)
 
@@ -217,7 +217,7 @@ class _TextPrinter:
         elif isinstance(event, TurnEnd):
             if not self.wrote_text and self.last_result:
                 self.out.write(self.last_result)
-            if event.stop_reason != "end_turn":
+            if event.stop_reason not in ("end_turn", "error"):  # an error was already said on stderr
                 print(f"\n[stopped: {event.stop_reason}]", file=sys.stderr)
 
     def asked(self, request: PermissionRequest, choice: Choice) -> None:

@@ -105,6 +105,7 @@ def test_a_failed_model_call_exits_non_zero_with_the_error(workspace, failure, o
     if output_format == "json":
         out = json.loads(result.stdout)
         assert out["errors"] and out["errors"][0] in error_line
+        assert out["stopReason"] == "error", "a failed model call is not a turn that ended normally"
 
 
 def demo(workspace, *flags: str) -> subprocess.CompletedProcess:
