@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--allow-tools",
         default="",
-        help="headless: comma-separated tools allowed to run (e.g. write_file,bash,mcp__server__tool)",
+        help="headless: comma-separated tools allowed to run (e.g. write_file,bash,mcp__server__tool); an unknown "
+        "name is an error that lists the valid ones",
     )
     parser.add_argument(
         "--yes",

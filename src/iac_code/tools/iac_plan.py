@@ -25,6 +25,7 @@ from iac_code.tools.workspace import path_argument_locations, relative_to_worksp
 MAX_LOCATIONS = 50
 PLUGIN_FOLDERS = ("providers", "plugins")  # under .terraform/: where init installs providers (plugins: < 0.13)
 NO_ONE_TO_ASK = "no one to ask"
+PLAN_PROVIDERS_SUBJECT = "iac_plan:providers"  # what an "allow always" remembers; headless --allow-tools names it
 ADDRESS_LIST = {"type": "array", "items": {"type": "string"}}
 
 
@@ -140,7 +141,7 @@ async def ask_for_plugins(directory: Path, ctx: ToolContext) -> str | None:
     if ctx.request_access is None:
         return NO_ONE_TO_ASK
     question = f"iac_plan wants to run terraform plan, which starts {plugins_words(rel)}"
-    return await ctx.request_access("iac_plan:providers", "workspace_code", question)
+    return await ctx.request_access(PLAN_PROVIDERS_SUBJECT, "workspace_code", question)
 
 
 def plugins_words(rel: str) -> str:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from iac_code.iac.checkers.terraform import TerraformValidateChecker
+from iac_code.iac.checkers.tflint import TflintChecker
 from iac_code.tools.base import Tool
 from iac_code.tools.files import EditFileTool, ListFilesTool, ReadFileTool, WriteFileTool
 from iac_code.tools.iac_check import IacCheckTool
-from iac_code.tools.iac_plan import IacPlanTool
+from iac_code.tools.iac_plan import PLAN_PROVIDERS_SUBJECT, IacPlanTool
 from iac_code.tools.plan import UpdatePlanTool
 from iac_code.tools.search import GlobTool, GrepTool
 from iac_code.tools.shell import BashTool
@@ -35,3 +37,12 @@ def default_tools(iac_cache_path: Path | None = None, plans_dir: Path | None = N
         UpdatePlanTool(),
     ]
     return {tool.name: tool for tool in tools}
+
+
+def permission_subjects() -> list[str]:
+    """Every name a permission is remembered under, as `--allow-tools` takes them: the built-in tools, then
+    what a running call asks for on its own (code the workspace ships). MCP tools come and go with their
+    servers, so their names (`mcp__server__tool`) are not listed here."""
+    tools = list(default_tools())
+    checkers = [f"{IacCheckTool.name}:{c.name}" for c in (TerraformValidateChecker, TflintChecker)]
+    return [*tools, *checkers, PLAN_PROVIDERS_SUBJECT]
