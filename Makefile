@@ -15,7 +15,10 @@ $(BIN)/iac-code: pyproject.toml
 
 # The main job: the ACP server (HTTP+SSE and WebSocket at /acp, the web client at /) on 127.0.0.1:8765 (offline demo model when none is configured).
 # Another address: make run PORT=9090 (HOST too).
+# It says first where the command is: make installs it in .venv, which is not on PATH.
 run: $(BIN)/iac-code
+	@echo "iac-code is $(CURDIR)/$(BIN)/iac-code: run it by that path, or put it on PATH with"
+	@echo "    export PATH=\"$(CURDIR)/$(BIN):\$$PATH\"    (or install it as a tool: pipx install .)"
 	$(BIN)/iac-code acp --transport http --host $(HOST) --port $(PORT)
 
 # Lint, format and type checks, then the layers (all configured in pyproject.toml); `make test` runs them first.

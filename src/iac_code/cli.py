@@ -16,7 +16,8 @@ from iac_code.credentials import withhold_from_environment
 from iac_code.logs import configure_logging
 
 ENVIRONMENT_HELP = """\
-environment variables (also read from $IAC_CODE_CONFIG_DIR/config.json, lower-case without the prefix):
+environment variables (the same settings in $IAC_CODE_CONFIG_DIR/config.json: the name without IAC_CODE_,
+lower-case, e.g. "provider", "mcp_timeout", "acp_http_token"; the environment wins):
   IAC_CODE_PROVIDER           openai, anthropic, dashscope, deepseek, openrouter, ollama, lmstudio, vllm,
                               openai_compatible, anthropic_compatible, scripted (unset: an offline demo)
   IAC_CODE_API_KEY            the model API key, or the provider's own variable: OPENAI_API_KEY,
@@ -26,7 +27,7 @@ environment variables (also read from $IAC_CODE_CONFIG_DIR/config.json, lower-ca
   IAC_CODE_BASE_URL           the endpoint (required for *_compatible)
   IAC_CODE_SCRIPT             for the scripted provider: a JSON file of replies
   IAC_CODE_CONFIG_DIR         where settings and sessions live (default ~/.iac-code)
-  IAC_CODE_MAX_TURNS          model calls per prompt (default 50)
+  IAC_CODE_MAX_TURNS          model calls per prompt, tool rounds included (default 50)
   IAC_CODE_MAX_TOKENS         output tokens per model call (default 8192)
   IAC_CODE_CONTEXT_WINDOW     the model's context window in tokens (default: known per model)
   IAC_CODE_COMPACT_THRESHOLD  share of the window that triggers compaction (default 0.8)
@@ -40,7 +41,8 @@ environment variables (also read from $IAC_CODE_CONFIG_DIR/config.json, lower-ca
   IAC_CODE_HEARTBEAT_SECONDS  with a database: heartbeat interval (default 5)
   IAC_CODE_LEASE_SECONDS      with a database: how long a dead instance's sessions stay locked (default 15)
   IAC_CODE_WORKER_IDLE_SECONDS  seconds before an idle iac_check worker (checkov, cfn-lint) exits (default 1800)
-  IACCODE_ACP_HTTP_TOKEN      bearer token the HTTP server requires (its holders are one admin: `shared`)
+  IACCODE_ACP_HTTP_TOKEN      bearer token the HTTP server requires (its holders are one admin: `shared`);
+                              IAC_CODE_ACP_HTTP_TOKEN is the same setting (both set: they must agree)
   IAC_CODE_TOKENS_FILE        the HTTP server's principals and their token digests (`iac-code token add`;
                               default $IAC_CODE_CONFIG_DIR/tokens.json, read when it exists)
   IAC_CODE_JWKS               bearer JWTs: a JWKS file or URL; with IAC_CODE_JWT_ISSUER, IAC_CODE_JWT_AUDIENCE
@@ -70,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--allow-tools",
         default="",
-        help="headless: comma-separated tools allowed to run (e.g. write_file,bash,mcp__server__tool)",
+        help="headless: comma-separated tools allowed to run (e.g. write_file,bash,mcp__server__tool); an unknown "
+        "name is an error that lists the valid ones",
     )
     parser.add_argument(
         "--yes",

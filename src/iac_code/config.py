@@ -2,7 +2,10 @@
 
 The one source of every setting: nothing else in src/ reads the environment for one (the start-up hands
 what each part needs down, e.g. to the warm workers). The variable names are the original iac-code's, so
-its users can switch without changes; the HTTP token keeps its own prefix, as DESIGN.md fixes it.
+its users can switch without changes; the HTTP token keeps its own prefix, as DESIGN.md fixes it, and is
+also read under the project's prefix (IAC_CODE_ACP_HTTP_TOKEN), so that the spelling the rule suggests never
+starts an open server. config.json's key for a setting is its variable's name without `IAC_CODE_`, lower-case
+(`config_key`); the spellings earlier versions read there are still accepted.
 """
 
 from __future__ import annotations
@@ -44,8 +47,23 @@ ENV_KEYS = {
     "jwt_roles_claim": "IAC_CODE_JWT_ROLES_CLAIM",
     "jwt_admin_role": "IAC_CODE_JWT_ADMIN_ROLE",
 }
+PREFIX = "IAC_CODE_"
+# Other names of a setting's variable: the first wins when both are set (and must agree).
+ENV_ALIASES: dict[str, tuple[str, ...]] = {"http_token": ("IAC_CODE_ACP_HTTP_TOKEN",)}
+# config.json keys of earlier versions (the Settings fields' names), still read.
+OLD_FILE_KEYS = ("mcp_timeout_seconds", "http_token")
 # Settings that only config.json holds, in the shape editors use for them.
 FILE_ONLY_KEYS = ("mcpServers", "permissions", "trustedProjects")
+
+
+def config_key(name: str) -> str:
+    """config.json's key for the setting `name`: its variable without the IAC_CODE_ prefix, lower-case."""
+    variable = next(v for v in (ENV_KEYS[name], *ENV_ALIASES.get(name, ())) if v.startswith(PREFIX))
+    return variable.removeprefix(PREFIX).lower()
+
+
+# config.json key → the setting it fills
+FILE_KEYS = {config_key(name): name for name in ENV_KEYS} | {key: key for key in OLD_FILE_KEYS}
 
 
 logger = logging.getLogger(__name__)
@@ -147,14 +165,23 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     settings.permissions = from_file.pop("permissions", None)
     settings.trusted_projects = from_file.pop("trustedProjects", None)
     # name → (raw value, where it came from, as the user would look for it)
-    values = {name: (raw, f"{name} in {config_file}") for name, raw in from_file.items()}
+    values = {FILE_KEYS[key]: (raw, f"{key} in {config_file}") for key, raw in from_file.items()}
     for name, var in ENV_KEYS.items():
-        if env.get(var):
-            values[name] = (env[var], var)
+        if found := _from_environment(env, (var, *ENV_ALIASES.get(name, ()))):
+            values[name] = found
     types = {f.name: f.type for f in fields(Settings)}
     for name, (raw, source) in values.items():
         setattr(settings, name, _coerce(source, raw, types[name]))
     return settings
+
+
+def _from_environment(env: Mapping[str, str], variables: tuple[str, ...]) -> tuple[str, str] | None:
+    """(value, variable) of the first of a setting's variables that is set; two that disagree are an error,
+    since either choice would surprise someone (a token the other spelling did not set, say)."""
+    given = [(env[var], var) for var in variables if env.get(var)]
+    if len({value for value, _ in given}) > 1:
+        raise ConfigError(f"{' and '.join(var for _, var in given)} are both set, to different values: keep one")
+    return given[0] if given else None
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
@@ -166,10 +193,11 @@ def _read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object")
-    known = [*ENV_KEYS, *FILE_ONLY_KEYS]
+    known = [*FILE_KEYS, *FILE_ONLY_KEYS]
     for key in sorted(data.keys() - set(known)):
         closest = difflib.get_close_matches(key, known, n=1)
-        hint = f" (did you mean {closest[0]!r}?)" if closest else f" (valid keys: {', '.join(known)})"
+        valid = [*(config_key(name) for name in ENV_KEYS), *FILE_ONLY_KEYS]
+        hint = f" (did you mean {closest[0]!r}?)" if closest else f" (valid keys: {', '.join(valid)})"
         logger.warning("%s: unknown key %r ignored%s", path, key, hint)
     return {key: value for key, value in data.items() if key in known and value is not None}
 

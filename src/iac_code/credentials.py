@@ -25,6 +25,7 @@ SECRET_VARIABLES = frozenset(
         "DEEPSEEK_API_KEY",
         "OPENROUTER_API_KEY",
         "IACCODE_ACP_HTTP_TOKEN",  # the HTTP server's bearer token
+        "IAC_CODE_ACP_HTTP_TOKEN",  # the same, under the project's prefix (config.ENV_ALIASES)
     }
 )
 

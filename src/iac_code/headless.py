@@ -52,6 +52,9 @@ def run_headless(args: argparse.Namespace, settings: Settings) -> int:
         print("iac-code: the prompt is empty", file=sys.stderr)
         return 2
     allowed = {name.strip() for name in args.allow_tools.split(",") if name.strip()}
+    if problem := _unknown_tools(allowed):
+        print(f"iac-code: --allow-tools: {problem}", file=sys.stderr)
+        return 2
     return asyncio.run(
         _run(
             prompt,
@@ -62,6 +65,18 @@ def run_headless(args: argparse.Namespace, settings: Settings) -> int:
             output_format=args.output_format,
         )
     )
+
+
+def _unknown_tools(names: set[str]) -> str | None:
+    """What is wrong with names --allow-tools would remember in vain (a typo must not leave a run silently
+    denied), listing the valid ones; None when every name is known."""
+    from iac_code.tools.registry import permission_subjects
+
+    known = permission_subjects()
+    unknown = sorted(name for name in names if name not in known and not name.startswith(MCP_TOOL_PREFIX))
+    if not unknown:
+        return None
+    return f"unknown {', '.join(unknown)}; valid: {', '.join(known)}, and {MCP_TOOL_PREFIX}<server>__<tool>"
 
 
 async def _run(
@@ -150,7 +165,7 @@ class _HeadlessFace:
 
     async def show(self, event: Event) -> None:
         self.printer.show(event)
-        if isinstance(event, ErrorReport):  # a failed model call ends the turn "normally": it is not
+        if isinstance(event, ErrorReport):  # a failed model call (the turn ends with "error")
             self.failed = True
             print(f"\niac-code: error: {event.message}", file=sys.stderr)
 
@@ -217,7 +232,7 @@ class _TextPrinter:
         elif isinstance(event, TurnEnd):
             if not self.wrote_text and self.last_result:
                 self.out.write(self.last_result)
-            if event.stop_reason != "end_turn":
+            if event.stop_reason not in ("end_turn", "error"):  # an error was already said on stderr
                 print(f"\n[stopped: {event.stop_reason}]", file=sys.stderr)
 
     def asked(self, request: PermissionRequest, choice: Choice) -> None:

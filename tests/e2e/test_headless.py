@@ -56,6 +56,22 @@ def test_allowing_one_tool_does_not_allow_another(workspace):
     assert not (workspace / "made-by-bash").exists()
 
 
+@pytest.mark.parametrize("names", ["write-file", "write_file,Bash", "iac_check:nope"])
+def test_an_unknown_tool_name_is_a_usage_error_listing_the_valid_ones(workspace, names):
+    with ScriptedOpenAI([WRITE_MAIN_TF, {"text": "never"}]) as model:
+        result = run(workspace, model, "-p", "create main.tf", "--allow-tools", names)
+    assert result.returncode == 2 and model.requests == []
+    [line] = result.stderr.splitlines()
+    assert line.startswith("iac-code: --allow-tools: unknown ")
+    assert "write_file" in line and "iac_check:terraform-validate" in line and "mcp__<server>__<tool>" in line
+
+
+def test_mcp_tool_names_are_taken_as_given(workspace):
+    with ScriptedOpenAI([{"text": "fine"}]) as model:
+        result = run(workspace, model, "-p", "go", "--allow-tools", "mcp__k8s__get_pods,iac_plan:providers")
+    assert result.returncode == 0, result.stderr
+
+
 def test_prompt_from_stdin_and_json_output(workspace):
     with ScriptedOpenAI(
         [{"text": "Hello from the model", "usage": {"prompt_tokens": 12, "completion_tokens": 4}}]
@@ -105,6 +121,7 @@ def test_a_failed_model_call_exits_non_zero_with_the_error(workspace, failure, o
     if output_format == "json":
         out = json.loads(result.stdout)
         assert out["errors"] and out["errors"][0] in error_line
+        assert out["stopReason"] == "error", "a failed model call is not a turn that ended normally"
 
 
 def demo(workspace, *flags: str) -> subprocess.CompletedProcess:

@@ -75,3 +75,35 @@ def test_the_worker_idle_time_and_the_cache_path_come_from_the_settings(tmp_path
     assert settings.iac_cache_path == tmp_path / "cache" / "iac-check.sqlite"
     env = {"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_WORKER_IDLE_SECONDS": "5"}
     assert load_settings(env).worker_idle_seconds == 5
+
+
+def test_every_config_key_is_its_variable_without_the_prefix_in_lower_case(tmp_path):
+    from iac_code.config import ENV_ALIASES, ENV_KEYS, config_key
+
+    for name, variable in ENV_KEYS.items():
+        prefixed = next(v for v in (variable, *ENV_ALIASES.get(name, ())) if v.startswith("IAC_CODE_"))
+        assert config_key(name) == prefixed.removeprefix("IAC_CODE_").lower()
+    (tmp_path / "config.json").write_text(json.dumps({"mcp_timeout": 7, "acp_http_token": "t0k", "jwt_issuer": "i"}))
+    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    assert (settings.mcp_timeout_seconds, settings.http_token, settings.jwt_issuer) == (7, "t0k", "i")
+
+
+def test_the_keys_earlier_versions_read_still_work(tmp_path, caplog):
+    (tmp_path / "config.json").write_text(json.dumps({"mcp_timeout_seconds": 9, "http_token": "old"}))
+    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    assert (settings.mcp_timeout_seconds, settings.http_token) == (9, "old")
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+@pytest.mark.parametrize("variable", ["IACCODE_ACP_HTTP_TOKEN", "IAC_CODE_ACP_HTTP_TOKEN"])
+def test_the_http_token_is_read_under_either_spelling(tmp_path, variable):
+    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), variable: "s3cret"})
+    assert settings.http_token == "s3cret"
+
+
+def test_two_spellings_of_the_token_that_disagree_are_refused(tmp_path):
+    env = {"IAC_CODE_CONFIG_DIR": str(tmp_path), "IACCODE_ACP_HTTP_TOKEN": "a", "IAC_CODE_ACP_HTTP_TOKEN": "b"}
+    with pytest.raises(ConfigError, match="IACCODE_ACP_HTTP_TOKEN and IAC_CODE_ACP_HTTP_TOKEN are both set"):
+        load_settings(env)
+    env["IAC_CODE_ACP_HTTP_TOKEN"] = "a"
+    assert load_settings(env).http_token == "a"

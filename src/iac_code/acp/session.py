@@ -128,7 +128,10 @@ class Session:
             output_tokens=end.output_tokens,
             total_tokens=end.input_tokens + end.output_tokens,
         )
-        return PromptResponse(stop_reason=end.stop_reason, usage=usage)
+        # ACP v1's reasons have no "error": the [error] message chunk already said what failed, and "refusal"
+        # would tell the client to drop this prompt from the context, which the session keeps.
+        stop = "end_turn" if end.stop_reason == "error" else end.stop_reason
+        return PromptResponse(stop_reason=stop, usage=usage)
 
     def cancel(self) -> None:
         self.core.cancel()

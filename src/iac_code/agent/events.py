@@ -14,7 +14,9 @@ from iac_code.messages import Message, ToolCall
 from iac_code.providers.base import TextDelta, ThinkingDelta
 from iac_code.tools.base import AccessDetails, Category, Kind, Terminal
 
-StopReason = Literal["end_turn", "max_turn_requests", "max_tokens", "refusal", "cancelled"]
+# ACP's five, and "error": a model call failed (or a bug stopped the turn) after an ErrorReport said why. ACP v1
+# has no such reason, so its face answers "end_turn" there (acp/session.py); headless, metrics and traces say it.
+StopReason = Literal["end_turn", "max_turn_requests", "max_tokens", "refusal", "cancelled", "error"]
 
 
 @dataclass

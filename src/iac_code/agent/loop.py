@@ -217,7 +217,7 @@ class AgentLoop:
             self._close_partial_message()
             await self._end_dangling(INTERNAL_ERROR, "error", emit)
             await emit(ErrorReport("Internal error: the turn stopped (details are in the server log)."))
-            stop = "end_turn"
+            stop = "error"
         turn_ended(stop)
         await emit(TurnEnd(stop, totals.input_tokens, totals.output_tokens))
 
@@ -230,7 +230,7 @@ class AgentLoop:
             except ProviderError as exc:
                 self._close_partial_message()
                 await emit(ErrorReport(str(exc)))
-                return "end_turn"
+                return "error"
             totals.input_tokens += reply.usage.input_tokens
             totals.output_tokens += reply.usage.output_tokens
             self._append(reply.message)

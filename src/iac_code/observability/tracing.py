@@ -50,7 +50,10 @@ def check_tracing(settings: Settings) -> None:
     if "otlp" in _exporters(settings) and protocol != OTLP_PROTOCOL:
         raise ConfigError(f"{variable}={protocol}: iac-code sends traces over HTTP; set it to {OTLP_PROTOCOL}")
     if not all(_installed(module) for module in _REQUIRED_MODULES):
-        raise ConfigError("OTEL_* variables ask for traces: install the extra with pip install 'iac-code[otel]'")
+        raise ConfigError(
+            "OTEL_* variables ask for traces: install iac-code with its otel extra "
+            "(from its checkout: pipx install --force '.[otel]')"
+        )
 
 
 def start_tracing(settings: Settings) -> None:

@@ -20,7 +20,8 @@ _LISTING_CUT = "[Listing stopped"  # list_files' note when it did not show every
 
 
 class DemoProvider:
-    """Steps: `look` (list the workspace), then `write` or `exists`, then `summary`."""
+    """Steps: `look` (list the workspace), then `write` or `exists`, then `summary` (or `not_written` when the
+    write was refused or failed: the demo must not describe a file it did not write)."""
 
     def __init__(self, steps: dict[str, Reply], *, model: str, notice: str) -> None:
         self.name = "demo"
@@ -43,6 +44,8 @@ class DemoProvider:
             return {**look, "text": f"{self._notice}\n\n{look['text']}"}
         if last.role == "tool" and last.tool_name == "list_files":
             return self._steps["write"] if _shows_no_demo_file(last) else self._would_write()
+        if last.role == "tool" and last.is_error:
+            return self._steps["not_written"]
         return self._steps["summary"]
 
     def _would_write(self) -> Reply:

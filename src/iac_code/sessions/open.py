@@ -100,7 +100,7 @@ async def _open_postgres(settings: Settings) -> SessionStore:
     except ImportError as exc:
         raise ConfigError(
             f"IAC_CODE_DATABASE_URL is set but the PostgreSQL driver is missing ({exc}): "
-            "pip install 'iac-code[postgres]'"
+            "install iac-code with its postgres extra (from its checkout: pipx install --force '.[postgres]')"
         ) from None
     try:
         return await PostgresSessionStore.open(settings.database_url)

@@ -25,6 +25,8 @@ from iac_code.tools.workspace import path_argument_locations, relative_to_worksp
 MAX_LOCATIONS = 50
 PLUGIN_FOLDERS = ("providers", "plugins")  # under .terraform/: where init installs providers (plugins: < 0.13)
 NO_ONE_TO_ASK = "no one to ask"
+# what an "allow always" remembers, under the asking tool's name; --allow-tools names it
+PROVIDERS_SUBJECT = "{}:providers"
 ADDRESS_LIST = {"type": "array", "items": {"type": "string"}}
 
 
@@ -143,7 +145,7 @@ async def ask_for_plugins(
     if ctx.request_access is None:
         return NO_ONE_TO_ASK
     question = f"{asker} wants to run {command}, which starts {plugins_words(rel)}"
-    return await ctx.request_access(f"{asker}:providers", "workspace_code", question)
+    return await ctx.request_access(PROVIDERS_SUBJECT.format(asker), "workspace_code", question)
 
 
 def plugins_words(rel: str) -> str:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from iac_code.iac.checkers.terraform import TerraformValidateChecker
+from iac_code.iac.checkers.tflint import TflintChecker
 from iac_code.skills.discovery import SkillCatalog
 from iac_code.tools.base import Tool
 from iac_code.tools.files import EditFileTool, ListFilesTool, ReadFileTool, WriteFileTool
 from iac_code.tools.iac_check import IacCheckTool
-from iac_code.tools.iac_plan import IacPlanTool
+from iac_code.tools.iac_plan import PROVIDERS_SUBJECT, IacPlanTool
 from iac_code.tools.plan import UpdatePlanTool
 from iac_code.tools.provider_schema import ProviderSchemaTool
 from iac_code.tools.search import GlobTool, GrepTool
@@ -48,3 +50,13 @@ def default_tools(
     if skills is not None and skills.skills:
         tools.append(SkillTool(skills))
     return {tool.name: tool for tool in tools}
+
+
+def permission_subjects() -> list[str]:
+    """Every name a permission is remembered under, as `--allow-tools` takes them: the built-in tools, then
+    what a running call asks for on its own (code the workspace ships). MCP tools come and go with their
+    servers, so their names (`mcp__server__tool`) are not listed here."""
+    tools = list(default_tools())
+    checkers = [f"{IacCheckTool.name}:{c.name}" for c in (TerraformValidateChecker, TflintChecker)]
+    plugins = [PROVIDERS_SUBJECT.format(tool) for tool in (IacPlanTool.name, ProviderSchemaTool.name)]
+    return [*tools, *checkers, *plugins]

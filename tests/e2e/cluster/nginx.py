@@ -1,4 +1,4 @@
-"""A throwaway nginx balancing round-robin over iac-code instances, as the README configures it.
+"""A throwaway nginx balancing round-robin over iac-code instances, as docs/clusters.md configures it.
 
 Runs in the foreground from a temporary directory on a free 127.0.0.1 port: `-p` prefix, `-e` error log
 and `-c` configuration there, pid file and temporary paths there too. As root, its workers run as `nobody`

@@ -48,6 +48,15 @@ def test_non_loopback_bind_without_token_is_refused(tmp_path):
     assert "IACCODE_ACP_HTTP_TOKEN" in result.stderr and "--allow-insecure-bind" in result.stderr
 
 
+def test_the_token_under_the_projects_prefix_protects_the_server_too(model):
+    with http_server(model.url, env={"IAC_CODE_ACP_HTTP_TOKEN": TOKEN}) as server:
+        with httpx.Client(timeout=10) as http:
+            health = f"{server.base}/health"
+            assert http.get(health).status_code == 401
+            assert http.get(health, headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+        assert "no auth" not in server.log_text()
+
+
 def test_idle_connection_is_reaped_but_one_with_a_stream_is_kept(model):
     with http_server(model.url, "--idle-timeout", "0.5") as server:
         idle, watched = AcpHttp(server.url), AcpHttp(server.url)

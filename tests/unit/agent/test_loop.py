@@ -131,7 +131,7 @@ async def test_provider_error_is_reported_and_the_turn_ends():
     loop = make_loop(FakeProvider(ProviderError("authentication failed for provider fake")))
     events = await collect(loop.run("go"))
     assert isinstance(events[-2], ErrorReport) and "authentication failed" in events[-2].message
-    assert events[-1].stop_reason == "end_turn"
+    assert events[-1].stop_reason == "error"
 
 
 async def test_unknown_tool_is_an_error_result_not_a_crash():
@@ -271,7 +271,7 @@ async def test_a_bug_in_the_judge_ends_the_turn_with_a_valid_history():
     loop = make_loop(FakeProvider(call("write"), say("after")), [tool], judge=broken)
     events = await collect(loop.run("go"))
     assert isinstance(events[-2], ErrorReport) and "Internal error" in events[-2].message
-    assert events[-1].stop_reason == "end_turn"
+    assert events[-1].stop_reason == "error"
     assert tool.runs == [] and unanswered_tool_calls(loop.history) == []
     events = await collect(loop.run("again"))
     assert events[-1].stop_reason == "end_turn", "the session goes on"

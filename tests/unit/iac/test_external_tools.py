@@ -173,3 +173,14 @@ def test_kubeconform_without_schemas_is_skipped(tmp_path: Path, monkeypatch: pyt
 )
 def test_every_external_checker_has_a_timeout(checker: object) -> None:
     assert 0 < checker.timeout <= 300  # type: ignore[attr-defined]
+
+
+def test_a_fmt_diff_gives_each_file_the_first_line_fmt_would_change() -> None:
+    from iac_code.iac.checkers.terraform import first_changed_lines
+
+    diff = (
+        'a.tf\n--- old/a.tf\n+++ new/a.tf\n@@ -3,6 +3,6 @@\n }\n \n resource "x" "y" {\n-  a = 1\n+  a    = 1\n'
+        " }\n@@ -20,2 +20,2 @@\n-x=1\n+x = 1\n"
+        "dir/b.tf\n--- old/dir/b.tf\n+++ new/dir/b.tf\n@@ -1,3 +1,3 @@\n-locals {x=1}\n+locals { x = 1 }\n"
+    )
+    assert first_changed_lines(diff) == {"a.tf": 6, "dir/b.tf": 1}

@@ -11,6 +11,7 @@ import pytest
 from iac_code.iac import walk
 from iac_code.iac.cache import ResultCache
 from iac_code.iac.checker import Selection, Tree, Unit
+from iac_code.iac.checkers.warm import CHECKOV_HINT
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
 from iac_code.tools.base import ToolContext, ToolError
@@ -180,7 +181,7 @@ def test_checkov_absent_is_skipped_with_the_install_hint(tmp_path: Path, monkeyp
     assert raw["skipped"] == [
         {
             "tool": "checkov",
-            "reason": "checkov is not installed: pip install 'iac-code[checkov]' (or pipx install checkov)",
+            "reason": CHECKOV_HINT,
         }
     ]
 

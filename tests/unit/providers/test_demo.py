@@ -56,3 +56,13 @@ async def test_after_the_write_it_summarises():
     history = [*listed("(empty directory)"), Message(role="assistant", tool_calls=[call]), tool_result(call, "ok")]
     text, calls = await reply(history)
     assert calls == [] and "terraform init && terraform validate" in text
+
+
+@pytest.mark.parametrize("is_error", [False, True])
+async def test_the_summary_claims_the_file_only_when_it_was_written(is_error):
+    call = ToolCall("call_2", "write_file", {"path": "main.tf", "content": "x"})
+    result = tool_result(call, "Permission denied." if is_error else "ok", is_error=is_error)
+    history = [*listed("(empty directory)"), Message(role="assistant", tool_calls=[call]), result]
+    text, _ = await reply(history)
+    assert ("`main.tf` now holds" in text) is not is_error
+    assert ("was not written" in text) is is_error

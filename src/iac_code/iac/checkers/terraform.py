@@ -1,5 +1,8 @@
 """terraform (or tofu) from PATH: `fmt -check` on files, `validate -json` on initialized directories.
 
+A fmt finding points at the first line that fmt would change (read from its `-diff`), so that it is a
+`file:line` like every other finding.
+
 Neither runs `init` nor touches the network: validate runs only where `.terraform/` already exists.
 """
 
@@ -45,25 +48,48 @@ class TerraformFmtChecker(TerraformChecker):
             # terraform is given copies of the files as we read them (see iac.snapshot), not their paths
             async with snapshot(f for unit in batch for f in unit.files) as copies:
                 unformatted = await self._unformatted(program, copies, [u.rel for u in batch])
-            for rel in unformatted:
+            for rel, line in unformatted.items():
                 message = "not in canonical format: run `terraform fmt`"
-                results[rel] = [Finding(self.name, "fmt", "info", rel, None, message)]
+                results[rel] = [Finding(self.name, "fmt", "info", rel, line, message)]
         return results
 
-    async def _unformatted(self, program: str, copies: Path, rels: list[str]) -> list[str]:
-        run = await run_program([program, "fmt", "-check", "-list=true", "-no-color", *rels], copies, self.timeout)
+    async def _unformatted(self, program: str, copies: Path, rels: list[str]) -> dict[str, int | None]:
+        """Each file fmt would change → the first line it would change."""
+        command = [program, "fmt", "-check", "-diff", "-no-color", *rels]
+        run = await run_program(command, copies, self.timeout)
         if run.code in (0, 3):
-            return [line.strip() for line in run.stdout.splitlines() if line.strip()]
+            return first_changed_lines(run.stdout)
         if len(rels) == 1:
-            return []  # it does not parse: the HCL syntax check reports that
+            return {}  # it does not parse: the HCL syntax check reports that
         # One file that does not parse stops the whole batch: check the files one by one.
         semaphore = asyncio.Semaphore(PARALLEL_RUNS * 2)
 
-        async def one(rel: str) -> list[str]:
+        async def one(rel: str) -> dict[str, int | None]:
             async with semaphore:
                 return await self._unformatted(program, copies, [rel])
 
-        return [rel for found in await asyncio.gather(*(one(rel) for rel in rels)) for rel in found]
+        return {rel: line for found in await asyncio.gather(*(one(rel) for rel in rels)) for rel, line in found.items()}
+
+
+def first_changed_lines(diff: str) -> dict[str, int | None]:
+    """From `fmt -diff`'s unified diffs (`--- old/REL`, `+++ new/REL`, `@@ -START,…`): each file and the first
+    line of it that a hunk removes (or, for a hunk that only adds, where it starts)."""
+    found: dict[str, int | None] = {}
+    rel: str | None = None
+    line = 0
+    for text in diff.splitlines():
+        if text.startswith("--- old/"):
+            rel = text.removeprefix("--- old/")
+            found[rel] = None
+        elif rel is None or found[rel] is not None or text.startswith("+++ "):
+            continue
+        elif text.startswith("@@ -"):
+            line = int(text.removeprefix("@@ -").split(",")[0].split(" ")[0])
+        elif text.startswith(("-", "+")):
+            found[rel] = max(line, 1)
+        else:
+            line += 1  # a context line before the first change
+    return found
 
 
 class TerraformValidateChecker(TerraformChecker):

@@ -28,7 +28,11 @@ from iac_code.iac.workers import WarmWorker, WorkerError, ask, warm_worker
 log = logging.getLogger(__name__)
 
 HANDLERS = Path(__file__).resolve().parent.parent / "handlers"
-CHECKOV_HINT = "checkov is not installed: pip install 'iac-code[checkov]' (or pipx install checkov)"
+# From the checkout: the iac-code on PyPI is another project.
+CHECKOV_HINT = (
+    "checkov is not installed: install iac-code with its checkov extra "
+    "(from its checkout: pipx install --force '.[checkov]'), or pipx install checkov"
+)
 CHECKOV_FRAMEWORKS = {
     FileKind.CLOUDFORMATION: "cloudformation",
     FileKind.KUBERNETES: "kubernetes",
