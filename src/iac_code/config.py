@@ -26,6 +26,8 @@ ENV_KEYS = {
     "context_window": "IAC_CODE_CONTEXT_WINDOW",
     "compact_threshold": "IAC_CODE_COMPACT_THRESHOLD",
     "script": "IAC_CODE_SCRIPT",
+    "cache_ttl": "IAC_CODE_CACHE_TTL",
+    "prompt_cache_key": "IAC_CODE_PROMPT_CACHE_KEY",
     "session_idle_seconds": "IAC_CODE_SESSION_IDLE_SECONDS",
     "images": "IAC_CODE_IMAGES",
     "mcp_timeout_seconds": "IAC_CODE_MCP_TIMEOUT",
@@ -44,7 +46,7 @@ ENV_KEYS = {
     "jwt_admin_role": "IAC_CODE_JWT_ADMIN_ROLE",
 }
 # Settings that only config.json holds, in the shape editors use for them.
-FILE_ONLY_KEYS = ("mcpServers", "permissions", "trustedProjects")
+FILE_ONLY_KEYS = ("mcpServers", "permissions", "trustedProjects", "prices")
 
 
 logger = logging.getLogger(__name__)
@@ -66,6 +68,9 @@ class Settings:
     max_tokens: int = 8192  # output tokens per model call
     context_window: int = 0  # 0: the provider's own figure
     compact_threshold: float = 0.8  # compact when the context passes this share of the window
+    cache_ttl: str = "5m"  # how long Anthropic keeps the prompt cache: "5m" or "1h" (writes cost more)
+    # whether OpenAI-style requests carry `prompt_cache_key`; None: the preset decides (api.openai.com only)
+    prompt_cache_key: bool | None = None
     session_idle_seconds: float = 1800  # an idle session's runtime leaves memory after this; reloaded on use
     images: bool | None = None  # whether prompts may carry images; None: the model table decides
     mcp_timeout_seconds: float = 120  # one MCP tool call's limit
@@ -90,6 +95,9 @@ class Settings:
     # agent/rules.py checks them at start-up.
     permissions: Any = None
     trusted_projects: Any = None
+    # config.json's `prices` ({"<model id>": {"input", "output", "cache_read", "cache_write", "currency"}}),
+    # as written; providers/prices.py checks it against the bundled table's shape.
+    prices: Any = None
 
     @property
     def sessions_dir(self) -> Path:
@@ -137,6 +145,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     settings.mcp_servers = from_file.pop("mcpServers", {})
     settings.permissions = from_file.pop("permissions", None)
     settings.trusted_projects = from_file.pop("trustedProjects", None)
+    settings.prices = from_file.pop("prices", None)
     # name → (raw value, where it came from, as the user would look for it)
     values = {name: (raw, f"{name} in {config_file}") for name, raw in from_file.items()}
     for name, var in ENV_KEYS.items():

@@ -23,6 +23,7 @@ from iac_code.agent.events import Event, PermissionRequest, TurnEnd
 from iac_code.agent.factory import LoopFactory, LoopParts
 from iac_code.agent.policy import Choice, JudgedCall, Mode, Remembered, Verdict, decide, remembered_after
 from iac_code.agent.rules import Rules, remember_trust
+from iac_code.agent.spend import spend_text
 from iac_code.agent.session_commands import (
     CommandError,
     CommandInfo,
@@ -285,6 +286,9 @@ class Session:
     def _judge(self, call: JudgedCall) -> Verdict:
         return decide(call.access, self.mode, self.always.get(call.subject), self.rules.match(call))
 
+    async def _cost(self, arguments: str) -> None:
+        await self.say(spend_text(self.loop.spend))
+
     async def _permissions(self, arguments: str) -> None:
         """/permissions: the rules in force, the project's trust, the remembered answers; `/permissions trust`
         trusts the project (its allow rules apply from now on, in every session of this workspace)."""
@@ -371,6 +375,7 @@ COMMANDS: dict[str, SessionCommand[Session]] = {
         "Validate, lint and security-scan the workspace's infrastructure code (iac_check)", Session._check
     ),
     "status": SessionCommand("Show the mode, the model, the infrastructure guard and the MCP servers", Session._status),
+    "cost": SessionCommand("Show the tokens this session used (cached ones apart) and what they cost", Session._cost),
     "permissions": SessionCommand(
         "List the permission rules in force, the project's trust and the remembered answers",
         Session._permissions,
