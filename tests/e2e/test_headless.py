@@ -65,7 +65,15 @@ def test_prompt_from_stdin_and_json_output(workspace):
     out = json.loads(result.stdout)
     assert out["result"] == "Hello from the model"
     assert out["stopReason"] == "end_turn"
-    assert out["usage"] == {"inputTokens": 12, "outputTokens": 4, "totalTokens": 16}
+    assert out["usage"] == {
+        "inputTokens": 12,
+        "outputTokens": 4,
+        "thoughtTokens": 0,
+        "cachedReadTokens": 0,
+        "cachedWriteTokens": 0,
+        "totalTokens": 16,
+    }
+    assert out["cost"] is None  # the scripted model has no price
     assert model.requests[0]["messages"][-1] == {"role": "user", "content": "explain main.tf"}
 
 
