@@ -67,7 +67,8 @@ class LazyProvider:
     def stream(
         self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int, cache_key: str = ""
     ) -> AsyncIterator[ProviderEvent]:
-        return observed(self.name, self.model, self._stream(system, history, tools, max_tokens=max_tokens))
+        events = self._stream(system, history, tools, max_tokens=max_tokens, cache_key=cache_key)
+        return observed(self.name, self.model, events)
 
     async def _stream(
         self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int, cache_key: str = ""
