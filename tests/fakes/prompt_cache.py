@@ -81,7 +81,9 @@ def _blocks(body: dict[str, Any]) -> tuple[list[str], list[int]]:
     indexes of the marked ones."""
     items: list[tuple[str, dict[str, Any]]] = [("tool", tool) for tool in body.get("tools") or []]
     system = body.get("system") or []
-    items += [("system", block) for block in ([{"type": "text", "text": system}] if isinstance(system, str) else system)]
+    items += [
+        ("system", block) for block in ([{"type": "text", "text": system}] if isinstance(system, str) else system)
+    ]
     for message in body.get("messages") or []:
         content = message.get("content")
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []

@@ -23,7 +23,6 @@ from iac_code.agent.events import Event, PermissionRequest, TurnEnd
 from iac_code.agent.factory import LoopFactory, LoopParts
 from iac_code.agent.policy import Choice, JudgedCall, Mode, Remembered, Verdict, decide, remembered_after
 from iac_code.agent.rules import Rules, remember_trust
-from iac_code.agent.spend import spend_text
 from iac_code.agent.session_commands import (
     CommandError,
     CommandInfo,
@@ -35,6 +34,7 @@ from iac_code.agent.session_commands import (
     status_text,
 )
 from iac_code.agent.session_mcp import HubFactory, SessionMcp
+from iac_code.agent.spend import spend_text
 from iac_code.agent.system_prompt import mode_instructions
 from iac_code.encodable import encodable
 from iac_code.errors import InvalidParams

@@ -87,7 +87,7 @@ def spend_text(spend: Spend) -> str:
     if cost is not None:
         lines.append(f"Cost: {cost.amount:.4f} {cost.currency}")
     elif spend.calls:
-        lines.append("Cost: unknown (no price for the model; set one in config.json's \"prices\")")
+        lines.append('Cost: unknown (no price for the model; set one in config.json\'s "prices")')
     else:
         lines.append("Cost: nothing yet")
     return "\n".join(lines)

@@ -63,7 +63,7 @@ def price_table(settings: Settings, ttl: CacheTtl = "5m") -> PriceTable:
     table = {model: price for model, entry in bundled["models"].items() if (price := _price(entry, ttl)) is not None}
     overrides = settings.prices or {}
     if not isinstance(overrides, dict):
-        raise ConfigError("prices in config.json must be an object: {\"<model id>\": {\"input\", \"output\", ...}}")
+        raise ConfigError('prices in config.json must be an object: {"<model id>": {"input", "output", ...}}')
     for model, entry in overrides.items():
         table[model] = _override(model, entry)
     return PriceTable(table, bundled["as_of"])

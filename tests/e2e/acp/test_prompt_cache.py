@@ -5,6 +5,7 @@ the prompt response reports the cached tokens."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Iterator
 
@@ -55,7 +56,7 @@ def test_the_openai_prefix_stays_byte_identical_over_a_session_with_tool_calls(s
     _, usages = _session(agent, model, workspace)
     raw = model.raw_requests
     assert len(raw) == 2 * TURNS
-    for earlier, later in zip(raw, raw[1:], strict=False):
+    for earlier, later in itertools.pairwise(raw):
         assert later.startswith(_through_last_message(earlier))
     tools = {json.dumps(json.loads(body)["tools"]) for body in raw}
     assert len(tools) == 1, "the same tools in the same order on every call"
