@@ -35,7 +35,7 @@ from iac_code.agent.spend import Prices, Spend, added, no_prices
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.agent.tool_calls import ToolCalls, TurnCancelled, TurnTools, announced_result
 from iac_code.messages import Message, ToolCall, context_messages, unanswered_tool_calls, user
-from iac_code.observability.record import traced_turn, turn_ended
+from iac_code.observability.record import model_spent, traced_turn, turn_ended
 from iac_code.providers.base import FinishReason, ModelProvider, ProviderError, ToolSchema, Usage
 from iac_code.tools.backends import LocalIO, WorkspaceIO
 from iac_code.tools.base import Category, Tool, ToolResult
@@ -290,7 +290,8 @@ class AgentLoop:
         if usage == Usage(0, 0):
             return  # the provider reported nothing
         message.usage, message.model = usage, self.provider.model
-        self.spend.add(self.provider.model, usage)
+        if (cost := self.spend.add(self.provider.model, usage)) is not None:
+            model_spent(self.provider.name, self.provider.model, cost.amount, cost.currency)
 
     def _system_prompt(self) -> str:
         return f"{self.system_prompt}\n\n{self.mode_instructions}" if self.mode_instructions else self.system_prompt

@@ -44,15 +44,18 @@ class Spend:
                 spend.add(message.model, message.usage)
         return spend
 
-    def add(self, model: str, usage: Usage) -> None:
+    def add(self, model: str, usage: Usage) -> Cost | None:
+        """Count one call; returns what it cost, None when unknown."""
         self.calls += 1
         self.tokens = added(self.tokens, usage)
         price = self.prices(model)
         if price is None or (self._currency and price.currency != self._currency):
             self._unpriced += 1
-            return
+            return None
         self._currency = price.currency
-        self._amount += price.cost(usage)
+        cost = Cost(price.cost(usage), price.currency)
+        self._amount += cost.amount
+        return cost
 
     @property
     def cost(self) -> Cost | None:
