@@ -208,6 +208,7 @@ async def test_custom_commands_and_the_users_instructions(model, workspace, tmp_
         "help",
         "check",
         "status",
+        "cost",
         "permissions",
         "preview",
         "init",

@@ -76,7 +76,18 @@ async def test_other_prompt_sources_are_listed_and_their_errors_shown(tmp_path):
     await live.core.announce_commands()
     (listed,) = updates(peer, "available_commands_update")
     names = [c["name"] for c in listed["availableCommands"]]
-    assert names == ["compact", "clear", "help", "check", "status", "permissions", "preview", "init", "mcp__tf__review"]
+    assert names == [
+        "compact",
+        "clear",
+        "help",
+        "check",
+        "status",
+        "cost",
+        "permissions",
+        "preview",
+        "init",
+        "mcp__tf__review",
+    ]
     response = await live.prompt(prompt("/mcp__tf__review"))
     assert response.stop_reason == "end_turn" and provider.calls == []
     assert updates(peer, "agent_message_chunk")[-1]["content"]["text"].startswith("/mcp__tf__review needs file")
