@@ -35,7 +35,9 @@ def _session(server: ScriptedServer, work: Path, **env: str) -> list[dict[str, i
         for turn in range(TURNS):
             server.add(
                 {"tool_calls": [{"name": "read_file", "arguments": {"path": "main.tf"}}]},
-                {"text": f"Turn {turn}: main.tf declares twelve private subnets of the VPC; subnet {turn % 12} is next."},
+                {
+                    "text": f"Turn {turn}: main.tf declares twelve private subnets of the VPC; subnet {turn % 12} is next."
+                },
             )
             response, _ = agent.prompt(session_id, f"Turn {turn}: which subnet should the next change touch?")
             usages.append(response["result"]["usage"])
@@ -53,7 +55,9 @@ def _report(shape: str, usages: list[dict[str, int]]) -> None:
     print(f"  billed at full price without caching: {total:,}")
     print(f"  billed at full price with caching:    {total - read - written:,} (+ {written:,} written to the cache)")
     print(f"  read from the cache: {read:,} = {100 * read / total:.1f} % of the session's input")
-    print(f"  turn {TURNS}: {100 * last['cachedReadTokens'] / last['inputTokens']:.1f} % of its input read from the cache")
+    print(
+        f"  turn {TURNS}: {100 * last['cachedReadTokens'] / last['inputTokens']:.1f} % of its input read from the cache"
+    )
 
 
 def main() -> None:
@@ -65,7 +69,10 @@ def main() -> None:
         with ScriptedAnthropic() as anthropic:
             (work / "anthropic").mkdir()
             usages = _session(
-                anthropic, work / "anthropic", IAC_CODE_PROVIDER="anthropic_compatible", IAC_CODE_MODEL="claude-scripted"
+                anthropic,
+                work / "anthropic",
+                IAC_CODE_PROVIDER="anthropic_compatible",
+                IAC_CODE_MODEL="claude-scripted",
             )
             _report("Anthropic (cache_control breakpoints)", usages)
 
