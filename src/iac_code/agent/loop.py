@@ -351,6 +351,7 @@ class AgentLoop:
             await emit(Compaction(f"Context compaction failed: {exc}"))
             return
         message = Message(role="user", text=compaction.SUMMARY_PREFIX + summary, summary=True, kept=kept)
+        self._turn_usage = added(self._turn_usage, usage)  # a compaction within a turn is part of its cost
         self._spent(message, usage)
         self._append(message)
         after = self._context_tokens()
