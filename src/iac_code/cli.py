@@ -35,6 +35,8 @@ lower-case, e.g. "provider", "mcp_timeout", "acp_http_token"; the environment wi
                               found through tool_search instead of all listed (default 0.1)
   IAC_CODE_SESSION_IDLE_SECONDS  seconds before an idle session leaves memory (default 1800)
   IAC_CODE_IMAGES             1 or 0: whether prompts may carry images (default: known per model)
+  IAC_CODE_CACHE_TTL          5m or 1h: how long Anthropic keeps the prompt cache (default 5m; 1h writes cost more)
+  IAC_CODE_PROMPT_CACHE_KEY   1 or 0: send OpenAI's prompt_cache_key (default: only to api.openai.com)
   IAC_CODE_MCP_TIMEOUT        seconds one MCP tool call may take (default 120)
   IAC_CODE_DATABASE_URL       postgresql://…: sessions in PostgreSQL, HTTP instances serving as one
   IAC_CODE_INSTANCE_ID        with a database: this instance's name (default: host name + random suffix)

@@ -30,6 +30,8 @@ ENV_KEYS = {
     "compact_threshold": "IAC_CODE_COMPACT_THRESHOLD",
     "tools_share": "IAC_CODE_TOOLS_SHARE",
     "script": "IAC_CODE_SCRIPT",
+    "cache_ttl": "IAC_CODE_CACHE_TTL",
+    "prompt_cache_key": "IAC_CODE_PROMPT_CACHE_KEY",
     "session_idle_seconds": "IAC_CODE_SESSION_IDLE_SECONDS",
     "images": "IAC_CODE_IMAGES",
     "mcp_timeout_seconds": "IAC_CODE_MCP_TIMEOUT",
@@ -53,7 +55,7 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {"http_token": ("IAC_CODE_ACP_HTTP_TOK
 # config.json keys of earlier versions (the Settings fields' names), still read.
 OLD_FILE_KEYS = ("mcp_timeout_seconds", "http_token")
 # Settings that only config.json holds, in the shape editors use for them.
-FILE_ONLY_KEYS = ("mcpServers", "permissions", "trustedProjects")
+FILE_ONLY_KEYS = ("mcpServers", "permissions", "trustedProjects", "prices")
 
 
 def config_key(name: str) -> str:
@@ -88,6 +90,9 @@ class Settings:
     # When the tools' schemas (built-in and MCP) would pass this share of the window, the MCP tools are found
     # through `tool_search` instead of all being listed (agent/tool_offer.py)
     tools_share: float = 0.10
+    cache_ttl: str = "5m"  # how long Anthropic keeps the prompt cache: "5m" or "1h" (writes cost more)
+    # whether OpenAI-style requests carry `prompt_cache_key`; None: the preset decides (api.openai.com only)
+    prompt_cache_key: bool | None = None
     session_idle_seconds: float = 1800  # an idle session's runtime leaves memory after this; reloaded on use
     images: bool | None = None  # whether prompts may carry images; None: the model table decides
     mcp_timeout_seconds: float = 120  # one MCP tool call's limit
@@ -112,6 +117,9 @@ class Settings:
     # agent/rules.py checks them at start-up.
     permissions: Any = None
     trusted_projects: Any = None
+    # config.json's `prices` ({"<model id>": {"input", "output", "cache_read", "cache_write", "currency"}}),
+    # as written; providers/prices.py checks it against the bundled table's shape.
+    prices: Any = None
 
     @property
     def sessions_dir(self) -> Path:
@@ -164,6 +172,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     settings.mcp_servers = from_file.pop("mcpServers", {})
     settings.permissions = from_file.pop("permissions", None)
     settings.trusted_projects = from_file.pop("trustedProjects", None)
+    settings.prices = from_file.pop("prices", None)
     # name → (raw value, where it came from, as the user would look for it)
     values = {FILE_KEYS[key]: (raw, f"{key} in {config_file}") for key, raw in from_file.items()}
     for name, var in ENV_KEYS.items():

@@ -272,6 +272,7 @@ class _JsonPrinter:
         self.questions: list[dict[str, Any]] = []
         self.errors: list[str] = []
         self.end: TurnEnd | None = None
+        self.cost: dict[str, Any] | None = None  # the session's, after the last model call (when priced)
         self.last_result = ""  # the answer of a turn without model text (as _TextPrinter's)
 
     def show(self, event: Event) -> None:
@@ -284,6 +285,8 @@ class _JsonPrinter:
             )
         elif isinstance(event, ErrorReport):
             self.errors.append(event.message)
+        elif isinstance(event, UsageReport):
+            self.cost = _cost(event)
         elif isinstance(event, TurnEnd):
             self.end = event
 
@@ -298,6 +301,7 @@ class _JsonPrinter:
             "result": "".join(self.text) or self.last_result,
             "stopReason": end.stop_reason if end else None,
             "usage": _usage(end) if end else None,
+            "cost": self.cost,
             "toolCalls": self.tools,
             "permissionRequests": self.questions,
             "errors": self.errors,
@@ -321,11 +325,20 @@ _PRINTERS: dict[str, Callable[[TextIO], _Printer]] = {
 
 
 def _usage(end: TurnEnd) -> dict[str, int]:
+    """The turn's tokens, named as ACP's Usage names them (inputTokens holds the cached ones too)."""
     return {
         "inputTokens": end.input_tokens,
         "outputTokens": end.output_tokens,
+        "thoughtTokens": end.thought_tokens,
+        "cachedReadTokens": end.cache_read_tokens,
+        "cachedWriteTokens": end.cache_write_tokens,
         "totalTokens": end.input_tokens + end.output_tokens,
     }
+
+
+def _cost(report: UsageReport) -> dict[str, Any] | None:
+    """The session's cost so far, as ACP's usage_update carries it; None when unknown."""
+    return None if report.cost is None else {"amount": report.cost.amount, "currency": report.cost.currency}
 
 
 def permission_json(request: PermissionRequest, choice: Choice) -> dict[str, Any]:
@@ -374,7 +387,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
             "output": event.result.text,
         }
     if isinstance(event, UsageReport):
-        return {"type": "usage", "inputTokens": event.input_tokens, "outputTokens": event.output_tokens}
+        usage = {"type": "usage", "inputTokens": event.input_tokens, "outputTokens": event.output_tokens}
+        return usage | ({"cost": cost} if (cost := _cost(event)) is not None else {})
     if isinstance(event, TurnEnd):
         return {"type": "result", "stopReason": event.stop_reason, "usage": _usage(event)}
     if isinstance(event, (ErrorReport, Compaction)):

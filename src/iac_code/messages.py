@@ -128,6 +128,22 @@ def _block(data: dict[str, Any], images: list[Image]) -> Block | None:
 
 
 @dataclass
+class Usage:
+    """What one model call used, as its provider reported it.
+
+    `input_tokens` counts every prompt token the model read, cached or not (the context meter needs
+    the whole); `cache_read_tokens` and `cache_write_tokens` are the parts of it read from, and
+    written to, the provider's prompt cache. `thought_tokens` is the part of `output_tokens` spent
+    reasoning, when the provider says."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    thought_tokens: int = 0
+
+
+@dataclass
 class Message:
     """One turn of the conversation.
 
@@ -139,6 +155,8 @@ class Message:
       returned for the model; `tool_title` and `tool_kind` the call's title and kind as the client saw them (a
       replay shows them when the tool is gone, e.g. an MCP server not connected yet); `shown` the rest of
       what the client saw when the call finished (None in sessions stored before it was kept).
+    - `usage` and `model`: on a message a model call wrote (an answer, a compaction summary), what that call
+      used and which model made it; a session's tokens and cost are summed from them (agent/spend.py).
     """
 
     role: Role
@@ -155,6 +173,8 @@ class Message:
     kept: int = 0  # on a summary: how many messages just before it stay in the model's context
     images: list[Image] = field(default_factory=list)
     shown: Shown | None = None
+    usage: Usage | None = None
+    model: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         # Drop defaults so a persisted line stays short and readable. Field by field, not asdict(): it
@@ -164,6 +184,8 @@ class Message:
             value = getattr(self, name)
             if isinstance(value, Shown):
                 data[name] = value.to_dict(self.images)
+            elif isinstance(value, Usage):
+                data[name] = {k: v for k, v in asdict(value).items() if v}
             elif value != default:
                 data[name] = [asdict(item) for item in value] if isinstance(value, list) else value  # calls, images
         return data
@@ -173,9 +195,15 @@ class Message:
         calls = [ToolCall(**c) for c in data.get("tool_calls", [])]
         images = [Image(**i) for i in data.get("images", [])]
         shown = Shown.from_dict(data["shown"], images) if isinstance(data.get("shown"), dict) else None
-        nested = ("tool_calls", "images", "shown")
+        usage = _usage(data["usage"]) if isinstance(data.get("usage"), dict) else None
+        nested = ("tool_calls", "images", "shown", "usage")
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k not in nested}
-        return cls(**known, tool_calls=calls, images=images, shown=shown)
+        return cls(**known, tool_calls=calls, images=images, shown=shown, usage=usage)
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    counts = {f.name: data.get(f.name, 0) for f in fields(Usage)}
+    return Usage(**{name: value if isinstance(value, int) else 0 for name, value in counts.items()})
 
 
 _DEFAULTS = {

@@ -81,7 +81,15 @@ def test_prompt_from_stdin_and_json_output(workspace):
     out = json.loads(result.stdout)
     assert out["result"] == "Hello from the model"
     assert out["stopReason"] == "end_turn"
-    assert out["usage"] == {"inputTokens": 12, "outputTokens": 4, "totalTokens": 16}
+    assert out["usage"] == {
+        "inputTokens": 12,
+        "outputTokens": 4,
+        "thoughtTokens": 0,
+        "cachedReadTokens": 0,
+        "cachedWriteTokens": 0,
+        "totalTokens": 16,
+    }
+    assert out["cost"] is None  # the scripted model has no price
     assert model.requests[0]["messages"][-1] == {"role": "user", "content": "explain main.tf"}
 
 
@@ -184,3 +192,17 @@ def test_allow_infra_changes_is_a_headless_option(workspace):
         result = run(workspace, model, "--allow-infra-changes")
     assert result.returncode == 2
     assert "--allow-infra-changes applies to a headless run" in result.stderr
+
+
+def test_json_output_carries_the_cached_tokens_and_the_cost_with_a_price(workspace):
+    config = workspace.parent / "config"
+    config.mkdir(exist_ok=True)
+    price = {"input": 1.0, "output": 4.0, "cache_read": 0.1, "cache_write": 1.0, "currency": "USD"}
+    (config / "config.json").write_text(json.dumps({"prices": {"scripted-model": price}}))
+    usage = {"prompt_tokens": 2_000, "completion_tokens": 100, "cached_tokens": 1_500}
+    with ScriptedOpenAI([{"text": "Done.", "usage": usage}]) as model:
+        result = run(workspace, model, "-p", "hello", "--output-format", "json")
+    out = json.loads(result.stdout)
+    assert out["usage"]["cachedReadTokens"] == 1_500 and out["usage"]["inputTokens"] == 2_000
+    expected = (500 * 1.0 + 1_500 * 0.1 + 100 * 4.0) / 1_000_000
+    assert out["cost"] == {"amount": pytest.approx(expected), "currency": "USD"}

@@ -5,7 +5,9 @@ Same API and Reply keys as `ScriptedOpenAI` (see tests/fakes/openai_server.py), 
 words: stop/end_turn, tool_calls/tool_use, length/max_tokens, content_filter/refusal. `usage` takes
 prompt_tokens/completion_tokens (or input_tokens/output_tokens).
 
-`url` is the server root (no /v1): the anthropic SDK appends /v1/messages itself.
+`url` is the server root (no /v1): the anthropic SDK appends /v1/messages itself. Without a scripted
+`usage`, the prompt cache is simulated at the request's `cache_control` breakpoints
+(tests/fakes/prompt_cache.py) and reported as Anthropic does: `input_tokens` without the cached parts.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from tests.fakes.openai_server import (
     estimate_tokens,
     pieces,
 )
+from tests.fakes.prompt_cache import BreakpointCache, Cached
 
 STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
 
@@ -45,6 +48,16 @@ class ScriptedAnthropic(ScriptedServer):
     def check_history(self, messages: list[dict[str, Any]]) -> None:
         check_tool_results(messages)
 
+    def use_cache(self, body: dict[str, Any]) -> Cached:
+        return self._cache.use(body)
+
+    def forget_cache(self) -> None:
+        self._cache = BreakpointCache()
+
+    def start(self):
+        self.forget_cache()
+        return super().start()
+
     def complete(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         return self._message(body, reply, self._blocks(reply))
 
@@ -55,7 +68,7 @@ class ScriptedAnthropic(ScriptedServer):
         size = int(reply.get("chunk_chars", 20))
         usage = self._usage(body, reply)
         start = self._message(body, reply, [])
-        start.update(stop_reason=None, usage={"input_tokens": usage["input_tokens"], "output_tokens": 1})
+        start.update(stop_reason=None, usage={**usage, "output_tokens": 1})
         events = [event("message_start", message=start), event("ping")]
         for index, block in enumerate(self._blocks(reply)):
             kind = block["type"]
@@ -130,10 +143,15 @@ class ScriptedAnthropic(ScriptedServer):
     def _usage(body: dict[str, Any], reply: Reply) -> dict[str, int]:
         usage = reply.get("usage") or {}
         produced = [reply.get("text", ""), reply.get("thinking", ""), reply.get("tool_calls", [])]
-        prompt_default = estimate_tokens([body.get("system", ""), body.get("messages", [])])
+        output = int(usage.get("output_tokens", usage.get("completion_tokens", estimate_tokens(produced))))
+        if usage.get("input_tokens", usage.get("prompt_tokens")) is not None:
+            return {"input_tokens": int(usage.get("input_tokens", usage.get("prompt_tokens"))), "output_tokens": output}
+        cached: Cached = reply.get("cached") or Cached(1, 0, 0)
         return {
-            "input_tokens": int(usage.get("input_tokens", usage.get("prompt_tokens", prompt_default))),
-            "output_tokens": int(usage.get("output_tokens", usage.get("completion_tokens", estimate_tokens(produced)))),
+            "input_tokens": max(0, cached.prompt_tokens - cached.read - cached.written),
+            "cache_read_input_tokens": cached.read,
+            "cache_creation_input_tokens": cached.written,
+            "output_tokens": output,
         }
 
 

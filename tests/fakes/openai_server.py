@@ -9,7 +9,9 @@ A Reply is a dict with optional keys:
   {"prompt_tokens", "completion_tokens"}, status (HTTP error instead), delay (seconds between
   chunks), chunk_chars (text chunk size), truncate (stop mid-stream, no finish, no [DONE]),
   hang (send the first content chunk, then block until the client goes away or the server stops).
-A reply may also be a callable `(request_body) -> Reply`.
+A reply may also be a callable `(request_body) -> Reply`. Without a scripted `usage`, the usage is
+estimated (4 characters a token) and the prompt cache simulated (tests/fakes/prompt_cache.py); a scripted
+`usage` may name its `cached_tokens`. `raw_requests` keeps each request's body as its bytes.
 
 `ScriptedServer` holds the HTTP machinery shared with the Anthropic fake.
 """
@@ -26,6 +28,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.prompt_cache import Cached, PrefixCache
 
 Reply = dict[str, Any]
 ReplySource = Reply | Callable[[dict[str, Any]], Reply]
@@ -50,6 +54,7 @@ class ScriptedServer:
 
     def __init__(self, replies: Iterable[ReplySource] = (), *, default: ReplySource | None = None):
         self.requests: list[dict[str, Any]] = []
+        self.raw_requests: list[bytes] = []
         self.default = default
         self.url = ""
         self._replies: deque[ReplySource] = deque(replies)
@@ -66,6 +71,8 @@ class ScriptedServer:
         with self._lock:
             self._replies.clear()
             self.requests.clear()
+            self.raw_requests.clear()
+        self.forget_cache()
 
     def add(self, *replies: ReplySource) -> None:
         with self._lock:
@@ -114,12 +121,16 @@ class ScriptedServer:
             handler.send_json(404, self.error_body(404, f"no route POST {handler.path}"))
             return
         self.record(body)
+        with self._lock:
+            self.raw_requests.append(handler.raw_body)
         try:
             self.check_history(body.get("messages", []))
         except DanglingToolCalls as exc:
             handler.send_json(400, self.error_body(400, str(exc)))
             return
         reply = self.next_reply(body)
+        if reply is not None and not reply.get("status"):
+            reply["cached"] = self.use_cache(body)
         if reply is None:
             self.send_error_reply(handler, 500, "script exhausted")
         elif reply.get("status"):
@@ -132,6 +143,13 @@ class ScriptedServer:
 
     def check_history(self, messages: list[dict[str, Any]]) -> None:
         """Raise DanglingToolCalls when the API would answer 400."""
+
+    def use_cache(self, body: dict[str, Any]) -> Cached:
+        """What the request's prompt reads from, and writes to, the simulated prompt cache."""
+        raise NotImplementedError
+
+    def forget_cache(self) -> None:
+        """Start with an empty prompt cache."""
 
     def stream(self, handler: _Handler, body: dict[str, Any], reply: Reply) -> None:
         raise NotImplementedError
@@ -210,6 +228,7 @@ class ScriptedServer:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     scripted: ScriptedServer
+    raw_body = b""
     chunked = False  # the stream being written is chunked (its connection stays open)
     # A kept-alive stream ends with a small write (the last chunk) right after the events: with Nagle's
     # algorithm it would wait for the client's delayed ACK, 40 ms per model call.
@@ -224,6 +243,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        self.raw_body = raw
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
@@ -292,6 +312,16 @@ class ScriptedOpenAI(ScriptedServer):
 
     def check_history(self, messages: list[dict[str, Any]]) -> None:
         check_tool_pairing(messages)
+
+    def use_cache(self, body: dict[str, Any]) -> Cached:
+        return self._cache.use(body)
+
+    def forget_cache(self) -> None:
+        self._cache = PrefixCache()
+
+    def start(self):
+        self.forget_cache()
+        return super().start()
 
     def stream(self, handler: _Handler, body: dict[str, Any], reply: Reply) -> None:
         chunk_id, model = self.new_id("chatcmpl-"), body.get("model", "scripted-model")
@@ -368,12 +398,19 @@ class ScriptedOpenAI(ScriptedServer):
         return reply.get("finish_reason") or ("tool_calls" if reply.get("tool_calls") else "stop")
 
     @staticmethod
-    def _usage(body: dict[str, Any], reply: Reply) -> dict[str, int]:
+    def _usage(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         usage = reply.get("usage") or {}
+        cached: Cached = reply.get("cached") or Cached(1, 0, 0)
         produced = [reply.get("text", ""), reply.get("thinking", ""), reply.get("tool_calls", [])]
-        prompt = int(usage.get("prompt_tokens", estimate_tokens(body.get("messages", []))))
+        prompt = int(usage.get("prompt_tokens", cached.prompt_tokens))
+        read = int(usage.get("cached_tokens", 0 if "prompt_tokens" in usage else cached.read))
         completion = int(usage.get("completion_tokens", estimate_tokens(produced)))
-        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": read},
+        }
 
 
 def check_tool_pairing(messages: list[dict[str, Any]]) -> None:

@@ -30,7 +30,6 @@ from acp.schema import (
     SessionNotification,
     ToolCallProgress,
     ToolCallStart,
-    Usage,
     UsageUpdate,
     UserMessageChunk,
 )
@@ -40,7 +39,7 @@ from iac_code.acp.permissions import parse_answer
 from iac_code.acp.presenter import permission_request
 from iac_code.acp.prompt import PromptBlock, user_message
 from iac_code.acp.replay import replay_updates
-from iac_code.acp.updates import event_updates, message_chunk
+from iac_code.acp.updates import event_updates, message_chunk, turn_usage
 from iac_code.agent.events import Event, PermissionRequest
 from iac_code.agent.policy import Choice
 from iac_code.agent.session import Session as SessionCore
@@ -123,15 +122,10 @@ class Session:
         self.core.refuse_if_busy()  # before the blocks are read: a second prompt is refused as it comes
         message = await user_message(blocks, self.cwd, images=self._reads_images(self.core.model))
         end = await self.core.prompt(message)
-        usage = Usage(
-            input_tokens=end.input_tokens,
-            output_tokens=end.output_tokens,
-            total_tokens=end.input_tokens + end.output_tokens,
-        )
         # ACP v1's reasons have no "error": the [error] message chunk already said what failed, and "refusal"
         # would tell the client to drop this prompt from the context, which the session keeps.
         stop = "end_turn" if end.stop_reason == "error" else end.stop_reason
-        return PromptResponse(stop_reason=stop, usage=usage)
+        return PromptResponse(stop_reason=stop, usage=turn_usage(end))
 
     def cancel(self) -> None:
         self.core.cancel()

@@ -8,8 +8,10 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    Cost,
     ToolCallProgress,
     ToolCallStart,
+    Usage,
     UsageUpdate,
 )
 
@@ -25,6 +27,7 @@ from iac_code.agent.events import (
     ToolProgress,
     ToolRunning,
     ToolUseStart,
+    TurnEnd,
     UsageReport,
 )
 from iac_code.tools.describe import CallView
@@ -51,7 +54,8 @@ def event_update(event: Event) -> Update | None:
     if isinstance(event, ToolFinished):
         return tool_call_result(event.call.id, event.result)
     if isinstance(event, UsageReport):
-        return UsageUpdate(session_update="usage_update", used=event.context_used, size=event.context_size)
+        cost = Cost(amount=event.cost.amount, currency=event.cost.currency) if event.cost is not None else None
+        return UsageUpdate(session_update="usage_update", used=event.context_used, size=event.context_size, cost=cost)
     if isinstance(event, Compaction):
         return message_chunk(f"\n[context compacted] {event.message}\n")
     if isinstance(event, ErrorReport):
@@ -67,3 +71,16 @@ def event_updates(event: Event) -> list[Update]:
     if isinstance(event, ToolFinished) and (plan := result_plan_update(event.call.name, event.result)) is not None:
         return [update, plan]
     return [update]
+
+
+def turn_usage(end: TurnEnd) -> Usage:
+    """The prompt response's usage: the turn's tokens, the cached parts and the reasoning apart (inputTokens
+    counts all the input, cached or not; totalTokens is input plus output, which holds the reasoning)."""
+    return Usage(
+        input_tokens=end.input_tokens,
+        output_tokens=end.output_tokens,
+        thought_tokens=end.thought_tokens,
+        cached_read_tokens=end.cache_read_tokens,
+        cached_write_tokens=end.cache_write_tokens,
+        total_tokens=end.input_tokens + end.output_tokens,
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from iac_code.messages import Message, context_messages
+from iac_code.messages import Message, Usage, context_messages
 from iac_code.providers.base import ModelProvider, ProviderError, TextDelta
 
 CHARS_PER_TOKEN = 4
@@ -96,8 +96,8 @@ def _clip(text: str) -> str:
     return text[:TOOL_TEXT_IN_TRANSCRIPT] + f" […{len(text) - TOOL_TEXT_IN_TRANSCRIPT} chars cut]"
 
 
-async def summarise(provider: ModelProvider, old: list[Message], *, max_tokens: int) -> str:
-    """Ask the model for a summary of `old`. Raises ProviderError."""
+async def summarise(provider: ModelProvider, old: list[Message], *, max_tokens: int) -> tuple[str, Usage]:
+    """Ask the model for a summary of `old`, and say what the call used. Raises ProviderError."""
     text = transcript(old)
     # The transcript itself must fit: keep its head and tail if the conversation is enormous.
     budget = provider.context_window * CHARS_PER_TOKEN // 2
@@ -105,10 +105,13 @@ async def summarise(provider: ModelProvider, old: list[Message], *, max_tokens: 
         text = text[: budget // 2] + "\n\n[… middle of the conversation omitted …]\n\n" + text[-budget // 2 :]
     request = [Message(role="user", text=f"Summarise this conversation:\n\n{text}")]
     parts: list[str] = []
+    usage = Usage(0, 0)
     async for event in provider.stream(SUMMARISER, request, [], max_tokens=max_tokens):
         if isinstance(event, TextDelta):
             parts.append(event.text)
+        elif isinstance(event, Usage):
+            usage = event
     summary = "".join(parts).strip()
     if not summary:
         raise ProviderError("the model returned an empty summary")
-    return summary
+    return summary, usage

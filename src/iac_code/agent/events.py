@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from iac_code.agent.policy import Choice, OptionKind
+from iac_code.agent.spend import Cost
 from iac_code.messages import Message, ToolCall
 from iac_code.providers.base import TextDelta, ThinkingDelta
 from iac_code.tools.base import AccessDetails, Category, Kind, Terminal
@@ -102,12 +103,14 @@ class Compaction:
 
 @dataclass
 class UsageReport:
-    """After each model call: tokens of that call, and how full the context is."""
+    """After each model call: tokens of that call, how full the context is, and the session's cost so far
+    (None when some call's price is unknown)."""
 
     input_tokens: int
     output_tokens: int
     context_used: int
     context_size: int
+    cost: Cost | None = None
 
 
 @dataclass
@@ -118,8 +121,11 @@ class ErrorReport:
 @dataclass
 class TurnEnd:
     stop_reason: StopReason
-    input_tokens: int  # summed over the turn's model calls
+    input_tokens: int  # summed over the turn's model calls (the cached parts included)
     output_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    thought_tokens: int = 0
 
 
 Event = (

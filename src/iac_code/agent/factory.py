@@ -15,6 +15,7 @@ from iac_code.iac.plans.store import session_plans_dir
 from iac_code.iac.session_start import start_workspace_summary
 from iac_code.messages import Message
 from iac_code.providers.base import ModelProvider
+from iac_code.providers.presets import session_prices
 from iac_code.skills.discovery import SkillCatalog
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.base import Tool
@@ -72,4 +73,5 @@ def build_loop(
         io=parts.io,
         recorder=parts.recorder,
         session_id=parts.session_id,
+        prices=session_prices(settings).price,
     )

@@ -10,6 +10,7 @@ into the history so it stays valid for every provider.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from concurrent.futures import Future
@@ -30,11 +31,12 @@ from iac_code.agent.events import (
 )
 from iac_code.agent.model_call import ModelReply, read_reply
 from iac_code.agent.policy import Judge
+from iac_code.agent.spend import Prices, Spend, added, no_prices
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.agent.tool_calls import ToolCalls, TurnCancelled, TurnTools, announced_result
 from iac_code.agent.tool_offer import DEFAULT_SHARE, ToolOffer, found_in
 from iac_code.messages import Message, ToolCall, context_messages, unanswered_tool_calls, user
-from iac_code.observability.record import traced_turn, turn_ended
+from iac_code.observability.record import model_spent, traced_turn, turn_ended
 from iac_code.providers.base import FinishReason, ModelProvider, ProviderError, ToolSchema, Usage
 from iac_code.tools.backends import LocalIO, WorkspaceIO
 from iac_code.tools.base import Category, Tool, ToolResult
@@ -87,6 +89,7 @@ class AgentLoop:
         io: WorkspaceIO | None = None,
         recorder: Recorder | None = None,
         session_id: str = "",  # names the turns' spans (empty in a sub-agent: it runs inside its session's)
+        prices: Prices = no_prices,  # what the session's model calls cost (agent/spend.py)
     ) -> None:
         self.provider = provider
         if model:
@@ -100,6 +103,9 @@ class AgentLoop:
         self.judge = judge
         self.recorder: Recorder = recorder or NoRecording()  # every decision goes to the audit trail
         self.history: list[Message] = list(history or [])
+        self.spend = Spend.of(self.history, prices)  # a loaded session goes on from what it spent
+        # The provider's prompt cache may route by a key: the session's, hashed (it names nothing outside).
+        self._cache_key = hashlib.sha256(session_id.encode()).hexdigest()[:32] if session_id else ""
         self.on_message = on_message
         self.system_prompt = system_prompt or build_system_prompt(workspace)
         # The workspace's infrastructure, being found in the background; it joins the prompt before the
@@ -117,6 +123,7 @@ class AgentLoop:
         self._turn: asyncio.Task[None] | None = None
         self._partial: list[str] = []  # text streamed so far in the current model call
         self._announced: dict[str, ToolUseStart] = {}  # this turn's calls the consumer was shown, by id
+        self._turn_usage = Usage(0, 0)  # summed over the current turn's model calls
 
     @property
     def running(self) -> bool:
@@ -152,9 +159,11 @@ class AgentLoop:
         return self.offer.tools
 
     def clear(self) -> None:
+        """Forget the conversation, and with it what it spent (the store forgets it too)."""
         self.history.clear()
         self.offer.forget_found()
         self.meter = compaction.ContextMeter()
+        self.spend = Spend(self.spend.prices)
 
     def set_mode_instructions(self, instructions: str) -> None:
         """The session's mode changed: its instructions follow the system prompt from the next model call."""
@@ -196,7 +205,7 @@ class AgentLoop:
             await channel.put(None)
 
     async def _turn_body(self, prompt: str | Message, emit: Emit, tool_call: ToolCall | None = None) -> None:
-        totals = Usage(0, 0)
+        self._turn_usage = Usage(0, 0)
         self.refresh_tools()
         self._announced = {}
         try:
@@ -207,7 +216,7 @@ class AgentLoop:
                 stop: StopReason = "end_turn"
             else:
                 await self._add_workspace_summary()
-                stop = await self._steps(emit, totals)
+                stop = await self._steps(emit)
         except (asyncio.CancelledError, TurnCancelled):
             self._close_partial_message()
             await self._end_dangling(CANCELLED, "cancelled", emit)
@@ -219,9 +228,19 @@ class AgentLoop:
             await emit(ErrorReport("Internal error: the turn stopped (details are in the server log)."))
             stop = "error"
         turn_ended(stop)
-        await emit(TurnEnd(stop, totals.input_tokens, totals.output_tokens))
+        turn = self._turn_usage
+        await emit(
+            TurnEnd(
+                stop,
+                turn.input_tokens,
+                turn.output_tokens,
+                turn.cache_read_tokens,
+                turn.cache_write_tokens,
+                turn.thought_tokens,
+            )
+        )
 
-    async def _steps(self, emit: Emit, totals: Usage) -> StopReason:
+    async def _steps(self, emit: Emit) -> StopReason:
         for _ in range(self.max_turns):
             if self._context_tokens() > self.compact_threshold * self.provider.context_window:
                 await self._compact(emit, manual=False)
@@ -231,8 +250,8 @@ class AgentLoop:
                 self._close_partial_message()
                 await emit(ErrorReport(str(exc)))
                 return "error"
-            totals.input_tokens += reply.usage.input_tokens
-            totals.output_tokens += reply.usage.output_tokens
+            self._turn_usage = added(self._turn_usage, reply.usage)
+            self._spent(reply.message, reply.usage)
             self._append(reply.message)
             await emit(
                 UsageReport(
@@ -240,6 +259,7 @@ class AgentLoop:
                     reply.usage.output_tokens,
                     self._context_tokens(),
                     self.provider.context_window,
+                    self.spend.cost,
                 )
             )
             if reply.finish != "tool_use" or not reply.message.tool_calls:
@@ -255,12 +275,22 @@ class AgentLoop:
         self._partial = []
         context = context_messages(self.history)
         system_prompt = self._system_prompt()
-        stream = self.provider.stream(system_prompt, context, self._tool_schemas(), max_tokens=self.max_tokens)
+        stream = self.provider.stream(
+            system_prompt, context, self._tool_schemas(), max_tokens=self.max_tokens, cache_key=self._cache_key
+        )
         reply = await read_reply(stream, emit, self._partial)
         self._partial = []
         if reply.usage.input_tokens:
             self.meter.record(reply.usage.input_tokens, context, len(system_prompt))
         return reply
+
+    def _spent(self, message: Message, usage: Usage) -> None:
+        """Count a call's usage, and keep it on the message it wrote (so a reload counts it again)."""
+        if usage == Usage(0, 0):
+            return  # the provider reported nothing
+        message.usage, message.model = usage, self.provider.model
+        if (cost := self.spend.add(self.provider.model, usage)) is not None:
+            model_spent(self.provider.name, self.provider.model, cost.amount, cost.currency)
 
     def _system_prompt(self) -> str:
         return f"{self.system_prompt}\n\n{self.mode_instructions}" if self.mode_instructions else self.system_prompt
@@ -305,6 +335,7 @@ class AgentLoop:
             allow_subagents=False,
         )
         child.io = self.io
+        child.spend = self.spend  # its calls are the session's too (counted live; its messages are not stored)
         return child
 
     # ----------------------------------------------------------------- compaction
@@ -317,11 +348,14 @@ class AgentLoop:
             return
         before = self._context_tokens()
         try:
-            summary = await compaction.summarise(self.provider, old, max_tokens=self.max_tokens)
+            summary, usage = await compaction.summarise(self.provider, old, max_tokens=self.max_tokens)
         except ProviderError as exc:
             await emit(Compaction(f"Context compaction failed: {exc}"))
             return
-        self._append(Message(role="user", text=compaction.SUMMARY_PREFIX + summary, summary=True, kept=kept))
+        message = Message(role="user", text=compaction.SUMMARY_PREFIX + summary, summary=True, kept=kept)
+        self._turn_usage = added(self._turn_usage, usage)  # a compaction within a turn is part of its cost
+        self._spent(message, usage)
+        self._append(message)
         after = self._context_tokens()
         window = self.provider.context_window
         await emit(
@@ -329,7 +363,7 @@ class AgentLoop:
                 f"Context compacted: about {before:,} → {after:,} tokens ({100 * after // window}% of {window:,})."
             )
         )
-        await emit(UsageReport(0, 0, after, window))
+        await emit(UsageReport(usage.input_tokens, usage.output_tokens, after, window, self.spend.cost))
 
     # ----------------------------------------------------------------- history
 

@@ -35,6 +35,7 @@ from iac_code.agent.session_commands import (
     status_text,
 )
 from iac_code.agent.session_mcp import HubFactory, SessionMcp
+from iac_code.agent.spend import spend_text
 from iac_code.agent.system_prompt import mode_instructions
 from iac_code.encodable import encodable
 from iac_code.errors import InvalidParams
@@ -293,6 +294,9 @@ class Session:
     def _judge(self, call: JudgedCall) -> Verdict:
         return decide(call.access, self.mode, self.always.get(call.subject), self.rules.match(call))
 
+    async def _cost(self, arguments: str) -> None:
+        await self.say(spend_text(self.loop.spend))
+
     async def _permissions(self, arguments: str) -> None:
         """/permissions: the rules in force, the project's trust, the remembered answers; `/permissions trust`
         trusts the project (its allow rules apply from now on, in every session of this workspace)."""
@@ -386,6 +390,7 @@ COMMANDS: dict[str, SessionCommand[Session]] = {
         "Validate, lint and security-scan the workspace's infrastructure code (iac_check)", Session._check
     ),
     "status": SessionCommand("Show the mode, the model, the infrastructure guard and the MCP servers", Session._status),
+    "cost": SessionCommand("Show the tokens this session used (cached ones apart) and what they cost", Session._cost),
     "permissions": SessionCommand(
         "List the permission rules in force, the project's trust and the remembered answers",
         Session._permissions,

@@ -99,8 +99,10 @@ class ToolOffer:
 
     def offered(self) -> list[Tool]:
         """The tools a model call lists, in their stable order."""
-        if not self.searching:
-            return list(self.tools.values())
+        if (
+            not self.searching
+        ):  # by name: the list is part of the prompt's cached prefix, whichever server answered first
+            return [*self.builtins.values(), *sorted(self.catalogue.values(), key=lambda tool: tool.name)]
         found = [self.catalogue[name] for name in self.found if name in self.catalogue]
         return [*self.builtins.values(), self._search, *found]
 

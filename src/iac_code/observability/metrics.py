@@ -53,7 +53,11 @@ class Metrics:
             ("provider", "model", "outcome"),
             MODEL_CALL_BUCKETS,
         )
+        # direction: input (all of it), output, and the parts of the input read from / written to the prompt cache
         self.model_tokens = counter("model_tokens", "Tokens of model calls", ("provider", "model", "direction"))
+        self.model_cost = counter(
+            "model_cost", "What model calls cost, where the model has a price", ("provider", "model", "currency")
+        )
         self.store_seconds = histogram("store_seconds", "Session store operations", ("operation",), STORE_BUCKETS)
 
 

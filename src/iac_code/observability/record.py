@@ -132,16 +132,17 @@ class ModelCall:
     def __init__(self, provider: str, model: str) -> None:
         self._labels = (provider, model)
         self._started = time.perf_counter()
-        self._tokens = (0, 0)
+        self._tokens = (0, 0, 0, 0)
         tracer = tracing.tracer()
         attributes = {"gen_ai.system": provider, "gen_ai.request.model": model, SESSION_ID: _session_id()}
         self._span = tracer.start_span("model_call", attributes=attributes) if tracer is not None else None
 
-    def usage(self, input_tokens: int, output_tokens: int) -> None:
-        self._tokens = (input_tokens, output_tokens)
+    def usage(self, input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0) -> None:
+        """`input_tokens` counts all of the input; `cache_read` and `cache_write` are parts of it."""
+        self._tokens = (input_tokens, output_tokens, cache_read, cache_write)
 
     def end(self, outcome: str) -> None:
-        input_tokens, output_tokens = self._tokens
+        input_tokens, output_tokens, cache_read, cache_write = self._tokens
         if self._span is not None:
             self._span.set_attribute("gen_ai.usage.input_tokens", input_tokens)
             self._span.set_attribute("gen_ai.usage.output_tokens", output_tokens)
@@ -151,6 +152,14 @@ class ModelCall:
             recorded.model_call_seconds.labels(*self._labels, outcome).observe(time.perf_counter() - self._started)
             recorded.model_tokens.labels(*self._labels, "input").inc(input_tokens)
             recorded.model_tokens.labels(*self._labels, "output").inc(output_tokens)
+            recorded.model_tokens.labels(*self._labels, "cache_read").inc(cache_read)
+            recorded.model_tokens.labels(*self._labels, "cache_write").inc(cache_write)
+
+
+def model_spent(provider: str, model: str, amount: float, currency: str) -> None:
+    """What one model call cost (called only where the model has a price)."""
+    if (recorded := metrics.current()) is not None:
+        recorded.model_cost.labels(provider, model, currency).inc(amount)
 
 
 # -- the store and the HTTP server ----------------------------------------------------------------

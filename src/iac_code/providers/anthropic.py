@@ -1,7 +1,8 @@
 """Anthropic Messages (and Anthropic-compatible endpoints) through the official `anthropic` SDK.
 
 Thinking blocks come back signed; the signature is kept on the assistant message and the block is
-echoed verbatim on the next call, as the API requires around tool use.
+echoed verbatim on the next call, as the API requires around tool use. Every request marks its prompt-cache
+breakpoints (cache_marks.py), and the usage keeps the cached reads and writes apart.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from iac_code.providers.base import (
     ToolSchema,
     Usage,
 )
+from iac_code.providers.cache_marks import EXTENDED_TTL_BETA, CacheTtl, mark_anthropic
 from iac_code.providers.clients import lent_client, tls_context
 from iac_code.providers.sdk import parse_arguments, provider_error, sdk_errors
 
@@ -51,8 +53,10 @@ class AnthropicProvider:
         timeout: float = 120.0,
         *,
         key_env: str = "",
+        cache_ttl: CacheTtl = "5m",
     ) -> None:
         self.name = name
+        self.cache_ttl: CacheTtl = cache_ttl
         self.model = model
         self.context_window = context_window
         # The SDK appends /v1/messages itself; a base URL copied with /v1 would double it.
@@ -74,7 +78,7 @@ class AnthropicProvider:
         )
 
     async def stream(
-        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int
+        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int, cache_key: str = ""
     ) -> AsyncIterator[ProviderEvent]:
         request: dict[str, Any] = {
             "model": self.model,
@@ -86,6 +90,9 @@ class AnthropicProvider:
             request["system"] = system
         if tools:
             request["tools"] = [to_anthropic_tool(tool) for tool in tools]
+        mark_anthropic(request, self.cache_ttl)
+        if self.cache_ttl == "1h":
+            request["extra_headers"] = {"anthropic-beta": EXTENDED_TTL_BETA}
         reply = _StreamedReply()
         try:
             with self._client() as client:
@@ -115,33 +122,39 @@ class _StreamedReply:
     """Accumulates one streamed message: tool_use blocks by index, usage, and the stop reason."""
 
     tool_uses: dict[int, _PendingToolUse] = field(default_factory=dict)
-    input_tokens: int = 0
-    output_tokens: int = 0
+    usage: Usage = field(default_factory=lambda: Usage(0, 0))
     stop_reason: str | None = None
     stopped: bool = False
 
     def absorb(self, event: Any) -> list[ProviderEvent]:
         kind = event.type
         if kind == "message_start":
-            usage = event.message.usage
-            # Cached prompt tokens are still context the model read.
-            self.input_tokens = (
-                (usage.input_tokens or 0)
-                + (usage.cache_creation_input_tokens or 0)
-                + (usage.cache_read_input_tokens or 0)
-            )
-            self.output_tokens = usage.output_tokens or 0
+            self._absorb_usage(event.message.usage)
         elif kind == "content_block_start":
             return self._block_start(event.index, event.content_block)
         elif kind == "content_block_delta":
             return self._block_delta(event.index, event.delta)
         elif kind == "message_delta":
             self.stop_reason = event.delta.stop_reason or self.stop_reason
-            if event.usage is not None and event.usage.output_tokens is not None:
-                self.output_tokens = event.usage.output_tokens
+            if event.usage is not None:
+                self._absorb_usage(event.usage)
         elif kind == "message_stop":
             self.stopped = True
         return []
+
+    def _absorb_usage(self, usage: Any) -> None:
+        """Anthropic's `input_tokens` leaves out the cached part; ours counts it (it is context the model
+        read). message_delta repeats the counts cumulatively (the output ones at least): given ones win."""
+        read = getattr(usage, "cache_read_input_tokens", None)
+        written = getattr(usage, "cache_creation_input_tokens", None)
+        if read is not None:
+            self.usage.cache_read_tokens = read
+        if written is not None:
+            self.usage.cache_write_tokens = written
+        if (uncached := getattr(usage, "input_tokens", None)) is not None:
+            self.usage.input_tokens = uncached + self.usage.cache_read_tokens + self.usage.cache_write_tokens
+        if (output := getattr(usage, "output_tokens", None)) is not None:
+            self.usage.output_tokens = output
 
     def _block_start(self, index: int, block: Any) -> list[ProviderEvent]:
         if block.type == "tool_use":
@@ -170,7 +183,7 @@ class _StreamedReply:
             ToolCallReady(ToolCall(id=use.id, name=use.name, arguments=parse_arguments("".join(use.input_json))))
             for _, use in sorted(self.tool_uses.items())
         ]
-        events.append(Usage(self.input_tokens, self.output_tokens))
+        events.append(self.usage)
         events.append(Finish(STOP_REASONS.get(self.stop_reason, "end_turn")))
         return events
 

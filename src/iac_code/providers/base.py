@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from iac_code.messages import Message, ToolCall
+from iac_code.messages import Usage as Usage  # part of a provider's vocabulary, kept with the messages
 
 # Why a model call ended, already mapped onto ACP stop reasons (plus "tool_use": the loop continues).
 FinishReason = Literal["end_turn", "tool_use", "max_tokens", "refusal"]
@@ -35,16 +36,11 @@ class ToolCallReady:
 
 
 @dataclass
-class Usage:
-    input_tokens: int
-    output_tokens: int
-
-
-@dataclass
 class Finish:
     reason: FinishReason
 
 
+# Usage (messages.py): what one call used, reported once near its end; the last one holds.
 ProviderEvent = TextDelta | ThinkingDelta | ToolCallReady | Usage | Finish
 
 
@@ -71,6 +67,10 @@ class ModelProvider(Protocol):
         tools: list[ToolSchema],
         *,
         max_tokens: int,
+        cache_key: str = "",
     ) -> AsyncIterator[ProviderEvent]:
-        """Stream one model call. Ends with exactly one `Finish`; raises `ProviderError` on failure."""
+        """Stream one model call. Ends with exactly one `Finish`; raises `ProviderError` on failure.
+
+        `cache_key` names the conversation (a hash of its session), for providers whose prompt cache
+        routes by a key; "" when there is none (a sub-agent, a summary)."""
         ...

@@ -31,7 +31,7 @@ class DemoProvider:
         self._notice = notice
 
     async def stream(
-        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int
+        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int, cache_key: str = ""
     ) -> AsyncIterator[ProviderEvent]:
         player = ScriptedProvider([self._reply(history)], name=self.name, model=self.model)
         async for event in player.stream(system, history, tools, max_tokens=max_tokens):

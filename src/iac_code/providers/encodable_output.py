@@ -49,9 +49,9 @@ class EncodableOutput:
         return getattr(self.inner, name)
 
     async def stream(
-        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int
+        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int, cache_key: str = ""
     ) -> AsyncIterator[ProviderEvent]:
-        async for event in self.inner.stream(system, history, tools, max_tokens=max_tokens):
+        async for event in self.inner.stream(system, history, tools, max_tokens=max_tokens, cache_key=cache_key):
             yield encodable_event(event)
 
 

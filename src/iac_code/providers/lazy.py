@@ -65,17 +65,18 @@ class LazyProvider:
             self._built.context_window = value
 
     def stream(
-        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int
+        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int, cache_key: str = ""
     ) -> AsyncIterator[ProviderEvent]:
-        return observed(self.name, self.model, self._stream(system, history, tools, max_tokens=max_tokens))
+        events = self._stream(system, history, tools, max_tokens=max_tokens, cache_key=cache_key)
+        return observed(self.name, self.model, events)
 
     async def _stream(
-        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int
+        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int, cache_key: str = ""
     ) -> AsyncIterator[ProviderEvent]:
         provider = await self._provider()
         if not images_enabled(self._settings, self.model):  # an image would be a 400 on every later turn
             history = without_images(history)
-        async for event in provider.stream(system, history, tools, max_tokens=max_tokens):
+        async for event in provider.stream(system, history, tools, max_tokens=max_tokens, cache_key=cache_key):
             yield event
 
     async def _provider(self) -> ModelProvider:

@@ -18,7 +18,7 @@ async def observed(provider: str, model: str, events: AsyncIterator[ProviderEven
     try:
         async for event in events:
             if isinstance(event, Usage):  # the last one holds, as for the loop (model_call.read_reply)
-                call.usage(event.input_tokens, event.output_tokens)
+                call.usage(event.input_tokens, event.output_tokens, event.cache_read_tokens, event.cache_write_tokens)
             yield event
         outcome = "completed"
     except (asyncio.CancelledError, GeneratorExit):

@@ -2,6 +2,12 @@
 
 The SDK retries 408/409/429/5xx and timeouts before the first byte; once a stream has started,
 a failure is final (the loop decides what to do with the half answer).
+
+Prompt caching here is the server's: it reuses a byte-identical prefix (tools, system prompt, earlier
+messages), which this module keeps identical from call to call (the messages are rebuilt the same way from
+the same history, the tools' JSON is reused). Where the endpoint accepts them it also gets
+`prompt_cache_key` (OpenAI routes requests with the same key to the same cache) and explicit
+`cache_control` marks (DashScope, cache_marks.py).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from iac_code.providers.base import (
     ToolSchema,
     Usage,
 )
+from iac_code.providers.cache_marks import mark_openai
 from iac_code.providers.clients import lent_client, tls_context
 from iac_code.providers.sdk import parse_arguments, provider_error, sdk_errors
 
@@ -57,6 +64,8 @@ class OpenAIChatProvider:
         *,
         key_env: str = "",
         max_tokens_field: str = "max_tokens",
+        sends_cache_key: bool = False,
+        cache_marked_models: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.model = model
@@ -65,6 +74,8 @@ class OpenAIChatProvider:
         self._key_env = key_env
         # OpenAI's own newer models only accept max_completion_tokens; most compatible servers want max_tokens.
         self._max_tokens_field = max_tokens_field
+        self._sends_cache_key = sends_cache_key  # an endpoint that does not know the field may refuse it
+        self._cache_marked_models = cache_marked_models  # id prefixes of the models with explicit caching
         self._client_key = ("openai", base_url, api_key or NO_KEY, max_retries, timeout)
         self._body = _RequestBody()
 
@@ -82,15 +93,20 @@ class OpenAIChatProvider:
         )
 
     async def stream(
-        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int
+        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int, cache_key: str = ""
     ) -> AsyncIterator[ProviderEvent]:
+        messages = to_openai_messages(system, history)
+        if self.model.lower().startswith(self._cache_marked_models):
+            mark_openai(messages)
         request: dict[str, Any] = {
             "model": self.model,
-            "messages": to_openai_messages(system, history),
+            "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
             self._max_tokens_field: max_tokens,
         }
+        if self._sends_cache_key and cache_key:
+            request["prompt_cache_key"] = cache_key
         body = self._body.encode(request, tools)
         reply = _StreamedReply()
         try:
@@ -174,7 +190,7 @@ class _StreamedReply:
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             # Some servers repeat a running total on every chunk: the last one wins.
-            self.usage = Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+            self.usage = usage_of(usage)
         events: list[ProviderEvent] = []
         for choice in (chunk.get("choices") or [])[:1]:
             delta = choice.get("delta") or {}
@@ -225,6 +241,21 @@ class _StreamedReply:
         if reason == "end_turn" and self.calls:
             return "tool_use"
         return reason
+
+
+def usage_of(usage: dict[str, Any]) -> Usage:
+    """The API's usage object: cached tokens in `prompt_tokens_details` (OpenAI, DashScope, which also
+    says what its explicit cache wrote) or as DeepSeek's `prompt_cache_hit_tokens`; reasoning tokens in
+    `completion_tokens_details`."""
+    prompt = usage.get("prompt_tokens_details") or {}
+    completion = usage.get("completion_tokens_details") or {}
+    return Usage(
+        usage.get("prompt_tokens") or 0,
+        usage.get("completion_tokens") or 0,
+        cache_read_tokens=prompt.get("cached_tokens") or usage.get("prompt_cache_hit_tokens") or 0,
+        cache_write_tokens=prompt.get("cache_creation_input_tokens") or 0,
+        thought_tokens=completion.get("reasoning_tokens") or 0,
+    )
 
 
 def to_openai_tool(tool: ToolSchema) -> dict[str, Any]:

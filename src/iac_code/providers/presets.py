@@ -16,8 +16,10 @@ from typing import Literal
 from iac_code.config import ConfigError, Settings
 from iac_code.preload import prepare_in_background
 from iac_code.providers.base import ModelProvider
+from iac_code.providers.cache_marks import CacheTtl
 from iac_code.providers.demo import DemoProvider
 from iac_code.providers.encodable_output import EncodableOutput
+from iac_code.providers.prices import PriceTable, price_table
 from iac_code.providers.scripted import ScriptedProvider
 from iac_code.providers.sdk_extras import without_unused_extras
 
@@ -39,6 +41,10 @@ class Preset:
     key_env: str = ""  # the provider's usual key variable, read when IAC_CODE_API_KEY is unset
     needs_key: bool = True
     max_tokens_field: str = "max_tokens"
+    # Sends `prompt_cache_key` (a hash of the session): only where the API is known to take it, since an
+    # unknown field may be refused by a strict compatible server (IAC_CODE_PROMPT_CACHE_KEY overrides).
+    cache_key: bool = False
+    cache_marked_models: tuple[str, ...] = ()  # id prefixes of models with explicit `cache_control` caching
 
 
 PRESETS: dict[str, Preset] = {
@@ -49,6 +55,7 @@ PRESETS: dict[str, Preset] = {
         ("gpt-4.1", "gpt-4.1-mini", "gpt-4o", "o4-mini", "gpt-5"),
         "OPENAI_API_KEY",
         max_tokens_field="max_completion_tokens",
+        cache_key=True,
     ),
     "dashscope": Preset(
         "openai",
@@ -56,6 +63,8 @@ PRESETS: dict[str, Preset] = {
         "qwen3-coder-plus",
         ("qwen3-coder-plus", "qwen-max", "qwen-plus", "qwen-turbo", "qwen3-235b-a22b"),
         "DASHSCOPE_API_KEY",
+        # Model Studio's explicit cache (reads at 10% of the input price, not the implicit cache's 20%)
+        cache_marked_models=("qwen3-coder-plus", "qwen3-coder-flash", "qwen3-max", "qwen-plus", "qwen-flash"),
     ),
     "deepseek": Preset(
         "openai",
@@ -152,6 +161,7 @@ def check_settings(settings: Settings) -> None:
         raise ConfigError(f"no model for provider '{name}': set IAC_CODE_MODEL")
     if preset.needs_key and not _api_key(settings, preset):
         raise ConfigError(f"no API key for provider '{name}': set IAC_CODE_API_KEY or {preset.key_env}")
+    price_table(settings, _cache_ttl(settings))  # a malformed `prices` entry is found at start-up
 
 
 def build_provider(settings: Settings) -> ModelProvider:
@@ -179,7 +189,9 @@ def _build_provider(settings: Settings) -> ModelProvider:
     if preset.kind == "anthropic":
         from iac_code.providers.anthropic import AnthropicProvider
 
-        return AnthropicProvider(name, model, base_url, api_key, context_window, key_env=preset.key_env)
+        return AnthropicProvider(
+            name, model, base_url, api_key, context_window, key_env=preset.key_env, cache_ttl=_cache_ttl(settings)
+        )
     from iac_code.providers.openai_chat import OpenAIChatProvider
 
     return OpenAIChatProvider(
@@ -190,7 +202,23 @@ def _build_provider(settings: Settings) -> ModelProvider:
         context_window,
         key_env=preset.key_env,
         max_tokens_field=preset.max_tokens_field,
+        sends_cache_key=preset.cache_key if settings.prompt_cache_key is None else settings.prompt_cache_key,
+        cache_marked_models=preset.cache_marked_models,
     )
+
+
+def session_prices(settings: Settings) -> PriceTable:
+    """The prices a session's calls are costed at (at the configured cache TTL)."""
+    return price_table(settings, _cache_ttl(settings))
+
+
+def _cache_ttl(settings: Settings) -> CacheTtl:
+    ttl = settings.cache_ttl.strip().lower()
+    if ttl == "5m":
+        return "5m"
+    if ttl == "1h":
+        return "1h"
+    raise ConfigError(f"IAC_CODE_CACHE_TTL must be 5m or 1h, got {settings.cache_ttl!r}")
 
 
 def warm_up(settings: Settings) -> None:

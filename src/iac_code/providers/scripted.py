@@ -69,7 +69,7 @@ class ScriptedProvider:
         return cls(replies, **kwargs)
 
     async def stream(
-        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int
+        self, system: str, history: list[Message], tools: list[ToolSchema], *, max_tokens: int, cache_key: str = ""
     ) -> AsyncIterator[ProviderEvent]:
         reply = self.script[self.calls % len(self.script)]
         self.calls += 1

@@ -21,6 +21,11 @@ from acp.schema import (
 )
 from tests.e2e.acp.editor import Editor, editing
 
+from iac_code.skills.discovery import bundled_skills
+from iac_code.skills.skill_file import Skill
+
+BUNDLED_SKILLS = [skill.name for skill in bundled_skills() if isinstance(skill, Skill)]
+
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -208,11 +213,13 @@ async def test_custom_commands_and_the_users_instructions(model, workspace, tmp_
         "help",
         "check",
         "status",
+        "cost",
         "permissions",
         "preview",
         "init",
         "explain",
         "review",
+        *BUNDLED_SKILLS,
     ]
     assert commands["review"].input is not None and commands["review"].input.root.hint == "<module path>"
     messages = model.requests[0]["messages"]

@@ -17,7 +17,14 @@ def test_prompt_streams_chunks_and_answers_usage(agent, model, workspace):
     response, seen = agent.prompt(session_id, "Write a VPC\nwith two subnets")
     assert response["result"] == {
         "stopReason": "end_turn",
-        "usage": {"inputTokens": 11, "outputTokens": 5, "totalTokens": 16},
+        "usage": {
+            "inputTokens": 11,
+            "outputTokens": 5,
+            "thoughtTokens": 0,
+            "cachedReadTokens": 0,
+            "cachedWriteTokens": 0,
+            "totalTokens": 16,
+        },
     }
     assert answer_text(seen) == "Hello from the model"
     thoughts = "".join(u["content"]["text"] for u in updates(seen, "agent_thought_chunk"))

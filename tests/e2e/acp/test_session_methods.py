@@ -73,6 +73,7 @@ def test_new_session_answers_modes_models_and_config_options_then_commands(agent
         "help",
         "check",
         "status",
+        "cost",
         "permissions",
         "preview",
         "init",

@@ -79,7 +79,7 @@ async def test_other_prompt_sources_are_listed_and_their_errors_shown(tmp_path):
     (listed,) = updates(peer, "available_commands_update")
     names = [c["name"] for c in listed["availableCommands"]]
     bundled = [skill.name for skill in bundled_skills() if isinstance(skill, Skill)]
-    own = ["compact", "clear", "help", "check", "status", "permissions", "preview"]
+    own = ["compact", "clear", "help", "check", "status", "cost", "permissions", "preview"]
     assert names == [*own, "init", *bundled, "mcp__tf__review"]
     response = await live.prompt(prompt("/mcp__tf__review"))
     assert response.stop_reason == "end_turn" and provider.calls == []

@@ -23,7 +23,7 @@ class FakeProvider:
         self.calls: list[list[Message]] = []
         self.tool_names: list[list[str]] = []  # the tools offered to each call
 
-    async def stream(self, system, history, tools, *, max_tokens):
+    async def stream(self, system, history, tools, *, max_tokens, cache_key=""):
         self.calls.append(list(history))
         self.tool_names.append([tool.name for tool in tools])
         entry = self.script.pop(0) if self.script else [TextDelta("(done)"), Finish("end_turn")]

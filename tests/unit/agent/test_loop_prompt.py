@@ -24,7 +24,7 @@ class PromptRecorder(FakeProvider):
         super().__init__(*script)
         self.systems: list[str] = []
 
-    def stream(self, system, history, tools, *, max_tokens):
+    def stream(self, system, history, tools, *, max_tokens, cache_key=""):
         self.systems.append(system)
         return super().stream(system, history, tools, max_tokens=max_tokens)
 

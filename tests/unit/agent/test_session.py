@@ -231,7 +231,7 @@ async def test_mode_and_model_reach_the_next_model_call_and_are_saved(tmp_path, 
     systems: list[str] = []
 
     class Recording(FakeProvider):
-        async def stream(self, system, history, tools, *, max_tokens):  # type: ignore[override]
+        async def stream(self, system, history, tools, *, max_tokens, cache_key=""):  # type: ignore[override]
             systems.append(system)
             async for event in super().stream(system, history, tools, max_tokens=max_tokens):
                 yield event

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from iac_code.observability import metrics
+from iac_code.observability.record import model_spent
 from iac_code.providers.base import Finish, ProviderError, ProviderEvent, TextDelta, Usage
 from iac_code.providers.observed import observed
 
@@ -57,3 +58,17 @@ async def test_a_call_whose_reader_stops_is_cancelled():
     assert await anext(stream) == TextDelta(".")
     await stream.aclose()  # type: ignore[attr-defined]  # an async generator; declared an iterator
     assert calls("cancelled") == before + 1
+
+
+async def test_the_cached_parts_of_the_input_are_counted_apart():
+    read, written = tokens("cache_read"), tokens("cache_write")
+    sent = [Usage(100, 1, cache_read_tokens=60, cache_write_tokens=30), Finish("end_turn")]
+    assert [event async for event in observed("p", "m", events(*sent))] == sent
+    assert (tokens("cache_read"), tokens("cache_write")) == (read + 60, written + 30)
+
+
+def test_what_a_priced_call_cost_is_counted_by_currency():
+    labels = {"provider": "p", "model": "m", "currency": "USD"}
+    before = metrics.enable().registry.get_sample_value("iac_code_model_cost_total", labels) or 0.0
+    model_spent("p", "m", 0.25, "USD")
+    assert metrics.enable().registry.get_sample_value("iac_code_model_cost_total", labels) == before + 0.25

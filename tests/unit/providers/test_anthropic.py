@@ -50,8 +50,11 @@ async def test_request_shape(anthropic_server):
     await run(provider(anthropic_server), tools=[WRITE])
     body = anthropic_server.requests[0]
     assert body["model"] == "claude-test" and body["max_tokens"] == 300 and body["stream"] is True
-    assert body["system"] == "Be brief."
-    assert body["tools"] == [{"name": "write_file", "description": "Write a file.", "input_schema": WRITE.parameters}]
+    mark = {"type": "ephemeral"}
+    assert body["system"] == [{"type": "text", "text": "Be brief.", "cache_control": mark}]
+    assert body["tools"] == [
+        {"name": "write_file", "description": "Write a file.", "input_schema": WRITE.parameters, "cache_control": mark}
+    ]
 
 
 async def test_base_url_with_v1_suffix_still_works(anthropic_server):

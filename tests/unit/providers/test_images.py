@@ -47,7 +47,7 @@ async def test_anthropic_gets_base64_image_sources_then_the_text(anthropic_serve
             "role": "user",
             "content": [
                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG.data}},
-                {"type": "text", "text": "Describe this diagram"},
+                {"type": "text", "text": "Describe this diagram", "cache_control": {"type": "ephemeral"}},
             ],
         }
     ]

@@ -6,7 +6,7 @@ import pytest
 
 from iac_code.messages import Message, ToolCall, tool_result, user
 from iac_code.providers.base import Finish, ProviderError, TextDelta, ThinkingDelta, ToolCallReady, ToolSchema, Usage
-from iac_code.providers.openai_chat import OpenAIChatProvider
+from iac_code.providers.openai_chat import OpenAIChatProvider, usage_of
 
 SECRET = "sk-test-do-not-print-0123456789"
 WRITE = ToolSchema("write_file", "Write a file.", {"type": "object", "properties": {"path": {"type": "string"}}})
@@ -210,3 +210,51 @@ def test_the_body_is_the_json_the_sdk_would_have_sent():
     assert body.encode(request, []) == openapi_dumps(request)
     for _ in range(2):  # encoded, then from the cache
         assert body.encode(request, [WRITE]) == openapi_dumps({**request, "tools": [to_openai_tool(WRITE)]})
+
+
+@pytest.mark.parametrize(
+    ("reported", "expected"),
+    [
+        (
+            {
+                "prompt_tokens": 100,
+                "completion_tokens": 9,
+                "prompt_tokens_details": {"cached_tokens": 64},
+                "completion_tokens_details": {"reasoning_tokens": 5},
+            },
+            Usage(100, 9, cache_read_tokens=64, thought_tokens=5),
+        ),
+        (  # DashScope's explicit cache says what it wrote
+            {
+                "prompt_tokens": 100,
+                "completion_tokens": 9,
+                "prompt_tokens_details": {"cached_tokens": 0, "cache_creation_input_tokens": 90},
+            },
+            Usage(100, 9, cache_write_tokens=90),
+        ),
+        ({"prompt_tokens": 100, "completion_tokens": 9, "prompt_cache_hit_tokens": 70}, Usage(100, 9, 70)),  # DeepSeek
+        ({"prompt_tokens": 100, "completion_tokens": 9}, Usage(100, 9)),
+    ],
+)
+def test_usage_keeps_cached_and_reasoning_tokens_apart(reported, expected):
+    assert usage_of(reported) == expected
+
+
+async def test_dashscope_models_with_explicit_caching_get_marks_and_others_do_not(openai_server):
+    openai_server.add({"text": "ok"}, {"text": "ok"})
+    marked = provider(openai_server, cache_marked_models=("qwen3-coder-plus",))
+    marked.model = "qwen3-coder-plus"
+    await run(marked)
+    marked.model = "qwen-max"
+    await run(marked)
+    first, second = (body["messages"] for body in openai_server.requests)
+    assert first[0]["content"] == [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}]
+    assert second[0]["content"] == "You are terse."
+
+
+async def test_prompt_cache_key_only_where_the_endpoint_takes_it(openai_server):
+    openai_server.add({"text": "ok"}, {"text": "ok"})
+    for sends in (True, False):
+        p = provider(openai_server, sends_cache_key=sends)
+        [e async for e in p.stream("s", [user("hi")], [], max_tokens=9, cache_key="k1")]
+    assert [body.get("prompt_cache_key") for body in openai_server.requests] == ["k1", None]
