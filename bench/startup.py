@@ -16,6 +16,7 @@ import argparse
 import queue
 import random
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -247,10 +248,13 @@ def main() -> None:
             figure = median(lambda method=method, params=params: bench.first_answer(method, params))
             print(f"  {label:<42} {figure * 1000:6.0f} ms   {goal}")
         print(f"launch → first reply, prompt sent at once after session/new is answered (median of {runs})")
+        print("  (and the agent process's CPU time from launch to its exit: the figure a busy machine changes least)")
         for transport, measure in (("stdio", bench.first_reply_at_once), ("HTTP", bench.first_reply_at_once_http)):
             for provider in ("openai", "anthropic"):
-                figure = median(lambda measure=measure, provider=provider: measure(provider))
-                print(f"  {f'{transport}, {provider}':<42} {figure * 1000:6.0f} ms   {AT_ONCE_GOALS[provider]}")
+                samples = [_with_cpu_time(measure, provider) for _ in range(runs)]
+                launch, cpu = (statistics.median(s[i] for s in samples) for i in range(2))
+                label = f"{transport}, {provider}"
+                print(f"  {label:<42} {launch * 1000:6.0f} ms   CPU {cpu * 1000:5.0f} ms   {AT_ONCE_GOALS[provider]}")
         print(f"first session/prompt, sent a pause after session/new is answered (median of {runs})")
         for provider in ("openai", "anthropic"):
             for pause in PROMPT_PAUSES:
@@ -262,6 +266,14 @@ def main() -> None:
                     f" warm {warm * 1000:4.1f} ms: {(first - warm) * 1000:4.0f} ms of start-up work on its path"
                     f"{'   goal ≤ 300 ms' if provider == 'anthropic' else ''}"
                 )
+
+
+def _with_cpu_time(measure: Callable[[str], float], provider: str) -> tuple[float, float]:
+    """(what `measure(provider)` returns, the CPU seconds of the processes it started and waited for)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    figure = measure(provider)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return figure, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def _listening_url(server: subprocess.Popen[bytes]) -> str:
