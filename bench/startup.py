@@ -5,17 +5,23 @@ Goals (issue 13): launch → first `session/new` answered ≤ 0.5 s; launch → 
 session answered ≤ 0.7 s; ≤ 0.3 s of SDK import on the first prompt's critical path (anthropic provider).
 The model SDK is imported once the connection is idle after session/new, so the first prompt is timed
 sent at once and after a pause, as a user typing it would send it.
+Goal (issue 24): launch → first reply, the prompt sent as soon as `session/new` is answered (as CI bots and
+`acpx exec` do), ≤ 0.3 s with the OpenAI-compatible model and ≤ 0.4 s with Anthropic's, on stdio and over HTTP.
 Run: .venv/bin/python bench/startup.py [--runs N]
 """
 
 from __future__ import annotations
 
 import argparse
+import queue
 import random
+import re
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -26,6 +32,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from bench.sessions import realistic_history  # noqa: E402
 from tests.e2e.acp.wire import AgentProcess, model_env  # noqa: E402
+from tests.e2e.http.client import AcpHttp, is_response  # noqa: E402
 from tests.fakes.anthropic_server import ScriptedAnthropic  # noqa: E402
 from tests.fakes.openai_server import ScriptedOpenAI  # noqa: E402
 
@@ -54,6 +61,8 @@ with without_unused_extras():
             pass
 """
 PROMPT_PAUSES = (0.0, 1.0, 2.0)  # seconds between session/new answered and the first prompt sent
+AT_ONCE_GOALS = {"openai": "goal ≤ 300 ms", "anthropic": "goal ≤ 400 ms"}
+_HTTP_BANNER = re.compile(r"ACP over HTTP\+SSE: (http://\S+/acp)")
 
 
 class Bench:
@@ -108,6 +117,37 @@ class Bench:
             warm.append(time.perf_counter() - began)
         agent.close()
         return first - started, first - sent, statistics.median(warm)
+
+    def first_reply_at_once(self, provider: str) -> float:
+        """Seconds from launch to the answer of a prompt sent the moment session/new is answered (stdio)."""
+        agent, started = self.launch(provider)
+        agent.initialize()
+        session_id = agent.result("session/new", {"cwd": str(self.workspace), "mcpServers": []})["sessionId"]
+        response, _ = agent.prompt(session_id, "hi")
+        elapsed = time.perf_counter() - started
+        assert response["result"]["stopReason"] == "end_turn", response
+        agent.close()
+        return elapsed
+
+    def first_reply_at_once_http(self, provider: str) -> float:
+        """The same over HTTP+SSE: from launch, through the listening banner, to the prompt's response."""
+        command = [str(IAC_CODE), "acp", "--transport", "http", "--port", "0"]
+        started = time.perf_counter()
+        server = subprocess.Popen(command, env=self.env[provider], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            acp = AcpHttp(_listening_url(server))
+            events = acp.stream()
+            session_id = acp.new_session(events, str(self.workspace))
+            assert acp.prompt(session_id, "hi").status_code == 202
+            [*_, answer] = events.until(is_response(3))
+            elapsed = time.perf_counter() - started
+            assert answer["data"]["result"]["stopReason"] == "end_turn", answer
+            events.close()
+            acp.close()
+            return elapsed
+        finally:
+            server.terminate()
+            server.wait(10)
 
     def imports_by_package(self, provider: str) -> dict[str, float]:
         """What initialize, session/new and one prompt import, timed by -X importtime and summed by top-level
@@ -207,6 +247,14 @@ def main() -> None:
             method = label.split(" ")[0]
             figure = median(lambda method=method, params=params: bench.first_answer(method, params))
             print(f"  {label:<42} {figure * 1000:6.0f} ms   {goal}")
+        print(f"launch → first reply, prompt sent at once after session/new is answered (median of {runs})")
+        print("  (and the agent process's CPU time from launch to its exit: the figure a busy machine changes least)")
+        for transport, measure in (("stdio", bench.first_reply_at_once), ("HTTP", bench.first_reply_at_once_http)):
+            for provider in ("openai", "anthropic"):
+                samples = [_with_cpu_time(measure, provider) for _ in range(runs)]
+                launch, cpu = (statistics.median(s[i] for s in samples) for i in range(2))
+                label = f"{transport}, {provider}"
+                print(f"  {label:<42} {launch * 1000:6.0f} ms   CPU {cpu * 1000:5.0f} ms   {AT_ONCE_GOALS[provider]}")
         print(f"first session/prompt, sent a pause after session/new is answered (median of {runs})")
         for provider in ("openai", "anthropic"):
             for pause in PROMPT_PAUSES:
@@ -218,6 +266,31 @@ def main() -> None:
                     f" warm {warm * 1000:4.1f} ms: {(first - warm) * 1000:4.0f} ms of start-up work on its path"
                     f"{'   goal ≤ 300 ms' if provider == 'anthropic' else ''}"
                 )
+
+
+def _with_cpu_time(measure: Callable[[str], float], provider: str) -> tuple[float, float]:
+    """(what `measure(provider)` returns, the CPU seconds of the processes it started and waited for)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    figure = measure(provider)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return figure, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def _listening_url(server: subprocess.Popen[bytes]) -> str:
+    """The /acp URL the server logs once it listens, read from its stderr as soon as it is written."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        assert server.stderr is not None
+        for line in server.stderr:
+            lines.put(line.decode(errors="replace"))
+        lines.put("")
+
+    threading.Thread(target=read, daemon=True).start()
+    while line := lines.get(timeout=30):
+        if match := _HTTP_BANNER.search(line):
+            return match.group(1)
+    raise RuntimeError(f"the HTTP server exited ({server.wait()}) before listening")
 
 
 def _initialize(bench: Bench) -> float:

@@ -127,6 +127,9 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
     from iac_code.preload import loading_for_good
 
     with loading_for_good():  # what serving needs, loaded now with the collector paused (see preload.py)
+        from iac_code.acp.sdk_import import import_acp
+
+        import_acp()  # as on stdio, before anything else imports it: its models then build on first use
         import iac_code.acp.server  # noqa: F401
         from iac_code.iac.workers import configure_workers
         from iac_code.observability.tracing import check_tracing, start_tracing, stop_tracing

@@ -185,7 +185,7 @@ def _build_provider(settings: Settings) -> ModelProvider:
     context_window = settings.context_window or context_window_for(model)
     # The SDKs are imported only when used: together they add seconds to start-up, which the
     # offline demo and scripted runs should not pay.
-    _import_provider_module(preset.kind)  # the typed imports below then find it loaded
+    _prepare(preset.kind)  # the typed imports below then find it loaded, and the clients their TLS context
     if preset.kind == "anthropic":
         from iac_code.providers.anthropic import AnthropicProvider
 
@@ -236,20 +236,19 @@ def warm_up(settings: Settings) -> None:
     prepare_in_background(f"import {_PROVIDER_MODULES[kind]}", lambda: _prepare(kind))
 
 
-def _prepare(kind: Literal["openai", "anthropic"]) -> None:
-    _import_provider_module(kind)
-    from iac_code.providers.clients import tls_context  # loaded by the provider module
-
-    tls_context()  # ~60 ms: it imports httpcore2's HTTP/2 support and reads the CA bundle
-
-
 _PROVIDER_MODULES = {"anthropic": "iac_code.providers.anthropic", "openai": "iac_code.providers.openai_chat"}
 
 
-def _import_provider_module(kind: Literal["openai", "anthropic"]) -> None:
-    """Import the provider module of `kind`, and so its SDK, without the SDK's unused extras (sdk_extras.py)."""
+def _prepare(kind: Literal["openai", "anthropic"]) -> None:
+    """Import the provider module of `kind`, and so its SDK, then build the TLS context its clients share,
+    without the SDK's unused extras (sdk_extras.py). Here, not in the first request's client: that runs on
+    the event loop, and the context's first build imports httpx2's connection pool (httpcore2), which
+    would pick up trio, and reads the CA bundle (~60 ms)."""
     with without_unused_extras():
         importlib.import_module(_PROVIDER_MODULES[kind])
+        from iac_code.providers.clients import tls_context  # loaded by the provider module
+
+        tls_context()
 
 
 def available_models(settings: Settings) -> list[str]:

@@ -5,9 +5,13 @@ Both official SDKs try to import aiohttp when they are imported, for an optional
 is in the environment only because the checkov extra needs it, and checkov runs in worker processes
 (iac/workers.py). Importing it costs ~0.1 s of the openai SDK's ~0.4 s (and of the anthropic SDK's).
 
-So while a provider module is imported, aiohttp cannot be imported by the importing thread only: the
-SDK takes its own `except ImportError` branch, as on an install without the extra (its aiohttp client
-would then raise if built). Other threads, and the same thread afterwards, import aiohttp as usual;
+trio is the same: httpx2's connection pool (httpcore2) imports it, when installed, for clients running
+under trio; ours run under asyncio, and trio is here only for the web tests' browser driver (selenium).
+Importing it costs ~0.1 s of the first prompt (with attrs, outcome, sortedcontainers).
+
+So while a provider module is imported, these cannot be imported by the importing thread only: the
+SDK (or httpcore2) takes its own `except ImportError` branch, as on an install without them (an aiohttp
+client would then raise if built). Other threads, and the same thread afterwards, import aiohttp as usual;
 if it is already loaded, nothing changes. tests/unit/providers/test_sdk_extras.py checks that the SDKs
 still come without it and still work.
 """
@@ -25,7 +29,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
 
-UNUSED_EXTRAS = frozenset({"aiohttp"})
+UNUSED_EXTRAS = frozenset({"aiohttp", "trio"})
 
 
 class _HiddenFromSomeThreads:

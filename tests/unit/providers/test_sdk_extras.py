@@ -58,3 +58,26 @@ def test_the_providers_sdks_are_prepared_and_imported_without_aiohttp():
     # Each SDK took its own "not installed" branch: its aiohttp client (never used here) is a plain
     # httpx2 client that raises if built, not the aiohttp transport's.
     assert aiohttp_client_bases == ["AsyncClient", "AsyncClient"]
+
+
+# Builds a provider as a session's first model call does (in a worker thread), in a fresh interpreter.
+_BUILT_CHILD = """
+import sys, threading
+from iac_code.config import Settings
+from iac_code.providers.clients import tls_context
+from iac_code.providers.presets import build_provider
+built = threading.Thread(target=build_provider, args=[Settings(provider="openai_compatible", base_url="http://127.0.0.1:9", model="m")])
+built.start()
+built.join(60)
+from httpcore2 import _synchronization
+print(tls_context.cache_info().currsize, "trio" in sys.modules, _synchronization.trio)
+import trio  # still importable afterwards
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("trio") is None, reason="trio is not installed (no test extra)")
+def test_a_built_provider_has_its_tls_context_and_a_connection_pool_without_trio():
+    child = subprocess.run([sys.executable, "-c", _BUILT_CHILD], capture_output=True, text=True, check=True)
+    # The TLS context (and with it httpcore2) came with the build, off the event loop, and httpcore2 took
+    # its "trio not installed" branch: its clients run under asyncio (anyio) only.
+    assert child.stdout.split() == ["1", "False", "None"]
