@@ -115,17 +115,17 @@ def _import_for_first_turn() -> None:
 
 
 def _listen(path: str) -> socket.socket:
-    """The socket, 0600 from the start (the directory is 0700 too). A socket left by a dead holder of
-    the lock is replaced."""
-    if os.path.lexists(path):
-        os.unlink(path)
+    """The socket, 0600 from the start (the directory is 0700 too), listening before its name appears:
+    a launcher never finds it refusing. A socket left by a dead holder of the lock is replaced."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    bound = f"{path}.{os.getpid()}"
     umask = os.umask(0o177)
     try:
-        listener.bind(path)
+        listener.bind(bound)
     finally:
         os.umask(umask)
     listener.listen(64)
+    os.replace(bound, path)
     return listener
 
 
