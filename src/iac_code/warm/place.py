@@ -47,7 +47,10 @@ def private_dir(path: str) -> bool:
 def key_material(env: Mapping[str, str]) -> str:
     """What must be equal between a launch and the warm process: the version, the interpreter, its
     flags and start-up variables, the import path and when each of its directories last changed (a
-    package installed or removed), and every file of the installed iac_code (an edit, a new install)."""
+    package installed or removed), every file of the installed iac_code (an edit, a new install), and
+    the confinement a child inherits from the warm process rather than from its launcher: namespaces
+    (a sandboxed editor's launch must not be served outside its sandbox), control group, resource
+    limits, priority and CPUs."""
     import iac_code
 
     package = os.path.dirname(iac_code.__file__)
@@ -63,6 +66,7 @@ def key_material(env: Mapping[str, str]) -> str:
         repr([_changed(entry) for entry in sys.path]),
         package,
         repr(_files(package)),
+        repr(_confinement()),
     ]
     return "\n".join(parts)
 
@@ -71,6 +75,26 @@ def socket_name(material: str) -> str:
     """The socket of the warm process for this key: another version or install is another socket (the
     name only routes; the hand-off compares the whole key)."""
     return f"warm-{zlib.crc32(material.encode('utf-8', 'surrogateescape')):08x}"
+
+
+def _confinement() -> list[object]:
+    import resource
+
+    found: list[object] = []
+    for kind in ("cgroup", "ipc", "mnt", "net", "pid", "user", "uts"):
+        try:
+            found.append(os.readlink(f"/proc/self/ns/{kind}"))
+        except OSError:
+            found.append(None)
+    try:
+        with open("/proc/self/cgroup", "rb") as file:
+            found.append(file.read())
+    except OSError:
+        found.append(None)
+    found.extend((os.nice(0), sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None))
+    limits = sorted(name for name in dir(resource) if name.startswith("RLIMIT_"))
+    found.extend((name, resource.getrlimit(getattr(resource, name))) for name in limits)
+    return found
 
 
 def _changed(path: str) -> int:
