@@ -48,13 +48,15 @@ def test_a_session_served_end_to_end_then_loaded_by_the_next_launch(runtime, mod
 def test_concurrent_launches_each_get_their_own_child_and_environment(runtime, tmp_path, workspace):
     with ScriptedOpenAI(default={"text": "one"}) as first, ScriptedOpenAI(default={"text": "two"}) as second:
         config = tmp_path / "config"
-        runtime.start(model_env(first.url, config))
+        runtime.start(model_env(first.url, config, IAC_CODE_MODEL="the-first-launchs-model"))
         agents = [runtime.launch(model_env(m.url, config)) for m in (first, second)]
         for agent in agents:
             agent.initialize()
         sessions = [agent.new_session(workspace) for agent in agents]
         answers = [answer_text(agent.prompt(s, "hi")[1]) for agent, s in zip(agents, sessions, strict=True)]
         assert answers == ["one", "two"]  # each child uses its own launcher's IAC_CODE_BASE_URL
+        # nothing of the launch that started the warm process reaches a child
+        assert {r["model"] for r in [*first.requests, *second.requests]} == {"scripted-model"}
         assert [agent.close() for agent in agents] == [0, 0]
         pids = [served_by(agent) for agent in agents]
         assert None not in pids and pids[0] != pids[1]
