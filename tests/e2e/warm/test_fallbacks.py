@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from tests.e2e.acp.wire import AgentProcess, answer_text, model_env
-from tests.e2e.warm.runtime import WarmRuntime, lock_is_free, served_by, wait_for_lock
+from tests.e2e.warm.runtime import IAC_CODE, WarmRuntime, lock_is_free, served_by, wait_for_lock
 
 from iac_code.warm import wire
 
@@ -193,3 +195,24 @@ def test_the_warm_process_stops_when_the_installed_code_changes(runtime, env, tm
     assert not path.exists()
     assert "the installed code changed: stopping" in runtime.logs()
     assert lock_is_free(path.with_suffix(".lock"))
+
+
+def test_headless_and_http_never_hand_off(runtime, model, env, workspace):
+    model.default = {"text": "ok"}
+    runtime.start(env)
+    headless = subprocess.run(
+        [IAC_CODE, "-p", "hi"], env=runtime.env(env), cwd=workspace, capture_output=True, text=True, timeout=60
+    )
+    assert (headless.returncode, headless.stdout.strip()) == (0, "ok")
+    assert "served by the warm process" not in headless.stderr
+    command = [IAC_CODE, "acp", "--transport", "http", "--port", "0"]
+    server = subprocess.Popen(
+        command, env=runtime.env(env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    assert server.stderr is not None
+    for line in server.stderr:  # in-process: this process itself listens
+        assert "served by the warm process" not in line
+        if "ACP over HTTP+SSE" in line:
+            break
+    server.send_signal(signal.SIGTERM)
+    assert server.wait(30) == 0
