@@ -174,8 +174,9 @@ def _remove_stale_socket(path: str) -> None:
 
 
 def _spawn_detached(directory: str, name: str) -> None:
-    """`python -m iac_code.warm.server` in its own session, stdio on /dev/null, with this import path and
-    the variables it needs (none of the credentials), reparented at once to init (a double fork)."""
+    """`iac_code.warm.server.main()` under this interpreter, in its own session, stdio on /dev/null, with
+    exactly this import path (`-P`: nothing prepended, then replaced) and only the variables it needs (none
+    of the credentials); reparented at once to init (a double fork), so no launcher is left a zombie."""
     command = [sys.executable, "-P", "-c", _SERVER_COMMAND, json.dumps(sys.path), directory, name]
     env = {key: value for key, value in os.environ.items() if _kept_for_warm_process(key)}
     try:
