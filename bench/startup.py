@@ -7,7 +7,8 @@ The model SDK is imported once the connection is idle after session/new, so the 
 sent at once and after a pause, as a user typing it would send it.
 Goal (issue 24): launch → first reply, the prompt sent as soon as `session/new` is answered (as CI bots and
 `acpx exec` do), ≤ 0.3 s with the OpenAI-compatible model and ≤ 0.4 s with Anthropic's, on stdio and over HTTP.
-Run: .venv/bin/python bench/startup.py [--runs N]
+With the warm process running (issue 24, src/iac_code/warm/), the same launches as `iac-code acp`, handed over.
+Run: .venv/bin/python bench/startup.py [--runs N] [--first-reply-only]
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 from bench.sessions import realistic_history  # noqa: E402
 from tests.e2e.acp.wire import AgentProcess, model_env  # noqa: E402
 from tests.e2e.http.client import AcpHttp, is_response  # noqa: E402
+from tests.e2e.warm.runtime import WarmRuntime  # noqa: E402
 from tests.fakes.anthropic_server import ScriptedAnthropic  # noqa: E402
 from tests.fakes.openai_server import ScriptedOpenAI  # noqa: E402
 
@@ -78,6 +80,7 @@ class Bench:
         for message in realistic_history(1000, random.Random(1)):
             store.append("big", message)
         store.close()
+        self.warm: WarmRuntime | None = None  # set: launches are `iac-code acp` handed to its warm process
         self.env = {
             "openai": model_env(openai_url, self.config),
             "anthropic": model_env(
@@ -87,6 +90,8 @@ class Bench:
 
     def launch(self, provider: str = "openai", **extra: str) -> tuple[AgentProcess, float]:
         started = time.perf_counter()
+        if self.warm is not None:
+            return self.warm.launch(self.env[provider] | extra), started
         return AgentProcess({**self.env[provider], **extra}), started
 
     def first_answer(self, method: str, params: dict) -> float:
@@ -197,7 +202,13 @@ def process_start(runs: int) -> list[tuple[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
-    runs = parser.parse_args().runs
+    parser.add_argument(
+        "--first-reply-only",
+        action="store_true",
+        help="only launch → first reply on stdio, in-process and through the warm process (issue 24)",
+    )
+    options = parser.parse_args()
+    runs = options.runs
 
     def median(measure: Callable[[], float]) -> float:
         return statistics.median(measure() for _ in range(runs))
@@ -209,6 +220,15 @@ def main() -> None:
     ):
         bench = Bench(Path(temp), openai_model.url, anthropic_model.url)
         workspace = str(bench.workspace)
+        if options.first_reply_only:
+            print(
+                f"launch → first reply, prompt sent at once after session/new is answered, in-process (median of {runs})"
+            )
+            for provider in ("openai", "anthropic"):
+                figure = median(lambda provider=provider: bench.first_reply_at_once(provider))
+                print(f"  {'stdio, ' + provider:<42} {figure * 1000:6.0f} ms   {AT_ONCE_GOALS[provider]}")
+            _warm_rows(bench, Path(temp) / "run", median)
+            return
 
         print(f"process start (median of {runs})")
         for label, seconds in process_start(runs):
@@ -255,6 +275,7 @@ def main() -> None:
                 launch, cpu = (statistics.median(s[i] for s in samples) for i in range(2))
                 label = f"{transport}, {provider}"
                 print(f"  {label:<42} {launch * 1000:6.0f} ms   CPU {cpu * 1000:5.0f} ms   {AT_ONCE_GOALS[provider]}")
+        _warm_rows(bench, Path(temp) / "run", median)
         print(f"first session/prompt, sent a pause after session/new is answered (median of {runs})")
         for provider in ("openai", "anthropic"):
             for pause in PROMPT_PAUSES:
@@ -266,6 +287,25 @@ def main() -> None:
                     f" warm {warm * 1000:4.1f} ms: {(first - warm) * 1000:4.0f} ms of start-up work on its path"
                     f"{'   goal ≤ 300 ms' if provider == 'anthropic' else ''}"
                 )
+
+
+def _warm_rows(bench: Bench, runtime_dir: Path, median: Callable[[Callable[[], float]], float]) -> None:
+    """The same launches as `iac-code acp` on stdio with the user's warm process running (issue 24)."""
+    bench.warm = WarmRuntime(runtime_dir)
+    try:
+        bench.warm.start(bench.env["openai"])
+        print("with the warm process running: `iac-code acp` hands its stdio to a forked child (stdio)")
+        print(f"  {'launch → initialize answered':<42} {median(lambda: _initialize(bench)) * 1000:6.0f} ms")
+        new = {"cwd": str(bench.workspace), "mcpServers": []}
+        figure = median(lambda: bench.first_answer("session/new", new))
+        print(f"  {'launch → session/new answered':<42} {figure * 1000:6.0f} ms")
+        for provider in ("openai", "anthropic"):
+            figure = median(lambda provider=provider: bench.first_reply_at_once(provider))
+            label = f"launch → first reply at once, {provider}"
+            print(f"  {label:<42} {figure * 1000:6.0f} ms   {AT_ONCE_GOALS[provider]}")
+    finally:
+        bench.warm.stop()
+        bench.warm = None
 
 
 def _with_cpu_time(measure: Callable[[str], float], provider: str) -> tuple[float, float]:

@@ -43,6 +43,9 @@ lower-case, e.g. "provider", "mcp_timeout", "acp_http_token"; the environment wi
   IAC_CODE_HEARTBEAT_SECONDS  with a database: heartbeat interval (default 5)
   IAC_CODE_LEASE_SECONDS      with a database: how long a dead instance's sessions stay locked (default 15)
   IAC_CODE_WORKER_IDLE_SECONDS  seconds before an idle iac_check worker (checkov, cfn-lint) exits (default 1800)
+  IAC_CODE_WARM               auto or off: whether `iac-code acp` on stdio hands its stdio to the user's warm
+                              process, which starts the first time (default auto; docs/benchmarks.md)
+  IAC_CODE_WARM_IDLE_SECONDS  seconds without a launch before the warm process exits (default 600)
   IACCODE_ACP_HTTP_TOKEN      bearer token the HTTP server requires (its holders are one admin: `shared`);
                               IAC_CODE_ACP_HTTP_TOKEN is the same setting (both set: they must agree)
   IAC_CODE_TOKENS_FILE        the HTTP server's principals and their token digests (`iac-code token add`;

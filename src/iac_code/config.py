@@ -48,6 +48,10 @@ ENV_KEYS = {
     "jwt_audience": "IAC_CODE_JWT_AUDIENCE",
     "jwt_roles_claim": "IAC_CODE_JWT_ROLES_CLAIM",
     "jwt_admin_role": "IAC_CODE_JWT_ADMIN_ROLE",
+    # The per-user warm process of `iac-code acp` on stdio (issue 24, warm/): the launcher reads IAC_CODE_WARM
+    # (and config.json's "warm") itself, before this module is imported.
+    "warm": "IAC_CODE_WARM",
+    "warm_idle_seconds": "IAC_CODE_WARM_IDLE_SECONDS",
 }
 PREFIX = "IAC_CODE_"
 # Other names of a setting's variable: the first wins when both are set (and must agree).
@@ -56,6 +60,7 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {"http_token": ("IAC_CODE_ACP_HTTP_TOK
 OLD_FILE_KEYS = ("mcp_timeout_seconds", "http_token")
 # Settings that only config.json holds, in the shape editors use for them.
 FILE_ONLY_KEYS = ("mcpServers", "permissions", "trustedProjects", "prices")
+WARM_MODES = ("auto", "off")
 
 
 def config_key(name: str) -> str:
@@ -111,6 +116,8 @@ class Settings:
     jwt_audience: str = ""  # the `aud` a JWT must carry (required with jwks)
     jwt_roles_claim: str = "roles"  # the claim listing a JWT's roles (a list of strings, or one string)
     jwt_admin_role: str = "admin"  # the role in it that makes the principal an admin
+    warm: str = "auto"  # "auto": `iac-code acp` on stdio hands off to a warm process (started if none); "off"
+    warm_idle_seconds: float = 600  # a warm process with no launch for this long exits
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
     # Permission rules (issue 21, RULES): config.json's `permissions` ({"deny", "ask", "allow"} lists of rules)
     # and `trustedProjects` (directories whose .iac-code/settings.json allow rules apply), as written;
@@ -181,6 +188,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     types = {f.name: f.type for f in fields(Settings)}
     for name, (raw, source) in values.items():
         setattr(settings, name, _coerce(source, raw, types[name]))
+    if settings.warm not in WARM_MODES:
+        source = values["warm"][1]
+        raise ConfigError(f"{source} must be one of {', '.join(WARM_MODES)}, got {settings.warm!r}")
     return settings
 
 

@@ -33,13 +33,17 @@ def model_env(url: str, config_dir: Path, **extra: str) -> dict[str, str]:
 class AgentProcess:
     """`iac-code acp` on real pipes. Every stdout line must be JSON (checked as it is read)."""
 
-    def __init__(self, env: dict[str, str], *args: str) -> None:
+    def __init__(
+        self, env: dict[str, str], *args: str, program: list[str] | None = None, cwd: Path | None = None
+    ) -> None:
+        """`program`: what to run instead of `python -m iac_code.cli` (the `iac-code` command, say)."""
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "iac_code.cli", "acp", *args],
+            [*(program or [sys.executable, "-m", "iac_code.cli"]), "acp", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
+            cwd=cwd,
         )
         self.stdout_problems: list[str] = []
         self.stderr_lines: list[str] = []

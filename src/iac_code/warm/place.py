@@ -1,0 +1,121 @@
+"""Where a warm process listens, and the key that says whether its children would behave exactly as
+this launch would in-process. Standard library only, and cheap: the launcher runs this before anything
+heavy is imported (~2 ms, see bench/startup.py)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import zlib
+from collections.abc import Mapping
+
+# Environment variables read while the interpreter starts (encodings, hash seed, flags): a warm
+# process started under other values would differ in ways a child cannot undo.
+_STARTUP_VARIABLES = ("PYTHON", "LANG", "LC_")
+
+
+def runtime_dir(env: Mapping[str, str]) -> str | None:
+    """The user's private directory of warm sockets, made 0700 if missing: `$XDG_RUNTIME_DIR/iac-code`,
+    else `iac-code-<uid>` in the temporary directory. None when it is not private (another owner, other
+    permissions, not a directory): then nobody hands off."""
+    base = env.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(base):
+        path = os.path.join(base, "iac-code")
+    else:
+        temp = env.get("TMPDIR", "")
+        path = os.path.join(temp if os.path.isabs(temp) else "/tmp", f"iac-code-{os.getuid()}")
+    try:
+        os.mkdir(path, 0o700)
+        os.chmod(path, 0o700)  # the umask may have taken bits away
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    return path if private_dir(path) else None
+
+
+def private_dir(path: str) -> bool:
+    """A real directory (not a symlink), owned by this user, that nobody else may enter."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) == 0o700
+
+
+def key_material(env: Mapping[str, str]) -> str:
+    """What must be equal between a launch and the warm process: the version, the interpreter, its
+    flags and start-up variables, the import path and when each of its directories last changed (a
+    package installed or removed), every file of the installed iac_code (an edit, a new install), and
+    the confinement a child inherits from the warm process rather than from its launcher: namespaces
+    (a sandboxed editor's launch must not be served outside its sandbox), control group, resource
+    limits, priority and CPUs."""
+    import iac_code
+
+    package = os.path.dirname(iac_code.__file__)
+    flags = sys.flags
+    parts = [
+        iac_code.__version__,
+        sys.executable,
+        sys.version,
+        repr((flags.optimize, flags.isolated, flags.ignore_environment, flags.no_user_site, flags.utf8_mode)),
+        repr((flags.dev_mode, flags.dont_write_bytecode, flags.bytes_warning, sys.warnoptions)),
+        repr(sorted((name, value) for name, value in env.items() if name.startswith(_STARTUP_VARIABLES))),
+        repr(sys.path),
+        repr([_changed(entry) for entry in sys.path]),
+        package,
+        repr(_files(package)),
+        repr(_confinement()),
+    ]
+    return "\n".join(parts)
+
+
+def socket_name(material: str) -> str:
+    """The socket of the warm process for this key: another version or install is another socket (the
+    name only routes; the hand-off compares the whole key)."""
+    return f"warm-{zlib.crc32(material.encode('utf-8', 'surrogateescape')):08x}"
+
+
+def _confinement() -> list[object]:
+    import resource
+
+    found: list[object] = []
+    for kind in ("cgroup", "ipc", "mnt", "net", "pid", "user", "uts"):
+        try:
+            found.append(os.readlink(f"/proc/self/ns/{kind}"))
+        except OSError:
+            found.append(None)
+    try:
+        with open("/proc/self/cgroup", "rb") as file:
+            found.append(file.read())
+    except OSError:
+        found.append(None)
+    found.extend((os.nice(0), sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None))
+    limits = sorted(name for name in dir(resource) if name.startswith("RLIMIT_"))
+    found.extend((name, resource.getrlimit(getattr(resource, name))) for name in limits)
+    return found
+
+
+def _changed(path: str) -> int:
+    try:
+        return os.stat(path or ".").st_mtime_ns
+    except OSError:
+        return 0
+
+
+def _files(top: str) -> list[tuple[str, int, int]]:
+    """(path, size, mtime) of every file under `top` but the bytecode caches, in a fixed order."""
+    found: list[tuple[str, int, int]] = []
+    directories = [top]
+    while directories:
+        with os.scandir(directories.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        directories.append(entry.path)
+                    continue
+                info = entry.stat(follow_symlinks=False)
+                found.append((entry.path, info.st_size, info.st_mtime_ns))
+    found.sort()
+    return found

@@ -1,0 +1,93 @@
+"""The hand-off's wire format, on the warm socket (a Unix stream socket):
+
+    launcher → child   {"key", "argv", "env", "cwd", "umask", "path"}   what to run, and where
+    child → launcher   {"ready": true} | {"refused": reason}
+    launcher → child   one byte, with stdin, stdout and stderr attached (SCM_RIGHTS)
+    child → launcher   {"pid": n}           the child now serves: the launcher never will
+    launcher → child   {"signal": n} …      a SIGTERM/SIGINT/SIGHUP the launcher got
+    child → launcher   {"exit": n}          the child's exit status
+
+Each message is a 4-byte big-endian length and that many bytes of JSON (an object). The peer is
+checked to be the same user before anything is sent or read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+from typing import Any
+
+_LENGTH = struct.Struct("!I")
+LIMIT = 8 << 20  # bytes of one message: an environment and a key fit many times over
+_STDIO_MARK = b"F"
+
+
+class WireError(Exception):
+    """The peer broke the format or went away mid-message."""
+
+
+def send(sock: socket.socket, message: dict[str, Any]) -> None:
+    data = json.dumps(message).encode()
+    sock.sendall(_LENGTH.pack(len(data)) + data)
+
+
+def receive(sock: socket.socket) -> dict[str, Any] | None:
+    """The next message; None at a clean end of the connection (between messages)."""
+    header = _read(sock, _LENGTH.size, at_start=True)
+    if header is None:
+        return None
+    (size,) = _LENGTH.unpack(header)
+    if size > LIMIT:
+        raise WireError(f"a message of {size} bytes")
+    body = _read(sock, size, at_start=False)
+    try:
+        message = json.loads(body or b"")
+    except ValueError as exc:
+        raise WireError(f"not JSON: {exc}") from None
+    if not isinstance(message, dict):
+        raise WireError("not a JSON object")
+    return message
+
+
+def send_stdio(sock: socket.socket) -> None:
+    """Hand this process's stdin, stdout and stderr over."""
+    socket.send_fds(sock, [_STDIO_MARK], [0, 1, 2])
+
+
+def receive_stdio(sock: socket.socket) -> list[int]:
+    """The launcher's stdin, stdout and stderr, as new descriptors of this process."""
+    data, fds, flags, _ = socket.recv_fds(sock, len(_STDIO_MARK), 3)
+    if data != _STDIO_MARK or len(fds) != 3 or flags & socket.MSG_CTRUNC:
+        for fd in fds:
+            os.close(fd)
+        raise WireError("expected stdin, stdout and stderr")
+    return fds
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The user id of the process at the other end (Linux's SO_PEERCRED); None where it cannot be told."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    credentials = struct.Struct("3i")  # pid, uid, gid
+    try:
+        _, uid, _ = credentials.unpack(sock.getsockopt(socket.SOL_SOCKET, option, credentials.size))
+    except OSError:
+        return None
+    return int(uid)
+
+
+def _read(sock: socket.socket, size: int, *, at_start: bool) -> bytes | None:
+    chunks: list[bytes] = []
+    left = size
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            if at_start and left == size:
+                return None
+            raise WireError("the connection ended mid-message")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
