@@ -14,6 +14,7 @@ Run: .venv/bin/python bench/startup.py [--runs N] [--first-reply-only]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import queue
 import random
 import re
@@ -25,7 +26,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 # Replace the script directory (whose http.py would shadow the stdlib) with the repo root.
@@ -136,46 +137,41 @@ class Bench:
 
     def first_reply_at_once_http(self, provider: str) -> float:
         """The same over HTTP+SSE: from launch, through the listening banner, to the prompt's response."""
-        command = [str(IAC_CODE), "acp", "--transport", "http", "--port", "0"]
         started = time.perf_counter()
-        server = subprocess.Popen(command, env=self.env[provider], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            acp = AcpHttp(_listening_url(server))
-            events = acp.stream()
-            session_id = acp.new_session(events, str(self.workspace))
-            assert acp.prompt(session_id, "hi").status_code == 202
-            [*_, answer] = events.until(is_response(3))
-            elapsed = time.perf_counter() - started
-            assert answer["data"]["result"]["stopReason"] == "end_turn", answer
-            events.close()
-            acp.close()
-            return elapsed
-        finally:
-            server.terminate()
-            server.wait(10)
+        with self._http_server(provider) as url:
+            return self._first_reply_over_http(url) - started
 
     def first_reply_on_a_running_server(self, provider: str) -> float:
         """A new client of an HTTP server that has been up a while (what HTTP clients meet: a server starts
         once): from its initialize, through session/new and a prompt sent at once, to the prompt's response."""
+        with self._http_server(provider) as url:
+            time.sleep(RUNNING_SERVER_AGE)  # its start-up work done, as on a server that has been up for a while
+            started = time.perf_counter()
+            return self._first_reply_over_http(url) - started
+
+    @contextlib.contextmanager
+    def _http_server(self, provider: str) -> Iterator[str]:
+        """`iac-code acp` over HTTP on a free port: its /acp URL once it listens."""
         command = [str(IAC_CODE), "acp", "--transport", "http", "--port", "0"]
         server = subprocess.Popen(command, env=self.env[provider], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            url = _listening_url(server)
-            time.sleep(RUNNING_SERVER_AGE)  # its start-up work done, as on a server that has been up for a while
-            started = time.perf_counter()
-            acp = AcpHttp(url)
-            events = acp.stream()
-            session_id = acp.new_session(events, str(self.workspace))
-            assert acp.prompt(session_id, "hi").status_code == 202
-            [*_, answer] = events.until(is_response(3))
-            elapsed = time.perf_counter() - started
-            assert answer["data"]["result"]["stopReason"] == "end_turn", answer
-            events.close()
-            acp.close()
-            return elapsed
+            yield _listening_url(server)
         finally:
             server.terminate()
             server.wait(10)
+
+    def _first_reply_over_http(self, url: str) -> float:
+        """initialize, session/new, a prompt sent at once: the moment (perf_counter) its response arrived."""
+        acp = AcpHttp(url)
+        events = acp.stream()
+        session_id = acp.new_session(events, str(self.workspace))
+        assert acp.prompt(session_id, "hi").status_code == 202
+        [*_, answer] = events.until(is_response(3))
+        answered = time.perf_counter()
+        assert answer["data"]["result"]["stopReason"] == "end_turn", answer
+        events.close()
+        acp.close()
+        return answered
 
     def imports_by_package(self, provider: str) -> dict[str, float]:
         """What initialize, session/new and one prompt import, timed by -X importtime and summed by top-level
