@@ -44,19 +44,10 @@ class ScriptedAnthropic(ScriptedServer):
         return {"type": "error", "error": {"type": kind, "message": message}}
 
     api_path = "/v1/messages"
+    prompt_cache = BreakpointCache
 
     def check_history(self, messages: list[dict[str, Any]]) -> None:
         check_tool_results(messages)
-
-    def use_cache(self, body: dict[str, Any]) -> Cached:
-        return self._cache.use(body)
-
-    def forget_cache(self) -> None:
-        self._cache = BreakpointCache()
-
-    def start(self):
-        self.forget_cache()
-        return super().start()
 
     def complete(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         return self._message(body, reply, self._blocks(reply))

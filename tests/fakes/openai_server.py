@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.fakes.prompt_cache import Cached, PrefixCache
+from tests.fakes.prompt_cache import Cached, PrefixCache, PromptCache
 
 Reply = dict[str, Any]
 ReplySource = Reply | Callable[[dict[str, Any]], Reply]
@@ -51,6 +51,7 @@ class ScriptedServer:
     """Base: a queue of replies served over HTTP; subclasses speak one API's wire format."""
 
     url_suffix = "/v1"  # what the API's SDK expects at the end of its base URL
+    prompt_cache: Callable[[], PromptCache]  # the API's caching, simulated (tests/fakes/prompt_cache.py)
 
     def __init__(self, replies: Iterable[ReplySource] = (), *, default: ReplySource | None = None):
         self.requests: list[dict[str, Any]] = []
@@ -63,6 +64,7 @@ class ScriptedServer:
         self._ids = itertools.count(1)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._cache = self.prompt_cache()
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -79,6 +81,7 @@ class ScriptedServer:
             self._replies.extend(replies)
 
     def start(self):
+        self.forget_cache()
         self._stopping.clear()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
@@ -146,10 +149,11 @@ class ScriptedServer:
 
     def use_cache(self, body: dict[str, Any]) -> Cached:
         """What the request's prompt reads from, and writes to, the simulated prompt cache."""
-        raise NotImplementedError
+        return self._cache.use(body)
 
     def forget_cache(self) -> None:
         """Start with an empty prompt cache."""
+        self._cache = self.prompt_cache()
 
     def stream(self, handler: _Handler, body: dict[str, Any], reply: Reply) -> None:
         raise NotImplementedError
@@ -309,19 +313,10 @@ class ScriptedOpenAI(ScriptedServer):
             super().handle_get(handler)
 
     api_path = "/v1/chat/completions"
+    prompt_cache = PrefixCache
 
     def check_history(self, messages: list[dict[str, Any]]) -> None:
         check_tool_pairing(messages)
-
-    def use_cache(self, body: dict[str, Any]) -> Cached:
-        return self._cache.use(body)
-
-    def forget_cache(self) -> None:
-        self._cache = PrefixCache()
-
-    def start(self):
-        self.forget_cache()
-        return super().start()
 
     def stream(self, handler: _Handler, body: dict[str, Any], reply: Reply) -> None:
         chunk_id, model = self.new_id("chatcmpl-"), body.get("model", "scripted-model")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 CHARS_PER_TOKEN = 4
 MIN_CACHED_TOKENS = 1024
@@ -30,6 +30,10 @@ class Cached:
 
 def tokens(text: str) -> int:
     return len(text) // CHARS_PER_TOKEN
+
+
+class PromptCache(Protocol):
+    def use(self, body: dict[str, Any]) -> Cached: ...
 
 
 class PrefixCache:
