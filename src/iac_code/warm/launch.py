@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from types import FrameType
 
 from iac_code.warm import wire
-from iac_code.warm.place import key_material, runtime_dir, socket_name
+from iac_code.warm.place import key_material, runtime_dir, socket_name, startup_variable
 
 HANDSHAKE_SECONDS = 5.0  # a warm process slower than this to answer is not worth waiting for
 _FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -204,7 +204,7 @@ _SERVER_COMMAND = "import sys, json; sys.path[:] = json.loads(sys.argv[1]); impo
 def _kept_for_warm_process(variable: str) -> bool:
     """What the warm process itself may see: where things are, the interpreter's start-up variables,
     its own settings. Never a key or token: its children get the launching process's environment."""
-    if variable.startswith(("PYTHON", "LC_")) or variable in ("LANG", "IAC_CODE_WARM", "IAC_CODE_WARM_IDLE_SECONDS"):
+    if startup_variable(variable) or variable in ("IAC_CODE_WARM", "IAC_CODE_WARM_IDLE_SECONDS"):
         return True
     return variable in ("HOME", "PATH", "TMPDIR", "XDG_RUNTIME_DIR", "IAC_CODE_CONFIG_DIR", "USER", "LOGNAME")
 

@@ -10,9 +10,12 @@ import sys
 import zlib
 from collections.abc import Mapping
 
-# Environment variables read while the interpreter starts (encodings, hash seed, flags): a warm
-# process started under other values would differ in ways a child cannot undo.
-_STARTUP_VARIABLES = ("PYTHON", "LANG", "LC_")
+
+def startup_variable(name: str) -> bool:
+    """An environment variable read while the interpreter starts (encodings, hash seed, flags): a warm
+    process started under other values would differ in ways a child cannot undo. The key holds these,
+    and the warm process is started with them, so both sides of the key see the same ones."""
+    return name.startswith(("PYTHON", "LC_")) or name == "LANG"
 
 
 def runtime_dir(env: Mapping[str, str]) -> str | None:
@@ -61,7 +64,7 @@ def key_material(env: Mapping[str, str]) -> str:
         sys.version,
         repr((flags.optimize, flags.isolated, flags.ignore_environment, flags.no_user_site, flags.utf8_mode)),
         repr((flags.dev_mode, flags.dont_write_bytecode, flags.bytes_warning, sys.warnoptions)),
-        repr(sorted((name, value) for name, value in env.items() if name.startswith(_STARTUP_VARIABLES))),
+        repr(sorted((name, value) for name, value in env.items() if startup_variable(name))),
         repr(sys.path),
         repr([_changed(entry) for entry in sys.path]),
         package,

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from iac_code.warm.launch import on_stdio, warm_wanted
-from iac_code.warm.place import runtime_dir
+from iac_code.warm.launch import _kept_for_warm_process, on_stdio, warm_wanted
+from iac_code.warm.place import key_material, runtime_dir
 
 
 @pytest.mark.parametrize(
@@ -84,3 +84,20 @@ def test_the_runtime_directory_is_made_private_and_checked(tmp_path):
 def test_without_a_runtime_directory_a_per_user_one_in_the_temporary_directory(tmp_path):
     path = runtime_dir({"XDG_RUNTIME_DIR": "relative", "TMPDIR": str(tmp_path)})
     assert path is not None and path.startswith(str(tmp_path / "iac-code-"))
+
+
+def test_the_warm_process_is_started_with_every_variable_its_key_reads():
+    """The launcher and the warm process it starts must compute one key, or the warm process refuses to serve
+    (LANGUAGE, set on many desktops, once made the two differ) — and no credential may be read into the key."""
+    env = {
+        "LANG": "C.UTF-8",
+        "LANGUAGE": "en_US:en",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        "LANGCHAIN_API_KEY": "secret",
+        "OPENAI_API_KEY": "secret",
+        "HOME": "/home/someone",
+    }
+    kept = {name: value for name, value in env.items() if _kept_for_warm_process(name)}
+    assert key_material(kept) == key_material(env)
+    assert "secret" not in key_material(env)
