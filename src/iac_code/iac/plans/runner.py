@@ -23,7 +23,7 @@ from typing import Any
 from iac_code.iac.handed_dirs import Problem, terraform_dir_problems
 from iac_code.iac.plans.store import PlanStore
 from iac_code.iac.plans.summary import PlanDocumentError, plan_contract, summary_text
-from iac_code.iac.safe_read import file_problem
+from iac_code.iac.safe_read import file_problem, read_beneath
 from iac_code.system.processes import command_environment, communicate_within, contained, spawn, wait_for_exit
 
 PLAN_TIMEOUT = 900.0  # seconds: a large module against a slow cloud API
@@ -105,11 +105,11 @@ def choose_tool(directory: Path, environment: Mapping[str, str]) -> tuple[str, s
 def _says_tofu(directory: Path) -> bool:
     if any(name.endswith((".tofu", ".tofu.json")) for name in configuration_files(directory)):
         return True
-    try:
-        with (directory / ".terraform.lock.hcl").open(encoding="utf-8", errors="replace") as lock:
-            return "registry.opentofu.org" in lock.read(1 << 20)
-    except OSError:
+    try:  # beneath the directory, a regular file only: a FIFO the repository ships must not block the caller
+        lock = read_beneath(directory, ".terraform.lock.hcl", 1 << 20)
+    except OSError:  # UnsafeFile too: a lock file too big, a symlink or a FIFO says nothing of OpenTofu
         return False
+    return b"registry.opentofu.org" in lock
 
 
 async def make_plan(request: PlanRequest, store: PlanStore, base_environment: Mapping[str, str] | None = None) -> Plan:

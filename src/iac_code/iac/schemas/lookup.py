@@ -76,16 +76,7 @@ class ProviderSchemas:
     async def find(self, query: SchemaQuery, before_plugins: BeforePlugins) -> dict[str, Any]:
         """The type's rawOutput (shape.type_schema); SchemaUnavailable otherwise."""
         directory = query.directory
-        if not configuration_files(directory):
-            raise SchemaUnavailable(f"No Terraform configuration (.tf files) in {directory}: give a module directory.")
-        unguarded = dict(os.environ if self._base is None else self._base)
-        try:
-            tool, real_program = choose_tool(directory, unguarded)
-        except PlanFailed:
-            raise SchemaUnavailable(
-                "Neither terraform nor tofu is on PATH: provider_schema asks it for the schemas (`terraform "
-                "providers schema -json`). Install Terraform or OpenTofu, or put it on PATH."
-            ) from None
+        tool, real_program = await _off_loop(self._tool_for, directory)  # it reads the module's files
         lock, identity, version = await _off_loop(self._local_facts, query, real_program)
         binary = _Binary(tool, version or await self._version(tool, identity, directory))
         keys = [_key(binary, "lock", lock.sha256)] if lock is not None else []
@@ -104,6 +95,19 @@ class ProviderSchemas:
         if found is not None:
             return found
         raise SchemaUnavailable(await self._missing(query, keys, binary, lock))
+
+    def _tool_for(self, directory: Path) -> tuple[str, str]:
+        """terraform or tofu for the module, and the real program's path; SchemaUnavailable when there is none."""
+        if not configuration_files(directory):
+            raise SchemaUnavailable(f"No Terraform configuration (.tf files) in {directory}: give a module directory.")
+        unguarded = dict(os.environ if self._base is None else self._base)
+        try:
+            return choose_tool(directory, unguarded)
+        except PlanFailed:
+            raise SchemaUnavailable(
+                "Neither terraform nor tofu is on PATH: provider_schema asks it for the schemas (`terraform "
+                "providers schema -json`). Install Terraform or OpenTofu, or put it on PATH."
+            ) from None
 
     async def _version(self, tool: str, identity: str, directory: Path) -> str:
         """The binary's version from `version -json`, stored under its identity: asked once per binary."""

@@ -9,6 +9,7 @@ import os
 import shutil
 import stat
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -158,6 +159,17 @@ def test_tofu_when_the_directory_says_so_or_it_is_the_only_one(module, tmp_path)
     (module / ".terraform.lock.hcl").unlink()
     (module / "extra.tofu").write_text("")
     assert choose_tool(module, both)[0] == "tofu"
+
+
+def test_a_lock_file_that_is_a_fifo_says_nothing_and_blocks_nobody(module, tmp_path):
+    """A hostile repository's FIFO in place of the lock file: opening it to read would wait for a writer."""
+    os.mkfifo(module / ".terraform.lock.hcl")
+    both = {"PATH": fake_programs(tmp_path / "both", "terraform", "tofu")}
+    chosen: list[tuple[str, str]] = []
+    reader = threading.Thread(target=lambda: chosen.append(choose_tool(module, both)), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert chosen == [("terraform", str(tmp_path / "both" / "terraform"))]
 
 
 def test_a_session_id_names_a_folder_under_plans_and_nothing_else(tmp_path):
