@@ -47,8 +47,9 @@ def run_stdio(settings: Settings) -> int:
         stop_tracing()  # the spans still batched leave now
 
 
-def _load_stdio_server(settings: Settings) -> StdioServer:
-    """Run in a thread while the transport answers early: what serving needs, imported for good."""
+def import_stdio_server() -> None:
+    """What serving stdio needs, imported for good: in the stdio start-up's thread, and by the warm process
+    before it forks (warm/server.py), so that its children find exactly this loaded."""
     from iac_code.preload import loading_for_good
 
     with loading_for_good():
@@ -57,10 +58,17 @@ def _load_stdio_server(settings: Settings) -> StdioServer:
 
         import_acp()  # before anything else imports it: its models then build on first use
         import iac_code.acp.server
+        import iac_code.iac.workers
+        import iac_code.observability.tracing
         import iac_code.providers.presets
         import iac_code.sessions.open  # noqa: F401
-        from iac_code.iac.workers import configure_workers
-        from iac_code.observability.tracing import check_tracing, start_tracing
+
+
+def _load_stdio_server(settings: Settings) -> StdioServer:
+    """Run in a thread while the transport answers early: what serving needs, imported for good."""
+    import_stdio_server()
+    from iac_code.iac.workers import configure_workers
+    from iac_code.observability.tracing import check_tracing, start_tracing
 
     configure_workers(settings)
     try:

@@ -20,9 +20,6 @@ from typing import Any, NoReturn
 
 from iac_code.warm import wire
 
-HANDSHAKE_SECONDS = 5.0
-_FORWARDED_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
-
 
 def serve_launch(connection: socket.socket, material: str) -> NoReturn:
     """Run in the freshly forked child; never returns to the warm process's code."""
@@ -47,7 +44,7 @@ def _reset_signals() -> None:
 def _serve(connection: socket.socket, material: str) -> int:
     if wire.peer_uid(connection) != os.getuid():
         return 0
-    connection.settimeout(HANDSHAKE_SECONDS)
+    connection.settimeout(wire.HANDSHAKE_SECONDS)
     try:
         request = wire.receive(connection)
         refusal = _take_launch(request, material)
@@ -137,7 +134,7 @@ def _watch_launcher(connection: socket.socket) -> None:
     child as SIGTERM would (the stdio server ends as when stdin closes)."""
     try:
         while (message := wire.receive(connection)) is not None:
-            if message.get("signal") in _FORWARDED_SIGNALS:
+            if message.get("signal") in wire.FORWARDED_SIGNALS:
                 os.kill(os.getpid(), message["signal"])
     except (OSError, wire.WireError):
         pass

@@ -17,10 +17,8 @@ from collections.abc import Mapping
 from types import FrameType
 
 from iac_code.warm import wire
-from iac_code.warm.place import key_material, runtime_dir, socket_name, startup_variable
+from iac_code.warm.place import key_material, runtime_dir, socket_name, startup_variable, try_lock
 
-HANDSHAKE_SECONDS = 5.0  # a warm process slower than this to answer is not worth waiting for
-_FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 # `acp` options that keep it on stdio; any other (--transport http, --port, --help, …) runs in-process.
 _STDIO_FLAGS = {"--debug", "-d"}
 _STDIO_OPTIONS = {"--log-file"}
@@ -96,7 +94,7 @@ def hand_off(argv: list[str]) -> int | None:
 def _through(sock: socket.socket, material: str, argv: list[str]) -> int | None:
     if wire.peer_uid(sock) != os.getuid():
         return None
-    sock.settimeout(HANDSHAKE_SECONDS)
+    sock.settimeout(wire.HANDSHAKE_SECONDS)
     try:
         umask = os.umask(0o077)
         os.umask(umask)
@@ -128,7 +126,7 @@ def _wait_for_exit(sock: socket.socket) -> int:
         except OSError:
             pass
 
-    for signum in _FORWARDED_SIGNALS:
+    for signum in wire.FORWARDED_SIGNALS:
         signal.signal(signum, forward)
     try:
         while (message := wire.receive(sock)) is not None:
@@ -142,35 +140,12 @@ def _wait_for_exit(sock: socket.socket) -> int:
 
 def start_warm_process(directory: str, name: str) -> None:
     """Start a warm process for this key, detached, unless one is starting or running (it holds the
-    lock); remove the socket a dead one left behind."""
-    import fcntl
-
-    lock = os.path.join(directory, f"{name}.lock")
-    try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    except OSError:
+    lock). A socket a dead one left behind is replaced by the new one when it listens."""
+    fd = try_lock(os.path.join(directory, f"{name}.lock"))
+    if fd is None:
         return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return
-    try:
-        _remove_stale_socket(os.path.join(directory, f"{name}.sock"))
-    finally:
-        os.close(fd)  # the warm process takes the lock in turn
+    os.close(fd)  # the warm process takes the lock in turn
     _spawn_detached(directory, name)
-
-
-def _remove_stale_socket(path: str) -> None:
-    import stat
-
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if stat.S_ISSOCK(info.st_mode) and info.st_uid == os.getuid():
-        os.unlink(path)
 
 
 def _spawn_detached(directory: str, name: str) -> None:

@@ -74,6 +74,23 @@ def key_material(env: Mapping[str, str]) -> str:
     return "\n".join(parts)
 
 
+def try_lock(path: str) -> int | None:
+    """The key's lock file, opened and locked (exclusive, without waiting); None when another holds it
+    (a warm process running or starting) or it cannot be opened."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def socket_name(material: str) -> str:
     """The socket of the warm process for this key: another version or install is another socket (the
     name only routes; the hand-off compares the whole key)."""

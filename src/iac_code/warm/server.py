@@ -12,7 +12,6 @@ their own from the launching process's settings.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import selectors
@@ -23,7 +22,7 @@ import threading
 import time
 
 from iac_code.warm.child import serve_launch
-from iac_code.warm.place import key_material, runtime_dir, socket_name
+from iac_code.warm.place import key_material, runtime_dir, socket_name, try_lock
 
 logger = logging.getLogger(__name__)
 
@@ -66,11 +65,8 @@ def main() -> None:
 
 def _lock(path: str) -> int | None:
     """Take the key's lock (the pid written in it, for whoever needs to stop this process)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
+    fd = try_lock(path)
+    if fd is None:
         return None
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
@@ -90,22 +86,14 @@ def _idle_seconds() -> float | None:
 
 
 def _import_for_first_turn() -> None:
-    """What the stdio start-up imports in its thread (serve.py), the command line, and both model SDKs,
+    """What the stdio start-up imports in its thread (serve.import_stdio_server), the command line, and both model SDKs,
     loaded for good (preload.py) so that every child shares them."""
     from iac_code.preload import loading_for_good
+    from iac_code.serve import import_stdio_server
 
+    import_stdio_server()
     with loading_for_good():
-        import iac_code.acp.early_session
-        from iac_code.acp.sdk_import import import_acp
-
-        import_acp()
-        import iac_code.acp.server
         import iac_code.cli
-        import iac_code.iac.workers
-        import iac_code.observability.tracing
-        import iac_code.providers.presets
-        import iac_code.serve
-        import iac_code.sessions.open
         import iac_code.transports.stdio
         from iac_code.providers.sdk_extras import without_unused_extras
 

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import struct
 from typing import Any
 
+HANDSHAKE_SECONDS = 5.0  # either side slower than this to answer before the stdio moves is not worth waiting for
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # what a launcher passes on to its child
 _LENGTH = struct.Struct("!I")
 LIMIT = 8 << 20  # bytes of one message: an environment and a key fit many times over
 _STDIO_MARK = b"F"
