@@ -326,13 +326,14 @@ _PRINTERS: dict[str, Callable[[TextIO], _Printer]] = {
 
 def _usage(end: TurnEnd) -> dict[str, int]:
     """The turn's tokens, named as ACP's Usage names them (inputTokens holds the cached ones too)."""
+    tokens = end.usage
     return {
-        "inputTokens": end.input_tokens,
-        "outputTokens": end.output_tokens,
-        "thoughtTokens": end.thought_tokens,
-        "cachedReadTokens": end.cache_read_tokens,
-        "cachedWriteTokens": end.cache_write_tokens,
-        "totalTokens": end.input_tokens + end.output_tokens,
+        "inputTokens": tokens.input_tokens,
+        "outputTokens": tokens.output_tokens,
+        "thoughtTokens": tokens.thought_tokens,
+        "cachedReadTokens": tokens.cache_read_tokens,
+        "cachedWriteTokens": tokens.cache_write_tokens,
+        "totalTokens": tokens.input_tokens + tokens.output_tokens,
     }
 
 

@@ -76,11 +76,12 @@ def event_updates(event: Event) -> list[Update]:
 def turn_usage(end: TurnEnd) -> Usage:
     """The prompt response's usage: the turn's tokens, the cached parts and the reasoning apart (inputTokens
     counts all the input, cached or not; totalTokens is input plus output, which holds the reasoning)."""
+    tokens = end.usage
     return Usage(
-        input_tokens=end.input_tokens,
-        output_tokens=end.output_tokens,
-        thought_tokens=end.thought_tokens,
-        cached_read_tokens=end.cache_read_tokens,
-        cached_write_tokens=end.cache_write_tokens,
-        total_tokens=end.input_tokens + end.output_tokens,
+        input_tokens=tokens.input_tokens,
+        output_tokens=tokens.output_tokens,
+        thought_tokens=tokens.thought_tokens,
+        cached_read_tokens=tokens.cache_read_tokens,
+        cached_write_tokens=tokens.cache_write_tokens,
+        total_tokens=tokens.input_tokens + tokens.output_tokens,
     )

@@ -6,12 +6,12 @@ Events carry neutral data (no protocol's shapes): acp/presenter.py and acp/updat
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from iac_code.agent.policy import Choice, OptionKind
 from iac_code.agent.spend import Cost
-from iac_code.messages import Message, ToolCall
+from iac_code.messages import Message, ToolCall, Usage
 from iac_code.providers.base import TextDelta, ThinkingDelta
 from iac_code.tools.base import AccessDetails, Category, Kind, Terminal
 
@@ -121,11 +121,7 @@ class ErrorReport:
 @dataclass
 class TurnEnd:
     stop_reason: StopReason
-    input_tokens: int  # summed over the turn's model calls (the cached parts included)
-    output_tokens: int
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    thought_tokens: int = 0
+    usage: Usage = field(default_factory=lambda: Usage(0, 0))  # summed over the turn's model calls
 
 
 Event = (

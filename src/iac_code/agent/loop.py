@@ -206,11 +206,11 @@ class AgentLoop:
 
     async def _turn_body(self, prompt: str | Message, emit: Emit, tool_call: ToolCall | None = None) -> None:
         self._turn_usage = Usage(0, 0)
-        self.refresh_tools()
         self._announced = {}
         try:
             self._append(prompt if isinstance(prompt, Message) else user(prompt))
             if tool_call is not None:
+                self.refresh_tools()  # a model call refreshes them itself
                 self._append(Message(role="assistant", text="", tool_calls=[tool_call]))
                 await self._run_tools([tool_call], emit)
                 stop: StopReason = "end_turn"
@@ -228,17 +228,7 @@ class AgentLoop:
             await emit(ErrorReport("Internal error: the turn stopped (details are in the server log)."))
             stop = "error"
         turn_ended(stop)
-        turn = self._turn_usage
-        await emit(
-            TurnEnd(
-                stop,
-                turn.input_tokens,
-                turn.output_tokens,
-                turn.cache_read_tokens,
-                turn.cache_write_tokens,
-                turn.thought_tokens,
-            )
-        )
+        await emit(TurnEnd(stop, self._turn_usage))
 
     async def _steps(self, emit: Emit) -> StopReason:
         for _ in range(self.max_turns):

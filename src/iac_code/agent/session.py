@@ -242,7 +242,7 @@ class Session:
         await self._face.say(text)
 
     def _quiet_end(self) -> TurnEnd:
-        return TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn", 0, 0)
+        return TurnEnd("cancelled" if self._cancelled.is_set() else "end_turn")
 
     async def _compact(self, arguments: str) -> TurnEnd | None:
         return await self._stream(self.loop.compact())

@@ -37,11 +37,6 @@ def schema_chars(tool: Tool) -> int:
     return len(json.dumps(schema, ensure_ascii=False))
 
 
-def schema_tokens(tools: Iterable[Tool]) -> int:
-    """The tokens `tools`' schemas take in a request, estimated as compaction estimates (no tokenizer)."""
-    return sum(schema_chars(tool) for tool in tools) // CHARS_PER_TOKEN
-
-
 def found_in(history: Iterable[Message]) -> list[str]:
     """The tools `tool_search` offered in `history`, in the order it offered them."""
     found: dict[str, None] = {}

@@ -51,7 +51,7 @@ async def test_plain_answer_ends_turn_with_usage():
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["hello"]
     end = events[-1]
     assert isinstance(end, TurnEnd) and end.stop_reason == "end_turn"
-    assert (end.input_tokens, end.output_tokens) == (7, 5)
+    assert (end.usage.input_tokens, end.usage.output_tokens) == (7, 5)
     assert any(isinstance(e, UsageReport) for e in events)
     assert [m.role for m in loop.history] == ["user", "assistant"]
 

@@ -54,7 +54,7 @@ async def test_usage_is_kept_on_the_answer_and_the_cost_goes_on_from_the_history
     (report,) = [e for e in events if isinstance(e, UsageReport)]
     assert report.cost is not None and report.cost.amount == pytest.approx(1.0 + 1.0 + 0.1 + 2.0)
     end = events[-1]
-    assert isinstance(end, TurnEnd) and (end.input_tokens, end.cache_read_tokens) == (2_000_000, 1_000_000)
+    assert isinstance(end, TurnEnd) and (end.usage.input_tokens, end.usage.cache_read_tokens) == (2_000_000, 1_000_000)
     assert loop.history[-1].usage == Usage(2_000_000, 1_000_000, 1_000_000) and loop.history[-1].model == "fake-model"
     assert provider.keys == [hashlib.sha256(b"s1").hexdigest()[:32]]
 

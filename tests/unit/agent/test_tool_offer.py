@@ -10,7 +10,7 @@ from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
 from iac_code.agent.compaction import CHARS_PER_TOKEN
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import run_everything
-from iac_code.agent.tool_offer import ToolOffer, found_in, schema_chars, schema_tokens
+from iac_code.agent.tool_offer import ToolOffer, found_in, schema_chars
 from iac_code.agent.tool_search import TOOL_NAME
 
 BUILTINS = {"read_file": FakeTool("read_file"), "bash": FakeTool("bash", category="execute")}
@@ -20,12 +20,11 @@ def server_tools(count: int, server: str = "cloud") -> list[FakeTool]:
     return [FakeTool(f"mcp__{server}__tool_{i}", description=f"Operation {i} of the {server}.") for i in range(count)]
 
 
-def test_a_schema_counts_its_json_at_four_characters_a_token():
+def test_a_schema_counts_its_json():
     tool = FakeTool("look", description="d" * 100, parameters={"type": "object", "properties": {}})
     assert schema_chars(tool) == len('{"name": "look", "description": "' + "d" * 100 + '", "parameters": ') + len(
         '{"type": "object", "properties": {}}}'
     )
-    assert schema_tokens([tool, tool]) == 2 * schema_chars(tool) // CHARS_PER_TOKEN
 
 
 def window_for(tools, share=0.1) -> int:
