@@ -240,7 +240,6 @@ class AgentLoop:
                 self._close_partial_message()
                 await emit(ErrorReport(str(exc)))
                 return "error"
-            self._turn_usage = added(self._turn_usage, reply.usage)
             self._spent(reply.message, reply.usage)
             self._append(reply.message)
             await emit(
@@ -275,7 +274,9 @@ class AgentLoop:
         return reply
 
     def _spent(self, message: Message, usage: Usage) -> None:
-        """Count a call's usage, and keep it on the message it wrote (so a reload counts it again)."""
+        """Count a call's usage in the turn's and the session's, and keep it on the message it wrote (so a
+        reload counts it again)."""
+        self._turn_usage = added(self._turn_usage, usage)
         if usage == Usage(0, 0):
             return  # the provider reported nothing
         message.usage, message.model = usage, self.provider.model
@@ -343,8 +344,7 @@ class AgentLoop:
             await emit(Compaction(f"Context compaction failed: {exc}"))
             return
         message = Message(role="user", text=compaction.SUMMARY_PREFIX + summary, summary=True, kept=kept)
-        self._turn_usage = added(self._turn_usage, usage)  # a compaction within a turn is part of its cost
-        self._spent(message, usage)
+        self._spent(message, usage)  # a compaction within a turn is part of its cost
         self._append(message)
         after = self._context_tokens()
         window = self.provider.context_window
