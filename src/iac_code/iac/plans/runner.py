@@ -214,13 +214,18 @@ async def _run(argv: list[str], cwd: Path, environment: Mapping[str, str], timeo
 def _failure(tool: str, step: str, directory: Path, errors: str) -> str:
     text = trimmed_error(errors) or f"{tool} {step} failed without saying why."
     advice = f"Fix the configuration in {directory} and plan again."
-    lowered = text.lower()
-    if "init" in lowered and ("terraform init" in lowered or "tofu init" in lowered or "initializ" in lowered):
+    if says_not_initialized(text):
         advice = (
             f"The directory is not initialized: run `{tool} init` in {directory} (it downloads providers and "
             "modules, so it is a command the user approves), then plan again."
         )
     return f"{tool} {step} failed in {directory}:\n{text}\n{advice}"
+
+
+def says_not_initialized(error: str) -> bool:
+    """Whether terraform's (or tofu's) error asks for `init` to be run first."""
+    lowered = error.lower()
+    return "init" in lowered and ("terraform init" in lowered or "tofu init" in lowered or "initializ" in lowered)
 
 
 def trimmed_error(errors: str) -> str:

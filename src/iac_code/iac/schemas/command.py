@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from iac_code.iac.plans.runner import PLAN_ENVIRONMENT, trimmed_error
+from iac_code.iac.plans.runner import PLAN_ENVIRONMENT, says_not_initialized, trimmed_error
 from iac_code.system.processes import contained, kill_process_group, spawn, wait_for_exit
 
 SCHEMA_TIMEOUT = 300.0  # seconds: every provider plugin is started and asked for its schema
@@ -39,9 +39,8 @@ async def schema_document(program: str, tool: str, directory: Path, environment:
     code, out, errors = await run_bounded(argv, directory, environment, SCHEMA_TIMEOUT)
     if code != 0:
         text = trimmed_error(errors.decode("utf-8", "replace")) or "no reason given"
-        lowered = text.lower()
-        stale = "init" in lowered and ("terraform init" in lowered or "tofu init" in lowered or "initializ" in lowered)
-        raise CommandFailed(f"{tool} providers schema failed in {directory}:\n{text}", not_initialized=stale)
+        failed = f"{tool} providers schema failed in {directory}:\n{text}"
+        raise CommandFailed(failed, not_initialized=says_not_initialized(text))
     return out
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from iac_code.iac.checker import is_initialized
 from iac_code.iac.handed_dirs import terraform_dir_problems
 from iac_code.iac.plans.runner import PlanFailed, choose_tool, configuration_files
 from iac_code.iac.safe_read import UnsafeFile
@@ -150,7 +151,7 @@ class ProviderSchemas:
         if await self._stored(key) is not None:
             return
         directory = query.directory
-        if not (directory / ".terraform").is_dir():
+        if not is_initialized(directory):
             raise SchemaUnavailable(_init_advice(binary.tool, directory, f"it has {LOCK_FILE} but no .terraform/"))
         if problems := await _off_loop(terraform_dir_problems, directory):  # a FIFO would hang terraform
             listed = "; ".join(f"{name} ({why})" for name, why in problems[:10])
