@@ -115,6 +115,33 @@ class WebPage:
     def script(self, source: str, *args: Any) -> Any:
         return self.driver.execute_script(source, *args)
 
+    # -- what content did ----------------------------------------------------------------------------
+
+    def unsafe_markup(self, within: WebElement | None = None) -> list[str]:
+        """Elements under `within` (the whole page when None) that could run, load or restyle: a tag of
+        UNSAFE_TAGS, an `on*` handler, an inline style or a `javascript:` address."""
+        found: list[str] = self.script(UNSAFE_MARKUP, within, ", ".join(UNSAFE_TAGS))
+        return found
+
+    def images_loaded(self, within: WebElement) -> None:
+        """Waits until every image under `within` has finished loading or failed (its handlers had their chance)."""
+        done = "return [...arguments[0].querySelectorAll('img')].every((img) => img.complete)"
+        self.until(lambda: self.script(done, within), "an image is still loading")
+
+    def canaries(self) -> dict[str, Any]:
+        """The `window.__canary*` values a payload would have set (empty: nothing ran)."""
+        found: dict[str, Any] = self.script(
+            "return Object.fromEntries(Object.keys(window).filter((k) => k.startsWith('__canary')).map((k) => [k, window[k]]))"
+        )
+        return found
+
+    def inline_handler_refused(self) -> tuple[list[str], bool]:
+        """The positive control of the page's policy: a live button the test gives an inline handler and clicks.
+        The `securitypolicyviolation` directives it raised, and whether its handler ran."""
+        directives, ran = self.driver.execute_async_script(INLINE_HANDLER_CONTROL)
+        self.console()  # the refusal just provoked is the control's own, not the page's
+        return list(directives), bool(ran)
+
     # -- the console --------------------------------------------------------------------------------
 
     def console(self) -> list[str]:
@@ -122,6 +149,54 @@ class WebPage:
         return [str(entry["message"]) for entry in self.driver.get_log("browser")]
 
     def assert_console_clean(self) -> None:
-        """No refused resource (the Content-Security-Policy) and no uncaught error."""
-        bad = [line for line in self.console() if "Content Security Policy" in line or "Uncaught" in line]
-        assert not bad, bad
+        """No uncaught error and no refusal by the Content-Security-Policy, except a browser's report about inline
+        markup the sanitiser then removed: Chromium versions differ in whether parsing an answer in the sanitiser's
+        inert document reports its handlers, styles or <base>, so such a report is evidence, never an error, as long
+        as no such markup is on the page."""
+        lines = self.console()
+        errors = [line for line in lines if "Uncaught" in line]
+        refused = [line for line in lines if "Content Security Policy" in line]
+        left_on_page = self.unsafe_markup() if refused else []
+        errors += [line for line in refused if left_on_page or not any(t in line for t in INLINE_REPORTS)]
+        assert not errors, (errors, left_on_page)
+
+
+# What no answer may bring onto the page (the sanitiser removes them; the policy would refuse what is left).
+UNSAFE_TAGS = ("script", "iframe", "object", "embed", "base", "meta", "link", "form", "style", "frame", "frameset")
+# The words of Chromium's reports about inline markup (handlers, styles, a document base) it refused.
+INLINE_REPORTS = ("inline event handler", "inline style", "base URI")
+
+UNSAFE_MARKUP = """
+const [within, tags] = arguments;
+const root = within || document.body;
+const unsafe = (element) =>
+  element.matches(tags) ||
+  [...element.attributes].some(
+    (attribute) =>
+      attribute.name.startsWith("on") ||
+      attribute.name === "style" ||
+      /^\\s*(javascript|vbscript):/i.test(attribute.value),
+  );
+return [...root.querySelectorAll("*")].filter(unsafe).map((element) => element.outerHTML.slice(0, 200));
+"""
+
+INLINE_HANDLER_CONTROL = """
+const done = arguments[arguments.length - 1];
+const directives = [];
+const record = (event) => {
+  directives.push(event.effectiveDirective);
+  finish();
+};
+const finish = () => {
+  document.removeEventListener("securitypolicyviolation", record);
+  done([directives, window.__canaryControl === 1]);
+};
+document.addEventListener("securitypolicyviolation", record);
+const button = document.createElement("button");
+button.hidden = true;
+button.setAttribute("onclick", "window.__canaryControl = 1");
+document.body.append(button);
+button.click();
+button.remove();
+setTimeout(finish, 5000); // no event in 5 s: the control fails with what it saw
+"""

@@ -6,9 +6,20 @@ from __future__ import annotations
 
 import pytest
 from selenium.webdriver.common.keys import Keys
+from tests.e2e.web.canary import canary_listener
 from tests.e2e.web.page import WebPage, by_testid
 
 ANSWER = "Here is **the plan**:\n\n- first `step`\n- second step\n\n<img src=x onerror=alert(1)>done"
+# What a prompt-injected answer might try, each marking window.__canary* or reaching the test's listener if it acts.
+PAYLOAD = """
+
+<img src="{origin}/img" onerror="window.__canaryImage = 1"><img src=x onerror="window.__canaryBroken = 1">
+<script>window.__canaryScript = 1</script><iframe src="{origin}/frame"></iframe><object data="{origin}/object"></object>
+<style>body {{ display: none }}</style><base href="{origin}/"><form action="{origin}/form"><button>go</button></form>
+<svg><script>window.__canarySvg = 1</script><image href="{origin}/svg-image"></image></svg>
+<a data-testid="payload-link" href="javascript:window.__canaryLink = 1">a link</a> and
+[a markdown link](javascript:window.__canaryMarkdownLink=1) and ![an image]({origin}/markdown-image)
+"""
 
 
 # Every control a keyboard or a screen reader reaches, with no name to announce.
@@ -37,27 +48,42 @@ def open_client(page: WebPage, transport: str | None = None) -> None:
 
 
 def test_a_streamed_answer_in_markdown_with_its_thought_and_stop_reason(page, model, transport):
-    model.add({"thinking": "Let me think about it.", "text": ANSWER, "chunk_chars": 5, "delay": 0.01})
-    open_client(page, transport)
-    page.new_session()
-    page.send("Hello")
+    with canary_listener() as canary:
+        answer_text = ANSWER + PAYLOAD.format(origin=canary.origin)
+        model.add({"thinking": "Let me think about it.", "text": answer_text, "chunk_chars": 5, "delay": 0.01})
+        open_client(page, transport)
+        page.new_session()
+        page.send("Hello")
 
-    assert page.wait_turns(1) == ["end_turn"]
-    assert page.texts("user-message") == ["Hello"]
-    (answer,) = page.all(by_testid("agent-message"))
-    page.until(lambda: answer.find_elements("css selector", "strong"), "markdown not rendered")
-    assert answer.find_element("css selector", "strong").text == "the plan"
-    assert [li.text for li in answer.find_elements("css selector", "li")] == ["first step", "second step"]
-    assert not answer.find_elements("css selector", "[onerror]"), "the answer was not sanitised"
-    # Chromium's parser checks the handler against the page's policy even in DOMPurify's inert document: the
-    # Content-Security-Policy refused it too (and nothing else was refused).
-    refused = [line for line in page.console() if "Content Security Policy" in line]
-    assert refused and all("inline event handler" in line for line in refused), refused
+        assert page.wait_turns(1) == ["end_turn"]
+        assert page.texts("user-message") == ["Hello"]
+        (answer,) = page.all(by_testid("agent-message"))
+        page.until(lambda: answer.find_elements("css selector", "strong"), "markdown not rendered")
+        assert answer.find_element("css selector", "strong").text == "the plan"
+        assert [li.text for li in answer.find_elements("css selector", "li")] == ["first step", "second step"]
+        assert page.unsafe_markup(answer) == [], "the answer was not sanitised"
+        page.images_loaded(answer)  # every handler an image could fire has had its chance
+        for link in answer.find_elements("css selector", "a"):
+            link.click()
+        assert len(page.driver.window_handles) == 1 and "session=" in page.driver.current_url  # nowhere went
+        assert page.canaries() == {}, "a payload ran"
+        assert canary.paths == [], "the page fetched what the answer named"
+        # What the browser said of the payload is evidence, not a requirement (versions differ): only refusals of it.
+        said = [line for line in page.console() if "Content Security Policy" in line]
+        assert all(canary.origin in line or "inline" in line or "base URI" in line for line in said), said
+
     (thought,) = page.all(by_testid("thought"))
     assert thought.get_attribute("open") is None  # folded away
     assert "input" in page.one(by_testid("stop-reason")).text
     assert not page.one("#attach-label").is_displayed()  # this model takes no images
     assert page.script("return performance.getEntriesByName('iac-code:interactive').length") == 1  # for bench/web.py
+
+
+def test_the_pages_policy_refuses_an_inline_handler_it_did_not_write(page):
+    """The positive control: the second wall behind the sanitiser holds in this browser."""
+    open_client(page)
+    directives, ran = page.inline_handler_refused()
+    assert "script-src-attr" in directives and not ran, (directives, ran)
 
 
 def test_a_write_allowed_is_written_and_one_rejected_is_not(page, model, live, transport):
