@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8765
 
-.PHONY: run check test bench clean
+.PHONY: run check test test-fast test-repeat bench clean
 
 $(BIN)/iac-code: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,20 @@ check: $(BIN)/iac-code
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# The whole suite; the 20 slowest tests close every run, so that growth is seen the day it happens.
 test: check
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=20
+
+# A developer's inner loop: the unit tests only (in-process, no browser, no cluster).
+test-fast: $(BIN)/iac-code
+	$(BIN)/python -m pytest -q tests/unit
+
+# A guard against new flakes: runs the tests T (pytest node ids or paths) N times, stopping at the first failure.
+# New e2e tests are run 5 times before they land: make test-repeat T=tests/e2e/web/test_token.py N=5
+N ?= 5
+test-repeat: $(BIN)/iac-code
+	@test -n "$(T)" || { echo "make test-repeat: name the tests, e.g. T=tests/e2e/web/test_token.py" >&2; exit 2; }
+	for i in $$(seq 1 $(N)); do echo "run $$i of $(N)"; $(BIN)/python -m pytest -q $(T) || exit 1; done
 
 bench: $(BIN)/iac-code
 	for f in bench/*.py; do $(BIN)/python $$f; done
