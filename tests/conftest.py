@@ -11,3 +11,27 @@ put_terraform_on_path()
 def terraform() -> str:
     """terraform's path; the test is skipped without one (failed under CI=true)."""
     return require_terraform()
+
+
+_group_seconds: dict[str, float] = {}
+
+
+def _group_of(nodeid: str) -> str:
+    """A test's group: its first two directories under tests/ (tests/e2e/web, tests/unit/iac, tests/fuzz)."""
+    directories = nodeid.split("::")[0].split("/")[:-1]
+    return "/".join(directories[:3])
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Set-up and tear-down count too: shared services (PostgreSQL, Chromium, nginx) start in them.
+    group = _group_of(report.nodeid)
+    _group_seconds[group] = _group_seconds.get(group, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The time each group of tests took, largest first: growth is seen the day it happens."""
+    if not _group_seconds:
+        return
+    terminalreporter.section("seconds per test group")
+    for group, seconds in sorted(_group_seconds.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(f"{seconds:8.1f}  {group}")
