@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from selenium.webdriver.common.keys import Keys
 from tests.e2e.web.canary import canary_listener
-from tests.e2e.web.page import WebPage, by_testid
+from tests.e2e.web.page import INLINE_REPORTS, WebPage, by_testid
 
 ANSWER = "Here is **the plan**:\n\n- first `step`\n- second step\n\n<img src=x onerror=alert(1)>done"
 # What a prompt-injected answer might try, each marking window.__canary* or reaching the test's listener if it acts.
@@ -17,7 +17,7 @@ PAYLOAD = """
 <script>window.__canaryScript = 1</script><iframe src="{origin}/frame"></iframe><object data="{origin}/object"></object>
 <style>body {{ display: none }}</style><base href="{origin}/"><form action="{origin}/form"><button>go</button></form>
 <svg><script>window.__canarySvg = 1</script><image href="{origin}/svg-image"></image></svg>
-<a data-testid="payload-link" href="javascript:window.__canaryLink = 1">a link</a> and
+<a href="javascript:window.__canaryLink = 1">a link</a> and
 [a markdown link](javascript:window.__canaryMarkdownLink=1) and ![an image]({origin}/markdown-image)
 """
 
@@ -70,7 +70,7 @@ def test_a_streamed_answer_in_markdown_with_its_thought_and_stop_reason(page, mo
         assert canary.paths == [], "the page fetched what the answer named"
         # What the browser said of the payload is evidence, not a requirement (versions differ): only refusals of it.
         said = [line for line in page.console() if "Content Security Policy" in line]
-        assert all(canary.origin in line or "inline" in line or "base URI" in line for line in said), said
+        assert all(canary.origin in line or any(t in line for t in INLINE_REPORTS) for line in said), said
 
     (thought,) = page.all(by_testid("thought"))
     assert thought.get_attribute("open") is None  # folded away
