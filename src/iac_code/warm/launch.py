@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from types import FrameType
 
 from iac_code.warm import wire
-from iac_code.warm.place import key_material, runtime_dir, socket_name, startup_variable, try_lock
+from iac_code.warm.place import key_material, runtime_dir, socket_name, socket_path, startup_variable, try_lock
 
 # `acp` options that keep it on stdio; any other (--transport http, --port, --help, …) runs in-process.
 _STDIO_FLAGS = {"--debug", "-d"}
@@ -79,10 +79,13 @@ def hand_off(argv: list[str]) -> int | None:
         return None
     material = key_material(os.environ)
     name = socket_name(material)
+    path = socket_path(directory, name)
+    if path is None:
+        return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     with sock:
         try:
-            sock.connect(os.path.join(directory, f"{name}.sock"))
+            sock.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
             start_warm_process(directory, name)
             return None

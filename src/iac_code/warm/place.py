@@ -91,6 +91,18 @@ def try_lock(path: str) -> int | None:
     return fd
 
 
+# A Unix socket's address holds 107 bytes; the warm process first binds "<socket>.<pid>" (server._listen), and a
+# pid has at most 7 digits (Linux's pid_max is at most 2**22).
+_SOCKET_PATH_BYTES = 107 - len(".4194304")
+
+
+def socket_path(directory: str, name: str) -> str | None:
+    """The warm socket NAME.sock in DIRECTORY; None when its path is too long for a Unix socket (a deep
+    XDG_RUNTIME_DIR): then nobody hands off, and no warm process is started only to fail."""
+    path = os.path.join(directory, f"{name}.sock")
+    return path if len(os.fsencode(path)) <= _SOCKET_PATH_BYTES else None
+
+
 def socket_name(material: str) -> str:
     """The socket of the warm process for this key: another version or install is another socket (the
     name only routes; the hand-off compares the whole key)."""

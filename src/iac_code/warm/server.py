@@ -22,7 +22,7 @@ import threading
 import time
 
 from iac_code.warm.child import serve_launch
-from iac_code.warm.place import key_material, runtime_dir, socket_name, try_lock
+from iac_code.warm.place import key_material, runtime_dir, socket_name, socket_path, try_lock
 
 logger = logging.getLogger(__name__)
 
@@ -52,8 +52,14 @@ def main() -> None:
         return
     _import_for_first_turn()
     signal.signal(signal.SIGTERM, _stop)
-    path = os.path.join(directory, f"{name}.sock")
-    listener = _listen(path)
+    path = socket_path(directory, name)
+    try:
+        if path is None:
+            raise OSError(f"the socket's path in {directory} is too long for a Unix socket")
+        listener = _listen(path)
+    except OSError as exc:  # said in the log, which is all a detached process has
+        logger.error("not serving: %s", exc)
+        return
     logger.info("serving %s (stops after %g s without a launch)", path, idle_seconds)
     try:
         _accept_until_idle(listener, material, idle_seconds, inherited=[lock])

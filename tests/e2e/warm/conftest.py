@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.e2e.warm.runtime import WarmRuntime
+from tests.e2e.warm.runtime import WarmRuntime, warm_runtime
 
 
 @pytest.fixture
-def runtime(tmp_path) -> Iterator[WarmRuntime]:
-    warm = WarmRuntime(tmp_path / "run")
-    yield warm
-    warm.stop()
+def runtime() -> Iterator[WarmRuntime]:
+    with warm_runtime() as warm:
+        yield warm

@@ -2,21 +2,41 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from tests.e2e.acp.wire import AgentProcess
 
 IAC_CODE = Path(sys.executable).with_name("iac-code")
 _SERVED = re.compile(r"served by the warm process \(child pid (\d+)\)")
+
+
+@contextlib.contextmanager
+def warm_runtime() -> Iterator[WarmRuntime]:
+    """A runtime in a new, short directory, as a real one (/run/user/<uid>) is: a warm socket's path must fit a
+    Unix socket's address, which a test's tmp_path in a parallel run (…/popen-gw0/test_…) may not. Its warm
+    processes are stopped and the directory removed at the end."""
+    root = Path(tempfile.mkdtemp(prefix="iac-warm-"))
+    warm = WarmRuntime(root / "run")
+    try:
+        yield warm
+    finally:
+        try:
+            warm.stop()
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 class WarmRuntime:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from tests.e2e.acp.wire import AgentProcess, answer_text, model_env
-from tests.e2e.warm.runtime import IAC_CODE, WarmRuntime, lock_is_free, served_by, wait_for_lock
+from tests.e2e.warm.runtime import IAC_CODE, WarmRuntime, lock_is_free, served_by, wait_for_lock, warm_runtime
 
 from iac_code.warm import wire
 
@@ -24,11 +24,8 @@ Behaviour = Callable[[socket.socket], None]
 @pytest.fixture(scope="module")
 def socket_name(tmp_path_factory, model) -> str:
     """The name of this installation's warm socket (the same in every runtime directory)."""
-    warm = WarmRuntime(tmp_path_factory.mktemp("named") / "run")
-    try:
+    with warm_runtime() as warm:
         return warm.start(model_env(model.url, tmp_path_factory.mktemp("config"))).name
-    finally:
-        warm.stop()
 
 
 @pytest.fixture
@@ -170,6 +167,16 @@ def test_warm_off_serves_in_process_and_starts_nothing(runtime, model, env, work
         (tmp_path / "config" / "config.json").write_text(json.dumps({"warm": "off"}))
     served_in_process(runtime, env, workspace)
     assert not runtime.directory.exists()
+
+
+def test_a_runtime_directory_too_deep_for_a_socket_serves_in_process_and_starts_nothing(
+    model, env, workspace, tmp_path
+):
+    """A Unix socket's address holds 107 bytes: past that, no warm process is started only to fail binding."""
+    model.default = {"text": "ok"}
+    deep = WarmRuntime(tmp_path / ("d" * 100))
+    served_in_process(deep, env, workspace)
+    assert list(deep.directory.iterdir()) == []  # no lock taken, no log: nothing was started
 
 
 def test_an_unknown_warm_setting_is_a_configuration_error(runtime, env):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from iac_code.warm.launch import _kept_for_warm_process, on_stdio, warm_wanted
-from iac_code.warm.place import key_material, runtime_dir
+from iac_code.warm.place import key_material, runtime_dir, socket_path
 
 
 @pytest.mark.parametrize(
@@ -101,3 +101,11 @@ def test_the_warm_process_is_started_with_every_variable_its_key_reads():
     kept = {name: value for name, value in env.items() if _kept_for_warm_process(name)}
     assert key_material(kept) == key_material(env)
     assert "secret" not in key_material(env)
+
+
+def test_a_socket_path_too_long_for_a_unix_socket_is_none():
+    """The warm process binds "<socket>.<pid>" first: that name too must fit the address's 107 bytes."""
+    name = "warm-0123abcd"
+    fitting = "/" + "d" * (107 - len(f"/{name}.sock.4194304") - 1)
+    assert socket_path(fitting, name) == f"{fitting}/{name}.sock"
+    assert socket_path(fitting + "d", name) is None
