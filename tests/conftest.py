@@ -1,6 +1,9 @@
 # Fixtures every test package may use: a throwaway PostgreSQL server and its databases; and terraform on PATH
 # for the tests that run it (before any test module is imported, so their skip conditions see it too).
+from collections.abc import Iterator
+
 import pytest
+from tests import evidence
 from tests.terraform_binary import put_terraform_on_path, require_terraform
 
 pytest_plugins = ["tests.pg.fixtures"]
@@ -35,3 +38,17 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.section("seconds per test group")
     for group, seconds in sorted(_group_seconds.items(), key=lambda item: -item[1]):
         terminalreporter.write_line(f"{seconds:8.1f}  {group}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    evidence.forget_finished()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed test's report shows the processes it drove (tests/evidence.py): no red run without its why."""
+    report: pytest.TestReport = yield
+    if report.failed:
+        report.sections.extend(evidence.report_sections())
+    return report

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests import evidence
+
 Message = dict[str, Any]
 
 
@@ -47,18 +49,36 @@ class AgentProcess:
         )
         self.stdout_problems: list[str] = []
         self.stderr_lines: list[str] = []
+        self.transcript = evidence.Transcript()
         self._inbox: queue.Queue[Message | None] = queue.Queue()
         self._ids = itertools.count(1)
         threading.Thread(target=self._read_stdout, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
+        evidence.watch(self)
+
+    # -- what a failing test reports (tests/evidence.py) ----------------------------------------
+
+    def evidence_title(self) -> str:
+        return f"iac-code acp (pid {self.proc.pid}, exit status {self.proc.poll()})"
+
+    def evidence(self) -> str:
+        stderr = evidence.tail("".join(self.stderr_lines))
+        return f"last protocol messages:\n{self.transcript.text()}\nstderr tail:\n{stderr}"
+
+    def finished(self) -> bool:
+        return self.proc.poll() is not None
 
     def _read_stdout(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             try:
-                self._inbox.put(json.loads(line))
+                message = json.loads(line)
             except ValueError:
+                self.transcript.received(line)
                 self.stdout_problems.append(line[:200].decode(errors="replace"))
+                continue
+            self.transcript.received(message)
+            self._inbox.put(message)
         self._inbox.put(None)
 
     def _read_stderr(self) -> None:
@@ -70,6 +90,7 @@ class AgentProcess:
 
     def send_line(self, line: str | bytes) -> None:
         assert self.proc.stdin is not None
+        self.transcript.sent(line)
         self.proc.stdin.write(line if isinstance(line, bytes) else line.encode())
         self.proc.stdin.write(b"\n")
         self.proc.stdin.flush()

@@ -10,6 +10,7 @@ import threading
 from typing import Any
 
 import httpx
+from tests import evidence
 
 INIT = {
     "jsonrpc": "2.0",
@@ -22,7 +23,8 @@ INIT = {
 class SseListener:
     """Reads one SSE stream in a thread; events (dicts with id/event/data) land in a queue."""
 
-    def __init__(self, url: str, headers: dict[str, str]) -> None:
+    def __init__(self, url: str, headers: dict[str, str], transcript: evidence.Transcript | None = None) -> None:
+        self.transcript = transcript or evidence.Transcript()
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
         self.status: int | None = None
         self.headers: httpx.Headers = httpx.Headers()
@@ -47,6 +49,7 @@ class SseListener:
                     if line == "":
                         if "data" in fields:
                             fields["data"] = json.loads(fields["data"])
+                            self.transcript.received(fields["data"])
                             self.events.put(fields)
                         fields = {}
                     elif not line.startswith(":"):
@@ -89,12 +92,29 @@ class AcpHttp:
         self.initialize_result = response.json()
         self.initialize_headers = response.headers
         self.connection_id = response.headers["Acp-Connection-Id"]
+        self.transcript = evidence.Transcript()
+        evidence.watch(self)
+        self._closed = False
+
+    def evidence_title(self) -> str:
+        return f"HTTP client of {self.url} (connection {self.connection_id})"
+
+    def evidence(self) -> str:
+        return f"last protocol messages (posted →, read from its streams ←):\n{self.transcript.text()}"
+
+    def finished(self) -> bool:
+        return self._closed
 
     def post(self, message: dict[str, Any], **headers: str) -> httpx.Response:
-        return self.http.post(self.url, json=message, headers={"Acp-Connection-Id": self.connection_id, **headers})
+        self.transcript.sent(message)
+        response = self.http.post(self.url, json=message, headers={"Acp-Connection-Id": self.connection_id, **headers})
+        if response.status_code != 202:
+            self.transcript.received(f"HTTP {response.status_code} {response.text}")
+        return response
 
     def stream(self, **headers: str) -> SseListener:
-        return SseListener(self.url, {**self.headers, "Acp-Connection-Id": self.connection_id, **headers})
+        headers = {**self.headers, "Acp-Connection-Id": self.connection_id, **headers}
+        return SseListener(self.url, headers, self.transcript)
 
     def new_session(self, listener: SseListener, cwd: str, request_id: int = 2) -> str:
         message = {
@@ -114,6 +134,7 @@ class AcpHttp:
         return self.http.delete(self.url, headers={"Acp-Connection-Id": self.connection_id})
 
     def close(self) -> None:
+        self._closed = True
         self.http.close()
 
 

@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import evidence
+
 IAC_CODE = Path(sys.executable).with_name("iac-code")
 _BANNER = re.compile(r"ACP over HTTP\+SSE: (http://\S+/acp)")
 
 
-@dataclass
+@dataclass(eq=False)  # compared (and watched) as itself
 class ServerProcess:
     url: str  # .../acp
     process: subprocess.Popen[bytes]
@@ -31,6 +33,17 @@ class ServerProcess:
 
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")
+
+    def evidence_title(self) -> str:
+        return (
+            f"iac-code acp --transport http at {self.url} (pid {self.process.pid}, exit status {self.process.poll()})"
+        )
+
+    def evidence(self) -> str:
+        return "log tail:\n" + evidence.tail(self.log_text() if self.log.exists() else "(log removed)")
+
+    def finished(self) -> bool:
+        return self.process.poll() is not None
 
 
 def model_env(model_url: str, config_dir: Path) -> dict[str, str]:
@@ -57,7 +70,9 @@ def http_server(model_url: str, *args: str, env: dict[str, str] | None = None) -
             process = subprocess.Popen(command, cwd=workspace, env=full_env, stdout=sink, stderr=sink)
         try:
             url = _wait_for_banner(process, log)
-            yield ServerProcess(url, process, log, workspace)
+            server = ServerProcess(url, process, log, workspace)
+            evidence.watch(server)
+            yield server
         finally:
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)

@@ -9,6 +9,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from tests import evidence
 from tests.e2e.http.client import INIT, agent_text, is_response
 from websockets.asyncio.client import ClientConnection, connect
 
@@ -25,6 +26,17 @@ def bearer_subprotocol(token: str) -> str:
 class AcpSocket:
     def __init__(self, ws: ClientConnection) -> None:
         self.ws = ws
+        self.transcript = evidence.Transcript()
+        evidence.watch(self)
+
+    def evidence_title(self) -> str:
+        return f"WebSocket client (connection {self.connection_id})"
+
+    def evidence(self) -> str:
+        return f"last protocol messages:\n{self.transcript.text()}"
+
+    def finished(self) -> bool:
+        return self.ws.close_code is not None
 
     @property
     def connection_id(self) -> str:
@@ -35,10 +47,13 @@ class AcpSocket:
         return self.ws.response.headers
 
     async def send(self, message: dict[str, Any]) -> None:
+        self.transcript.sent(message)
         await self.ws.send(json.dumps(message))
 
     async def next(self, timeout: float = 15) -> dict[str, Any]:
-        return json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
+        message = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
+        self.transcript.received(message)
+        return message
 
     async def until(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 15) -> list[dict[str, Any]]:
         """Messages up to and including the first that satisfies `predicate`."""

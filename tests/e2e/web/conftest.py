@@ -13,7 +13,6 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from selenium import webdriver
@@ -82,29 +81,39 @@ def live(model: ScriptedOpenAI) -> Iterator[ServerProcess]:
 
 
 @pytest.fixture
-def page(request: pytest.FixtureRequest, browser: WebDriver, live: ServerProcess) -> Iterator[WebPage]:
+def page(browser: WebDriver, live: ServerProcess) -> Iterator[WebPage]:
     """The client of the module's server, in the module's browser; the console is checked after each test."""
     web = WebPage(browser, live.base)
     web.console()  # forget what earlier tests logged
     yield web
-    report: Any = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:
-        keep_evidence(browser, live, request.node.name)
     web.assert_console_clean()
 
 
-def keep_evidence(browser: WebDriver, live: ServerProcess, name: str) -> None:
+def keep_evidence(browser: WebDriver, live: ServerProcess | None, name: str) -> list[Path]:
     """The page as it was, what the browser logged and the server's log, in artifacts/<test>.*"""
     ARTIFACTS.mkdir(exist_ok=True)
-    browser.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+    screenshot, console, server_log = (
+        ARTIFACTS / f"{name}{suffix}" for suffix in (".png", ".console.txt", ".server.log")
+    )
+    browser.save_screenshot(str(screenshot))
     lines = [f"{entry['level']} {entry['message']}" for entry in browser.get_log("browser")]
-    (ARTIFACTS / f"{name}.console.txt").write_text("\n".join(lines) + "\n")
-    (ARTIFACTS / f"{name}.server.log").write_text(live.log_text())
+    console.write_text("\n".join(lines) + "\n")
+    if live is None:
+        return [screenshot, console]
+    server_log.write_text(live.log_text())
+    return [screenshot, console, server_log]
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    report = yield
-    if report.when == "call":
-        item.rep_call = report  # type: ignore[attr-defined]
+    """A failed test keeps the page's evidence, and its report says where."""
+    report: pytest.TestReport = yield
+    browser = getattr(item, "funcargs", {}).get("browser")
+    if report.failed and browser is not None:
+        try:
+            kept = keep_evidence(browser, item.funcargs.get("live"), item.name)
+        except Exception as exc:  # a dead browser must not hide the failure itself
+            report.sections.append(("web evidence", f"not kept: {exc!r}"))
+        else:
+            report.sections.append(("web evidence", "\n".join(str(path.resolve()) for path in kept)))
     return report
