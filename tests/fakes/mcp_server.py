@@ -226,7 +226,9 @@ def serve_http(transport: Literal["http", "sse"]) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    http = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    # An SSE stream never ends by itself: at the end, the server stops waiting for its clients after a second.
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    http = uvicorn.Server(config)
     thread = threading.Thread(target=lambda: asyncio.run(http.serve(sockets=[sock])), daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
