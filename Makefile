@@ -28,19 +28,29 @@ check: $(BIN)/iac-code
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# The whole suite; the 20 slowest tests close every run, so that growth is seen the day it happens.
+# The suite runs on every core (pytest-xdist): each test file on one worker, so a module's shared agent, server
+# or browser starts once. WORKERS=1 runs it in one process, in order.
+WORKERS ?= auto
+PARALLEL := -n $(WORKERS) --dist loadfile
+
+# The whole suite; the 20 slowest tests and the seconds per test group close every run, so that growth is seen
+# the day it happens.
 test: check
-	$(BIN)/python -m pytest -q --durations=20
+	$(BIN)/python -m pytest -q $(PARALLEL) --durations=20
 
 # A developer's inner loop: the unit tests only (in-process, no browser, no cluster).
 test-fast: $(BIN)/iac-code
-	$(BIN)/python -m pytest -q tests/unit
+	$(BIN)/python -m pytest -q $(PARALLEL) tests/unit
 
-# A guard against new flakes: runs the tests T (pytest node ids or paths) N times, stopping at the first failure.
-# New e2e tests are run 5 times before they land: make test-repeat T=tests/e2e/web/test_token.py N=5
+# A guard against new flakes: runs the tests T (pytest node ids or paths) N times, stopping at the first failure;
+# LOAD=2 keeps two busy loops running meanwhile (a loaded machine, as CI's can be).
+# New e2e tests are run 5 times before they land: make test-repeat T=tests/e2e/web/test_token.py N=5 LOAD=2
 N ?= 5
+LOAD ?= 0
 test-repeat: $(BIN)/iac-code
 	@test -n "$(T)" || { echo "make test-repeat: name the tests, e.g. T=tests/e2e/web/test_token.py" >&2; exit 2; }
+	@busy=""; for j in $$(seq 1 $(LOAD)); do sh -c 'while :; do :; done' & busy="$$busy $$!"; done; \
+	trap 'kill $$busy 2>/dev/null' EXIT; \
 	for i in $$(seq 1 $(N)); do echo "run $$i of $(N)"; $(BIN)/python -m pytest -q $(T) || exit 1; done
 
 bench: $(BIN)/iac-code
