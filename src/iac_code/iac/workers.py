@@ -64,6 +64,11 @@ class WorkerError(Exception):
     """The worker could not answer: it failed to start, crashed, timed out or reported an error."""
 
 
+class WorkerTimeout(WorkerError, TimeoutError):
+    """The worker did not answer within the request's time: a timeout to whoever set it (the checkers' engine
+    reports it as the checker timing out, whichever of its clock and the worker's ran out first)."""
+
+
 class Requestable(Protocol):
     def request(self, payload: dict[str, Any], timeout: float, cancel: threading.Event | None = None) -> Any: ...
 
@@ -171,7 +176,7 @@ class WarmWorker:
         while not buffer.endswith(b"\n"):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise WorkerError(f"{self.name} timed out")
+                raise WorkerTimeout(f"{self.name} timed out")
             if cancel is not None and cancel.is_set():
                 raise WorkerError(f"{self.name}: the request was cancelled")
             readable, _, _ = select.select([fd], [], [], min(remaining, CANCEL_POLL))

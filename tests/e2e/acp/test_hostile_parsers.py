@@ -94,12 +94,13 @@ def test_six_bombs_in_six_sessions_leave_another_session_answering(spawn, model,
         if message.get("id") in checks | {question} and "method" not in message:
             assert message["result"]["stopReason"] == "end_turn", message
             answered[message["id"]] = time.monotonic() - asked
-    assert answered[question] < 2.0
+    # The bomb once held every session for 61 s; a loaded machine may take a few seconds (2.8 s seen in CI).
+    assert answered[question] < CHECK_SECONDS
 
     model.add({"text": "and still here"})
     started = time.monotonic()
     response, _ = agent.prompt(other, "and now?")
-    assert response["result"]["stopReason"] == "end_turn" and time.monotonic() - started < 2.0
+    assert response["result"]["stopReason"] == "end_turn" and time.monotonic() - started < CHECK_SECONDS
 
 
 @pytest.mark.parametrize("ending", ["SIGTERM", "stdin EOF"])

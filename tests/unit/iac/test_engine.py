@@ -12,6 +12,7 @@ from iac_code.iac.checkers.syntax import HclSyntaxChecker
 from iac_code.iac.classify import FileKind
 from iac_code.iac.engine import CheckReport, run_checks
 from iac_code.iac.findings import Finding
+from iac_code.iac.workers import WorkerTimeout
 
 
 class CountingChecker:
@@ -52,6 +53,16 @@ class SlowChecker(CountingChecker):
         return {}
 
 
+class WorkerClockChecker(CountingChecker):
+    """A checker whose worker's own deadline (the same as the checker's timeout) runs out first."""
+
+    name = "worker-clock"
+    timeout = 1.0
+
+    async def check(self, tree: Tree, units: Sequence[Unit]) -> dict[str, list[Finding]]:
+        raise WorkerTimeout("parse worker 1 timed out")
+
+
 class MissingChecker(CountingChecker):
     name = "missing"
 
@@ -84,6 +95,12 @@ def test_a_crash_a_timeout_and_a_missing_tool_are_skipped_and_the_rest_answers(t
         "slow": "timed out after 0.3 s",
         "missing": "missing-tool not found on PATH",
     }
+
+
+def test_a_worker_that_times_out_first_is_the_checker_timing_out(tmp_path: Path) -> None:
+    """On a loaded machine the worker's clock can run out before the engine's: still a timeout, not a crash."""
+    report = check(tree_with(tmp_path, 1), [WorkerClockChecker()], ResultCache(None))
+    assert {s.tool: s.reason for s in report.skipped} == {"worker-clock": "timed out after 1 s"}
 
 
 def test_an_unchanged_tree_is_answered_from_the_cache(tmp_path: Path) -> None:
