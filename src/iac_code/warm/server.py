@@ -52,13 +52,15 @@ def main() -> None:
         return
     _import_for_first_turn()
     signal.signal(signal.SIGTERM, _stop)
+    # Each refusal is said in the log, which is all a detached process has.
     path = socket_path(directory, name)
+    if path is None:
+        logger.error("not serving: the socket's path in %s is too long for a Unix socket", directory)
+        return
     try:
-        if path is None:
-            raise OSError(f"the socket's path in {directory} is too long for a Unix socket")
         listener = _listen(path)
-    except OSError as exc:  # said in the log, which is all a detached process has
-        logger.error("not serving: %s", exc)
+    except OSError as exc:
+        logger.error("not serving: cannot listen on %s: %s", path, exc)
         return
     logger.info("serving %s (stops after %g s without a launch)", path, idle_seconds)
     try:
