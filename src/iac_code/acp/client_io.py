@@ -228,7 +228,8 @@ class ClientIO:
         """How the command ended, or None when it was still running after `timeout` seconds."""
         request = WaitForTerminalExitRequest(session_id=self._session_id, terminal_id=terminal_id)
         try:
-            exited = await asyncio.wait_for(self._call("terminal/wait_for_exit", request), timeout)
+            async with asyncio.timeout(timeout):
+                exited = await self._call("terminal/wait_for_exit", request)
         except TimeoutError:
             return None
         return WaitForTerminalExitResponse.model_validate(exited)
@@ -258,7 +259,8 @@ class ClientIO:
         self._cleanups.add(task)
         task.add_done_callback(self._cleanups.discard)
         try:
-            await asyncio.wait_for(asyncio.shield(task), patience)
+            async with asyncio.timeout(patience):
+                await asyncio.shield(task)
         except TimeoutError:
             return False
         return True
@@ -274,7 +276,8 @@ class ClientIO:
     async def _ask(self, method: str, request: BaseModel) -> Any:
         """`_call` for a request the command's end waits on: given up after ANSWER_SECONDS."""
         try:
-            return await asyncio.wait_for(self._call(method, request), ANSWER_SECONDS)
+            async with asyncio.timeout(ANSWER_SECONDS):
+                return await self._call(method, request)
         except TimeoutError:
             log.warning("the client did not answer %s within %g s", method, ANSWER_SECONDS)
             raise _NoAnswer(f"the editor did not answer {method} within {ANSWER_SECONDS:g} s") from None

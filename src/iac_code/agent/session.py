@@ -195,7 +195,8 @@ class Session:
     async def close(self, grace: float = 2.0) -> None:
         self.cancel()
         try:
-            await asyncio.wait_for(self._idle.wait(), grace)
+            async with asyncio.timeout(grace):
+                await self._idle.wait()
         except TimeoutError:
             logger.warning("session %s: turn still running after close", self.id)
         await self.flush()

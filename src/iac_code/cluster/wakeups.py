@@ -79,7 +79,8 @@ class WakeupListener:
     async def start(self, timeout: float = 10.0) -> None:
         """Listen; returns once LISTEN is in force (so no later write is missed)."""
         self._task = asyncio.create_task(self._run(), name=f"wakeups {self.channel}")
-        await asyncio.wait_for(self.listening.wait(), timeout)
+        async with asyncio.timeout(timeout):
+            await self.listening.wait()
 
     async def close(self) -> None:
         if self._task is not None:

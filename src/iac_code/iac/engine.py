@@ -183,7 +183,8 @@ async def _execute(
         return {}
     checker = plan.checker
     try:
-        return await asyncio.wait_for(checker.check(tree, plan.pending), checker.timeout)
+        async with asyncio.timeout(checker.timeout):
+            return await checker.check(tree, plan.pending)
     except TimeoutError:
         return _Failure(Skipped(checker.name, f"timed out after {checker.timeout:g} s"), remembered=True)
     except LimitExceeded as exc:  # a costly input, like a timeout: paid once

@@ -109,7 +109,8 @@ class ServerConnection:
         result = await self._request(f"'{tool}'", lambda client: client.call_tool(tool, arguments), timeout)
         if not self._lists_current.is_set():  # the call changed the server's tools: let the model see them
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._lists_current.wait(), CHANGE_WAIT)
+                async with asyncio.timeout(CHANGE_WAIT):
+                    await self._lists_current.wait()
         return result
 
     async def get_prompt(self, prompt: str, arguments: dict[str, str], timeout: float) -> mcp_types.GetPromptResult:

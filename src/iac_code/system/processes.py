@@ -103,7 +103,8 @@ async def communicate_within(process: asyncio.subprocess.Process, timeout: float
     """The process's whole stdout and stderr; on a timeout (TimeoutError) or when the caller is cancelled, its
     process group is killed first, so nothing it started outlives the wait."""
     try:
-        return await asyncio.wait_for(process.communicate(), timeout)
+        async with asyncio.timeout(timeout):
+            return await process.communicate()
     except BaseException:
         with contextlib.suppress(Exception):
             await kill_process_group(process)

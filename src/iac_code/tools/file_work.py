@@ -29,6 +29,7 @@ async def run_file_work(call: Callable[..., T], *args: Any, timeout: float = TIM
     """`call(*args)` on the file tools' own threads; a ToolError if it has not returned in `timeout`."""
     future = _POOL.submit(lambda: call(*args))
     try:
-        return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+        async with asyncio.timeout(timeout):
+            return await asyncio.wrap_future(future)
     except TimeoutError:
         raise ToolError(f"the file system did not answer within {timeout:g}s (a hung mount?); gave up") from None

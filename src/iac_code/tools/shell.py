@@ -216,7 +216,8 @@ async def run_bash(
     assert process.stdout is not None
     output = HeadTailBuffer(output_limit)
     try:
-        await asyncio.wait_for(_run_to_end(process, process.stdout, output), timeout)
+        async with asyncio.timeout(timeout):
+            await _run_to_end(process, process.stdout, output)
     except TimeoutError:
         await kill_process_group(process, REAPER_GRACE)
         return CommandRun(output.text(), timed_out=True)
@@ -238,12 +239,14 @@ async def _run_to_end(
     try:
         await asyncio.wait({drain, exited}, return_when=asyncio.FIRST_COMPLETED)
         await exited
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(drain), KILL_GRACE)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(KILL_GRACE):
+                await asyncio.shield(drain)
         if not drain.done():
             await kill_process_group(process)
-            with contextlib.suppress(asyncio.TimeoutError):  # a process that escaped the group may keep it
-                await asyncio.wait_for(asyncio.shield(drain), KILL_GRACE)
+            with contextlib.suppress(TimeoutError):  # a process that escaped the group may keep it
+                async with asyncio.timeout(KILL_GRACE):
+                    await asyncio.shield(drain)
     finally:
         drain.cancel()
         exited.cancel()

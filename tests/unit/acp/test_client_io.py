@@ -269,3 +269,21 @@ async def test_the_local_backend_runs_and_times_out(workspace: Path) -> None:
     assert slow.timed_out and slow.exit_code is None
     await io.write_text("x/y.tf", "z")
     assert await io.read_text("x/y.tf") == "z"
+
+
+async def test_a_cancel_at_any_moment_of_the_output_polling_ends_the_call(workspace: Path, monkeypatch) -> None:
+    """Python 3.11's asyncio.wait_for loses a cancel that arrives as the awaited answer does; the head's
+    poller, cancelled then, polled on until the command ended (a cancelled turn held for a minute)."""
+    monkeypatch.setattr(client_io, "HEAD_POLL_FIRST", 0)  # poll on every tick: every moment gets a cancel
+    monkeypatch.setattr(client_io, "HEAD_POLL_MAX", 0)
+    for ticks in range(40):
+        editor = FakeEditor(exit_after=None)
+        running = asyncio.ensure_future(client(workspace, editor).run("sleep 60", cwd=workspace, env=ENV, timeout=60))
+        while "terminal/wait_for_exit" not in editor.methods:
+            await asyncio.sleep(0)
+        for _ in range(ticks):
+            await asyncio.sleep(0)
+        running.cancel()
+        await asyncio.wait([running], timeout=2)
+        assert running.cancelled(), f"a cancel {ticks} ticks into the polling did not end the call"
+        assert editor.methods[-2:] == ["terminal/kill", "terminal/release"], "and nothing polled after it"

@@ -73,7 +73,8 @@ async def run_bounded(
     what = f"{Path(argv[0]).name} {argv[1]}"
     try:
         reads = _read(process.stdout, MAX_DOCUMENT_BYTES), _read(process.stderr, MAX_ERROR_BYTES, head=True)
-        out, errors = await asyncio.wait_for(asyncio.gather(*reads), timeout)
+        async with asyncio.timeout(timeout):
+            out, errors = await asyncio.gather(*reads)
     except BaseException as exc:
         with contextlib.suppress(Exception):
             await kill_process_group(process)

@@ -327,7 +327,8 @@ class _Server(uvicorn.Server):
         # Uvicorn's own shutdown closes the sockets still open with 1012 (service restart): let them
         # close themselves first with 1001 (going away), which begin_shutdown asked for.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._websockets.all_closed(), SHUTDOWN_GRACE_SECONDS)
+            async with asyncio.timeout(SHUTDOWN_GRACE_SECONDS):
+                await self._websockets.all_closed()
         await super().shutdown(sockets)
 
     @contextlib.contextmanager

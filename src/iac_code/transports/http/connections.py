@@ -104,7 +104,8 @@ class HttpConnection:
         self._initialize = (message_id_key(message["id"]) or "", future)
         self._inbound.put_nowait(message)
         try:
-            return await asyncio.wait_for(future, timeout)
+            async with asyncio.timeout(timeout):
+                return await future
         finally:
             self._initialize = None
 
@@ -201,7 +202,8 @@ class ConnectionRegistry:
         if conn.task is None or conn.task is asyncio.current_task():
             return
         try:
-            await asyncio.wait_for(asyncio.shield(conn.task), CLOSE_WAIT_SECONDS)
+            async with asyncio.timeout(CLOSE_WAIT_SECONDS):
+                await asyncio.shield(conn.task)
         except TimeoutError:
             logger.warning("connection %s: agent did not stop within %ss; cancelling", conn.id, CLOSE_WAIT_SECONDS)
             conn.task.cancel()

@@ -136,7 +136,8 @@ class EventBuffer:
             if remaining <= 0:
                 return False
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self._changed.wait()
         return True
 
     def open_reader(self, stream: StreamKey) -> StreamReader:
@@ -226,7 +227,8 @@ class EventBuffer:
 async def changed_within(changed: asyncio.Event, seconds: float) -> bool:
     """Wait for `changed` to be set; False if `seconds` passed first (time for a keepalive)."""
     try:
-        await asyncio.wait_for(changed.wait(), seconds)
+        async with asyncio.timeout(seconds):
+            await changed.wait()
     except TimeoutError:
         return False
     return True
