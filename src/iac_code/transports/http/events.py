@@ -11,7 +11,6 @@ reconnects with `Last-Event-ID` gets what it missed, or an explicit `lost` event
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
 from collections import deque
@@ -135,9 +134,7 @@ class EventBuffer:
             remaining = deadline - asyncio.get_running_loop().time()
             if remaining <= 0:
                 return False
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(remaining):
-                    await self._changed.wait()
+            await changed_within(self._changed, remaining)  # the loop looks again either way
         return True
 
     def open_reader(self, stream: StreamKey) -> StreamReader:
