@@ -1,7 +1,10 @@
-"""Mount namespaces: where Linux lets us, each command runs in its own, where every real guarded binary's
+"""Namespaces: where Linux lets us, each command runs in a mount namespace of its own, where the cloud
+credentials' files and folders (cloud_credentials.CREDENTIAL_PATHS) show empty and every real guarded binary's
 path (`/usr/local/bin/terraform`, the copies on PATH, symlinks resolved) shows the shim instead, so that an
 absolute path or a glob (`/usr/local/bin/terrafor? apply`) meets the guard too. The original file system
-stays visible under the guard's private directory (`real/`), where the shim finds the real binary.
+stays visible under the guard's private directory (`real/`, credentials hidden there as well), where the shim
+finds the real binary. Where a PID namespace can be had too, the command runs in one under an init of the
+reaper's, so nothing it starts outlives it and no path under /proc leads to the agent's processes.
 
 The binding happens in the command's process between fork and exec (system/reaper.py, told what to bind by
 the environment variable MOUNT_PLAN_VARIABLE, which it removes). As root, a new mount namespace; otherwise
@@ -29,19 +32,49 @@ PROBE_TIMEOUT = 10.0
 class NamespaceSupport:
     usable: bool
     why_not: str = ""
+    own_pids: bool = False  # each command also in a PID namespace of its own (see system/reaper.py)
+    why_no_pids: str = ""
 
 
-def mount_plan(shim: str, real_root: str, binaries: Sequence[str]) -> str:
-    """What the reaper binds, one path a line: the shim, where the real file system stays, then each binary."""
-    return "\n".join([shim, real_root, *binaries])
+@dataclass(frozen=True)
+class MountPlan:
+    """What the reaper does for one command: `hidden` (the cloud credentials' files and folders) shown empty
+    (bound over by `empty_folder` or `empty_file`), the whole file system kept under `real_root`, the `shim`
+    bound over every `covered` binary; with `own_pids`, a PID namespace and its own /proc."""
+
+    shim: str
+    real_root: str
+    covered: Sequence[str]
+    hidden: Sequence[str] = ()
+    empty_folder: str = ""
+    empty_file: str = ""
+    own_pids: bool = False
+
+    def encode(self) -> str:
+        """The reaper's MOUNT_PLAN_VARIABLE: one path a line, a covered binary marked `c`, a hidden path `h`."""
+        head = ["pids" if self.own_pids else "-", self.shim, self.real_root, self.empty_folder, self.empty_file]
+        return "\n".join([*head, *(f"c{path}" for path in self.covered), *(f"h{path}" for path in self.hidden)])
 
 
 def probe_namespaces(directory: Path) -> NamespaceSupport:
-    """Whether a command can run with a binary covered by the shim here, tried once for real."""
+    """Whether a command can run with a binary covered by the shim here (and in a PID namespace of its own),
+    tried once for real."""
     if not sys.platform.startswith("linux"):
         return NamespaceSupport(False, "mount namespaces are Linux only")
     if not sys.executable:
         return NamespaceSupport(False, "no Python interpreter to run the reaper with")
+    with_pids = _probe(directory, own_pids=True)
+    if with_pids is None:
+        return NamespaceSupport(True, own_pids=True)
+    without_pids = _probe(directory, own_pids=False)
+    if without_pids is None:
+        return NamespaceSupport(True, own_pids=False, why_no_pids=with_pids)
+    return NamespaceSupport(False, without_pids, why_no_pids=with_pids)
+
+
+def _probe(directory: Path, own_pids: bool) -> str | None:
+    """None when a command ran as planned (the binary covered, the original kept, pid 2 with its own pids),
+    else what went wrong."""
     probe = directory / "probe"
     probe.mkdir(mode=0o700)
     try:
@@ -50,8 +83,12 @@ def probe_namespaces(directory: Path) -> NamespaceSupport:
         cover.write_text("shim")
         real_root.mkdir()
         kept = str(real_root) + str(target)
-        read_both = f"import sys; sys.stdout.write(open({str(target)!r}).read() + open({kept!r}).read())"
-        env = {**os.environ, MOUNT_PLAN_VARIABLE: mount_plan(str(cover), str(real_root), [str(target)])}
+        read_both = (
+            f"import os, sys; sys.stdout.write(open({str(target)!r}).read() + open({kept!r}).read()"
+            " + str(os.getpid()))"
+        )
+        plan = MountPlan(str(cover), str(real_root), [str(target)], own_pids=own_pids)
+        env = {**os.environ, MOUNT_PLAN_VARIABLE: plan.encode()}
         try:
             done = subprocess.run(
                 contained(sys.executable, "-I", "-S", "-c", read_both),
@@ -62,10 +99,10 @@ def probe_namespaces(directory: Path) -> NamespaceSupport:
                 stdin=subprocess.DEVNULL,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
-            return NamespaceSupport(False, f"the namespace probe failed ({exc})")
-        if done.stdout == b"shimreal":
-            return NamespaceSupport(True)
+            return f"the namespace probe failed ({exc})"
+        if done.stdout.startswith(b"shimreal") and (done.stdout == b"shimreal2" or not own_pids):
+            return None
         said = done.stderr.decode(errors="replace").strip().splitlines()
-        return NamespaceSupport(False, said[-1] if said else "mount namespaces are not available here")
+        return said[-1] if said else "namespaces are not available here"
     finally:
         shutil.rmtree(probe, ignore_errors=True)

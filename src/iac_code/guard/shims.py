@@ -21,7 +21,8 @@ from pathlib import Path
 
 from iac_code.guard.calls import refuse_changes
 from iac_code.guard.channel import Decide, GuardChannel
-from iac_code.guard.namespace import NamespaceSupport, mount_plan, probe_namespaces
+from iac_code.cloud_credentials import credential_paths
+from iac_code.guard.namespace import MountPlan, NamespaceSupport, probe_namespaces
 from iac_code.guard.shim import GUARD_REAL, GUARD_SOCKET, GUARD_TOKEN
 from iac_code.infra_commands import GUARDED_PROGRAMS
 from iac_code.system.processes import use_guard
@@ -35,6 +36,8 @@ SHIM_CODE_NAME = "shim.code"
 SOCKET_NAME = "socket"
 LINKS_NAME = "bin"  # the directory put first on PATH
 REAL_NAME = "real"  # namespace mode: the original file system, seen from here
+EMPTY_FOLDER_NAME = "empty"  # namespace mode: bound over each credential folder
+EMPTY_FILE_NAME = "empty-file"  # … and credential file
 
 
 class Guard:
@@ -47,6 +50,8 @@ class Guard:
         self.shim = self.directory / SHIM_NAME
         self.real_root = self.directory / REAL_NAME
         self.real_root.mkdir(mode=0o700)
+        (self.directory / EMPTY_FOLDER_NAME).mkdir(mode=0o500)
+        (self.directory / EMPTY_FILE_NAME).touch(mode=0o400)
         # The shim's code compiled once, here: a script run by path is compiled on every run (~0.5 ms of the
         # shim's budget), a marshalled code object only loaded. The same interpreter runs both.
         code = self.directory / SHIM_CODE_NAME
@@ -60,10 +65,19 @@ class Guard:
 
     @property
     def protection(self) -> str:
-        """What guards a command here, for /status and the log."""
-        if self.namespaces.usable:
-            return "PATH shims + mount namespace"
-        return f"PATH shims only: {self.namespaces.why_not}"
+        """What guards a command here, for /status and the log: what is in force, and what is missing and why."""
+        namespaces = self.namespaces
+        if not namespaces.usable:
+            return (
+                "PATH shims, cloud credentials withheld from the environment only (credential files and absolute"
+                f" paths reachable, no PID namespace): {namespaces.why_not}"
+            )
+        if not namespaces.own_pids:
+            return (
+                "PATH shims + mount namespace (credential files hidden), no PID namespace (a command's daemons"
+                f" are ended by the reaper, /proc shows the agent): {namespaces.why_no_pids}"
+            )
+        return "PATH shims + mount namespace (credential files hidden) + PID namespace"
 
     def register(self, decide: Decide) -> str:
         """A token whose commands' shims `decide` answers, until `forget(token)`."""
@@ -93,8 +107,19 @@ class Guard:
         env[GUARD_TOKEN] = token
         if self.namespaces.usable:
             env[GUARD_REAL] = str(self.real_root)
-            if binaries := _real_binaries(entries):  # none on PATH: nothing to cover, no namespace
-                env[MOUNT_PLAN_VARIABLE] = mount_plan(str(self.shim), str(self.real_root), binaries)
+            env[MOUNT_PLAN_VARIABLE] = self.mount_plan(entries).encode()
+
+    def mount_plan(self, path_entries: list[str]) -> MountPlan:
+        """The namespaces of a command whose PATH is `path_entries`."""
+        return MountPlan(
+            shim=str(self.shim),
+            real_root=str(self.real_root),
+            covered=_real_binaries(path_entries),
+            hidden=[str(path) for path in credential_paths() if "\n" not in str(path)],
+            empty_folder=str(self.directory / EMPTY_FOLDER_NAME),
+            empty_file=str(self.directory / EMPTY_FILE_NAME),
+            own_pids=self.namespaces.own_pids,
+        )
 
     def close(self) -> None:
         self.channel.close()

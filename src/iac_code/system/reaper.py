@@ -16,8 +16,12 @@ The command inherits this process's stdin, stdout and stderr, which this process
 writes (an MCP server's JSON-RPC goes through them); it lets go of its own stdin and stdout once the
 command has started. It then exits as the command did (same code, or killed by the same signal).
 When the environment holds MOUNT_PLAN_VARIABLE (guard/namespace.py), the command runs in a mount namespace
-of its own where the shim of the infrastructure guard covers each real binary the plan lists; the variable
-is removed first, and a command that cannot be covered does not run (exit 126).
+of its own where the cloud credentials' files show empty and the shim of the infrastructure guard covers each
+real binary the plan lists; with `pids` in the plan, also in a PID namespace of its own, under a small init
+of ours (pid 1 there, with a /proc that shows only that namespace): when the command ends, the init exits
+and the kernel kills whatever is left in the namespace, whatever it did to escape (`setsid`, double forks,
+`kill -9 $PPID`: the init cannot be killed from inside). The variable is removed first, and a command that
+cannot be covered does not run (exit 126).
 
 Standard library only, and no import of iac_code: it starts with `-I -S` to cost a few milliseconds.
 Linux only; elsewhere it still runs the command and ends what is left of its tree as far as /proc
@@ -41,8 +45,8 @@ GIVE_UP = 3.0  # a process stuck in the kernel (state D) ignores even SIGKILL fo
 POLL = 0.01
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 MOUNT_PLAN_VARIABLE = "IAC_CODE_GUARD_MOUNTS"
-CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
-MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x1000, 0x4000, 0x40000
 GUARD_FAILED = 126
 # Python ignores these at start-up; a command must not inherit that.
 RESTORED_SIGNALS = (*STOP_SIGNALS, signal.SIGPIPE, signal.SIGXFSZ)
@@ -85,7 +89,7 @@ def _prctl(option: int, value: int) -> None:
 
 def _start(command: list[str], mount_plan: str | None) -> int:
     """Fork and exec the command in this process group (the agent's killpg reaches it directly), in its
-    own mount namespace when there is a plan."""
+    own namespaces when there is a plan."""
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # no _Stop may be raised in the child
     pid = os.fork()
     if pid == 0:
@@ -93,8 +97,8 @@ def _start(command: list[str], mount_plan: str | None) -> int:
             for signum in RESTORED_SIGNALS:
                 signal.signal(signum, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-            if mount_plan is not None and not _cover_binaries(mount_plan):
-                os._exit(GUARD_FAILED)
+            if mount_plan is not None:
+                _run_guarded(command, mount_plan.split("\n"))
             os.execvp(command[0], command)
         except OSError as exc:
             os.write(2, f"{command[0]}: {exc.strerror}\n".encode())
@@ -104,32 +108,82 @@ def _start(command: list[str], mount_plan: str | None) -> int:
     return pid
 
 
-def _cover_binaries(plan: str) -> bool:
-    """In a new mount namespace: the whole file system also under the plan's real root, then the shim
-    bound over each listed binary. False (said on stderr) when any of it fails."""
-    shim, real_root, *binaries = plan.split("\n")
+def _run_guarded(command: list[str], plan: list[str]) -> None:
+    """In the forked child: enter the plan's namespaces and mounts, then exec the command (or, with a PID
+    namespace, run it under our init). Returns only to report an exec failure; a plan that fails stops here."""
+    own_pids, shim, real_root, empty_folder, empty_file, *entries = plan
+    libc = ctypes.CDLL(None, use_errno=True)
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if os.geteuid() == 0:
-            _check(libc.unshare(CLONE_NEWNS), "unshare")
-        else:  # a user namespace of our own gives the right to mount; our ids map to themselves
-            uid, gid = os.geteuid(), os.getegid()
-            _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
-            for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-                with open(f"/proc/self/{name}", "w") as map_file:
-                    map_file.write(text)
+        _unshare(libc, CLONE_NEWNS | (CLONE_NEWPID if own_pids == "pids" else 0))
         _mount(libc, "none", "/", MS_REC | MS_PRIVATE)  # nothing below may reach the agent's namespace
+        for entry in entries:  # first, so that the view under the real root shows them empty too
+            if entry.startswith("h"):
+                hidden = entry[1:]
+                _mount(libc, empty_folder if os.path.isdir(hidden) else empty_file, hidden, MS_BIND)
         _mount(libc, "/", real_root, MS_BIND | MS_REC)
-        for binary in binaries:
-            _mount(libc, shim, binary, MS_BIND)
+        for entry in entries:
+            if entry.startswith("c"):
+                _mount(libc, shim, entry[1:], MS_BIND)
     except OSError as exc:
-        os.write(2, f"iac-code: the infrastructure guard could not cover this command: {exc}\n".encode())
-        return False
-    return True
+        _guard_failed(exc)
+    if own_pids == "pids":
+        _run_under_init(command, libc, real_root)
+    os.execvp(command[0], command)
 
 
-def _mount(libc: ctypes.CDLL, source: str, target: str, flags: int) -> None:
-    _check(libc.mount(os.fsencode(source), os.fsencode(target), None, flags, None), f"mount {target}")
+def _unshare(libc: ctypes.CDLL, flags: int) -> None:
+    if os.geteuid() == 0:
+        _check(libc.unshare(flags), "unshare")
+        return
+    # A user namespace of our own gives the right to mount; our ids map to themselves.
+    uid, gid = os.geteuid(), os.getegid()
+    _check(libc.unshare(CLONE_NEWUSER | flags), "unshare")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as map_file:
+            map_file.write(text)
+
+
+def _run_under_init(command: list[str], libc: ctypes.CDLL, real_root: str) -> None:
+    """Fork the namespace's init (pid 1 there), which mounts the namespace's own /proc (also over the real
+    root's copy: no path may lead to the agent's processes and their views) and runs the command as its child.
+    The init passes the command's wait status back through a pipe (a namespace's init cannot die by a signal
+    of its own), and this process ends as the command did."""
+    status_read, status_write = os.pipe()
+    init = os.fork()
+    if init == 0:
+        os.close(status_read)
+        try:
+            for target in ("/proc", real_root + "/proc"):
+                _mount(libc, "proc", target, MS_NOSUID | MS_NODEV | MS_NOEXEC, "proc")
+        except OSError as exc:
+            _guard_failed(exc)
+        child = os.fork()
+        if child == 0:
+            os.close(status_write)
+            try:
+                os.execvp(command[0], command)
+            except OSError as exc:
+                os.write(2, f"{command[0]}: {exc.strerror}\n".encode())
+            os._exit(127)
+        while True:  # orphans of the namespace are re-parented here: reaped on the way
+            pid, status = os.wait()
+            if pid == child:
+                os.write(status_write, str(status).encode())
+                os._exit(0)
+    os.close(status_write)
+    _, init_status = os.waitpid(init, 0)
+    relayed = os.read(status_read, 32)
+    _exit_like(int(relayed) if relayed else init_status)
+
+
+def _guard_failed(exc: OSError) -> None:
+    os.write(2, f"iac-code: the infrastructure guard could not cover this command: {exc}\n".encode())
+    os._exit(GUARD_FAILED)
+
+
+def _mount(libc: ctypes.CDLL, source: str, target: str, flags: int, kind: str | None = None) -> None:
+    kind_name = None if kind is None else kind.encode()
+    _check(libc.mount(os.fsencode(source), os.fsencode(target), kind_name, flags, None), f"mount {target}")
 
 
 def _check(result: int, what: str) -> None:
