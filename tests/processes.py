@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -32,3 +33,24 @@ def wait_for_text(path: Path, seconds: float = 10) -> str:
             return text
         time.sleep(0.02)
     raise AssertionError(f"{path} never appeared")
+
+
+MARK = "IAC_TEST_MARK"
+
+
+def marked_processes(marker: str) -> list[int]:
+    """The live processes whose environment carries MARK=marker, by their pids as this test sees them. A
+    command in a PID namespace of its own cannot tell its pid as seen from outside (`$$` and `$!` are pids
+    inside it): it starts what a test must find with the mark in its environment instead."""
+    needle = f"{MARK}={marker}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            environment = Path(f"/proc/{name}/environ").read_bytes()
+        except OSError:  # gone meanwhile
+            continue
+        if needle in environment.split(b"\0") and process_alive(int(name)):
+            found.append(int(name))
+    return found

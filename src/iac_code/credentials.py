@@ -2,8 +2,9 @@
 
 A command the model runs could otherwise print them: from its own environment, or from the agent's
 (`/proc/$PPID/environ` is readable by the agent's children, and keeps showing the environment the
-process started with even after `os.environ` forgets a variable). Cloud credentials (ALICLOUD_*,
-AWS_*, ...) are not in this list: terraform and the cloud CLIs need them.
+process started with even after `os.environ` forgets a variable). Cloud credentials (cloud_credentials.py:
+AWS_*, ALICLOUD_*, KUBECONFIG, ...) are withheld the same way, and held here for the guard, which hands them to
+the one run of a cloud CLI that may use them (guard/handover.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import ctypes
 import logging
 import os
 from collections.abc import Iterable, Mapping
+
+from iac_code.cloud_credentials import credential_variables, is_credential_variable
 
 logger = logging.getLogger(__name__)
 
@@ -34,10 +37,25 @@ def without_secrets(environment: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in environment.items() if name not in SECRET_VARIABLES}
 
 
+# The cloud credentials this process started with, once withheld from its environment.
+_held_cloud_credentials: dict[str, str] | None = None
+
+
+def held_cloud_credentials() -> dict[str, str]:
+    """The cloud credentials the agent was given: what the guard hands to a run allowed to use them."""
+    if _held_cloud_credentials is None:  # library use: nothing withheld yet
+        return credential_variables(os.environ)
+    return dict(_held_cloud_credentials)
+
+
 def withhold_from_environment() -> None:
-    """Remove the secret variables from this process's environment, including the block the kernel
-    shows in /proc/self/environ. Call it once the settings (which keep their own copy) are loaded."""
-    present = [name for name in SECRET_VARIABLES if name in os.environ]
+    """Remove the secret variables and the cloud credentials from this process's environment, including the
+    block the kernel shows in /proc/self/environ (the credentials are held for the guard). Call it once the
+    settings (which keep their own copy of the keys) are loaded."""
+    global _held_cloud_credentials
+    if _held_cloud_credentials is None:
+        _held_cloud_credentials = credential_variables(os.environ)
+    present = [name for name in os.environ if name in SECRET_VARIABLES or is_credential_variable(name)]
     if not present:
         return
     blocks = _environment_entries(present)

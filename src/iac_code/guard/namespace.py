@@ -84,8 +84,7 @@ def _probe(directory: Path, own_pids: bool) -> str | None:
         real_root.mkdir()
         kept = str(real_root) + str(target)
         read_both = (
-            f"import os, sys; sys.stdout.write(open({str(target)!r}).read() + open({kept!r}).read()"
-            " + str(os.getpid()))"
+            f"import os, sys; sys.stdout.write(open({str(target)!r}).read() + open({kept!r}).read() + str(os.getpid()))"
         )
         plan = MountPlan(str(cover), str(real_root), [str(target)], own_pids=own_pids)
         env = {**os.environ, MOUNT_PLAN_VARIABLE: plan.encode()}

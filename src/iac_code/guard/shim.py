@@ -3,8 +3,10 @@ agent runs. guard/shims.py copies this file into the guard's private directory b
 line and links each guarded program's name to it; in a mount namespace it is also bound over the real
 binaries' own paths (guard/namespace.py).
 
-It sends its exact argv to the agent over the guard's Unix socket, with the secret token of the command
-it belongs to, and does what the agent answers: `run` → exec the real program; anything else → say why on
+It sends its exact argv, directory and environment to the agent over the guard's Unix socket, with the secret
+token of the command it belongs to and its own stdin, stdout and stderr, and does what the agent answers:
+`run` → exec the real program (here, without cloud credentials); `exit:N` / `signal:N` → the agent ran it with
+the credentials on this shim's stdio (guard/handover.py), end the same way; anything else → say why on
 stderr and exit 126 (the shell's "found but could not be executed": the program did not run, which a
 script can tell from the program's own failures). No socket, no token, no answer, a garbled answer: the
 same refusal (fail closed).
@@ -27,9 +29,13 @@ MAX_ANSWER = 4096
 def main() -> None:
     program = os.path.basename(sys.argv[0])
     args = sys.argv[1:]
-    refusal = _ask(program, args)
-    if refusal is not None:
-        _refuse(program, refusal)
+    answer = _ask(program, args)
+    if answer.startswith(b"exit:") and answer[5:].isdigit():
+        os._exit(int(answer[5:]))
+    if answer.startswith(b"signal:") and answer[7:].isdigit():
+        _end_by_signal(int(answer[7:]))
+    if answer != b"run":
+        _refuse(program, _refusal(answer))
     real = _real_program(program)
     if real is None:
         os.write(2, f"iac-code: {program}: command not found\n".encode(errors="replace"))
@@ -40,12 +46,13 @@ def main() -> None:
         _refuse(program, f"{real}: {exc.strerror}")
 
 
-def _ask(program: str, args: list[str]) -> str | None:
-    """None when the agent says run, else why not."""
+def _ask(program: str, args: list[str]) -> bytes:
+    """The agent's answer about running `program` with `args`."""
     path, token = os.environ.get(GUARD_SOCKET), os.environ.get(GUARD_TOKEN)
     if not path or not token:
-        return "refused: no guard channel in this environment (run it through iac-code)"
-    fields = [token, program, os.getcwd(), *args]
+        return b"refuse:refused: no guard channel in this environment (run it through iac-code)"
+    fields = [token, program, os.getcwd(), str(len(args)), *args]
+    fields += [f"{name}={value}" for name, value in os.environ.items()]
     request = b"".join(b"%d:%s," % (len(field), field) for field in map(os.fsencode, fields))
     try:
         import _socket
@@ -53,6 +60,10 @@ def _ask(program: str, args: list[str]) -> str | None:
         connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             connection.connect(path)
+            # One byte carrying our stdin, stdout and stderr: where the agent runs what needs credentials.
+            stdio = [descriptor if _is_open(descriptor) else os.open(os.devnull, os.O_RDWR) for descriptor in (0, 1, 2)]
+            rights = b"".join(descriptor.to_bytes(4, sys.byteorder) for descriptor in stdio)
+            connection.sendmsg([b"F"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
             connection.sendall(request)
             connection.shutdown(_socket.SHUT_WR)
             answer = b""
@@ -64,12 +75,34 @@ def _ask(program: str, args: list[str]) -> str | None:
         finally:
             connection.close()
     except OSError as exc:
-        return f"refused: the agent's guard did not answer ({exc.strerror or exc})"
-    if answer == b"run":
-        return None
+        return f"refuse:refused: the agent's guard did not answer ({exc.strerror or exc})".encode(errors="replace")
+    return answer
+
+
+def _is_open(descriptor: int) -> bool:
+    try:
+        os.fstat(descriptor)
+    except OSError:
+        return False
+    return True
+
+
+def _refusal(answer: bytes) -> str:
     if answer.startswith(b"refuse:") and len(answer) <= MAX_ANSWER:
         return answer[len(b"refuse:") :].decode(errors="replace") or "refused"
     return "refused: the agent's guard gave no answer"
+
+
+def _end_by_signal(signum: int) -> None:
+    """End as the handed run did: killed by the same signal (a rare path: `signal` may cost its import here)."""
+    import signal
+
+    try:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    except (OSError, ValueError):
+        pass
+    os._exit(128 + signum)
 
 
 def _refuse(program: str, reason: str) -> None:

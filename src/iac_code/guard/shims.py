@@ -19,9 +19,10 @@ import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from iac_code.cloud_credentials import credential_paths
 from iac_code.guard.calls import refuse_changes
 from iac_code.guard.channel import Decide, GuardChannel
-from iac_code.cloud_credentials import credential_paths
+from iac_code.guard.handover import HandOver
 from iac_code.guard.namespace import MountPlan, NamespaceSupport, probe_namespaces
 from iac_code.guard.shim import GUARD_REAL, GUARD_SOCKET, GUARD_TOKEN
 from iac_code.infra_commands import GUARDED_PROGRAMS
@@ -59,7 +60,7 @@ class Guard:
         python = os.path.realpath(sys.executable)
         self.shim.write_text(f"#!{python} -IS\nimport marshal\nexec(marshal.loads(open({str(code)!r}, 'rb').read()))\n")
         self.shim.chmod(0o700)
-        self.channel = GuardChannel(str(self.directory / SOCKET_NAME))
+        self.channel = GuardChannel(str(self.directory / SOCKET_NAME), HandOver(self.directory, self.links))
         self._links_lock = threading.Lock()
         self.namespaces = namespaces if namespaces is not None else probe_namespaces(self.directory)
 

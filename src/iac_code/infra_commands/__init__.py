@@ -8,6 +8,7 @@ commands and knows nothing of tools or of the checkers in iac/. `rule.py` walks 
 """
 
 from iac_code.infra_commands.argv import GUARDED_PROGRAMS, approval_covers, changes_argv
+from iac_code.infra_commands.read_only import is_read_only
 from iac_code.infra_commands.rule import is_infrastructure_change
 
-__all__ = ["GUARDED_PROGRAMS", "approval_covers", "changes_argv", "is_infrastructure_change"]
+__all__ = ["GUARDED_PROGRAMS", "approval_covers", "changes_argv", "is_infrastructure_change", "is_read_only"]

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from iac_code.cloud_credentials import without_credentials
 from iac_code.credentials import without_secrets
 
 KILL_GRACE = 0.4  # seconds between SIGTERM and SIGKILL; well inside the one-second cancel budget
@@ -44,8 +45,9 @@ def command_environment(base: Mapping[str, str] | None = None, *, guarded: bool 
     infrastructure guard refuses any change it would make. The bash tool guards its own (tools/shell.py);
     an MCP server is judged by its tools, not by what it runs (guarded=False)."""
     # The agent's own keys: a command has no use for them, and printing them would put them in the
-    # transcript. They are gone from os.environ once the settings are read; this covers library use.
-    env = without_secrets(os.environ if base is None else base)
+    # transcript. The cloud credentials: only the guard hands them over, to a run allowed to use them
+    # (guard/handover.py). Both are gone from os.environ once the settings are read; this covers library use.
+    env = without_credentials(without_secrets(os.environ if base is None else base))
     env.update(NON_INTERACTIVE)
     if guarded and _guard_environment is not None:
         _guard_environment(env)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from pathlib import Path
 
 import pytest
 from tests.e2e.guard.forms import Form, stand_ins
 
-from iac_code.guard.namespace import probe_namespaces
+from iac_code.guard.namespace import NamespaceSupport, probe_namespaces
 
 
 @pytest.fixture(scope="session")
@@ -16,10 +17,15 @@ def bin_dir(tmp_path_factory) -> Path:
     return stand_ins(tmp_path_factory.mktemp("stand-ins"))
 
 
+@functools.cache
+def namespace_support() -> NamespaceSupport:
+    with tempfile.TemporaryDirectory() as directory:
+        return probe_namespaces(Path(directory))
+
+
 @pytest.fixture(scope="session")
 def namespaces_here() -> bool:
-    with tempfile.TemporaryDirectory() as directory:
-        return probe_namespaces(Path(directory)).usable
+    return namespace_support().usable
 
 
 def skip_unless_guardable(form: Form, namespaces: bool) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -71,7 +71,7 @@ def _run(command: list[str], plan: MountPlan) -> subprocess.CompletedProcess[str
     return subprocess.run(contained(*command), env=env, capture_output=True, text=True, timeout=30)
 
 
-def _plan(tmp_path: Path, *, hidden: list[Path] = [], own_pids: bool = False) -> MountPlan:
+def _plan(tmp_path: Path, *, hidden: tuple[Path, ...] = (), own_pids: bool = False) -> MountPlan:
     (tmp_path / "real").mkdir()
     (tmp_path / "shim").write_text("shim\n")
     (tmp_path / "empty").mkdir()
@@ -92,7 +92,7 @@ def test_credentials_show_empty_at_their_path_and_under_the_real_root(tmp_path):
     (home / ".aws").mkdir(parents=True)
     (home / ".aws" / "credentials").write_text("aws_secret_access_key = SECRET\n")
     (home / ".terraformrc").write_text('credentials "app.terraform.io" { token = "SECRET" }\n')
-    plan = _plan(tmp_path, hidden=[home / ".aws", home / ".terraformrc"])
+    plan = _plan(tmp_path, hidden=(home / ".aws", home / ".terraformrc"))
     real = tmp_path / "real"
     look = (
         "import os, sys\n"

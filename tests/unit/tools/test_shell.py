@@ -1,27 +1,44 @@
 import asyncio
+import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
-from tests.processes import process_alive
+from tests.processes import MARK, marked_processes
 
+from iac_code.guard.namespace import probe_namespaces
 from iac_code.tools.base import ToolContext, ToolError
 from iac_code.tools.shell import BashTool, HeadTailBuffer
 
 
-async def wait_for_file(path: Path) -> str:
+def _pid_namespaces_here() -> bool:
+    with tempfile.TemporaryDirectory() as directory:
+        return probe_namespaces(Path(directory)).own_pids
+
+
+PID_NAMESPACES = _pid_namespaces_here()
+
+
+@pytest.fixture
+def marker() -> str:
+    """What the processes a test's command starts carry in their environment (tests/processes.py)."""
+    return uuid.uuid4().hex
+
+
+async def marked_running(marker: str, count: int = 1) -> None:
     for _ in range(500):
-        if path.exists() and path.read_text().strip():
-            return path.read_text().strip()
+        if len(marked_processes(marker)) >= count:
+            return
         await asyncio.sleep(0.01)
-    raise AssertionError(f"{path} never appeared")
+    raise AssertionError(f"the command's processes marked {marker} never started")
 
 
-async def gone_within(pid: int, seconds: float) -> bool:
+async def marked_gone_within(marker: str, seconds: float) -> bool:
     for _ in range(int(seconds / 0.02)):
-        if not process_alive(pid):
+        if not marked_processes(marker):
             return True
         await asyncio.sleep(0.02)
-    return not process_alive(pid)
+    return not marked_processes(marker)
 
 
 async def test_output_and_exit_code(ctx: ToolContext) -> None:
@@ -37,46 +54,48 @@ async def test_runs_in_the_workspace_without_stdin(ctx: ToolContext, workspace: 
     assert result.text.splitlines() == [str(workspace), "done", "Exit code: 0"]
 
 
-async def test_model_keys_are_not_passed_to_commands(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_model_keys_and_cloud_credentials_are_not_passed_to_commands(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
-    monkeypatch.setenv("ALICLOUD_REGION", "cn-hangzhou")
-    result = await BashTool().run({"command": 'echo "${OPENAI_API_KEY:-unset} $ALICLOUD_REGION"'}, ctx)
-    assert result.text.splitlines()[0] == "unset cn-hangzhou"
+    monkeypatch.setenv("ALICLOUD_ACCESS_KEY_SECRET", "cloud-secret")
+    monkeypatch.setenv("KUBECONFIG", "/somewhere/config")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    command = 'echo "${OPENAI_API_KEY:-unset} ${ALICLOUD_ACCESS_KEY_SECRET:-unset} ${KUBECONFIG:-unset} $LANG"'
+    result = await BashTool().run({"command": command}, ctx)
+    assert result.text.splitlines()[0] == "unset unset unset C.UTF-8"
 
 
-async def test_timeout_kills_the_whole_process_group(ctx: ToolContext, workspace: Path) -> None:
-    command = "echo started; sleep 30 & echo $! > child.pid; wait"
+async def test_timeout_kills_the_whole_process_group(ctx: ToolContext, marker: str) -> None:
+    command = f"echo started; {MARK}={marker} sleep 30 & wait"
     result = await BashTool().run({"command": command, "timeout": 1}, ctx)
     assert result.is_error
     assert "timed out after 1 s" in result.text and "started" in result.text
-    child = int((workspace / "child.pid").read_text())
-    assert await gone_within(child, 1.0)
+    assert await marked_gone_within(marker, 1.0)
 
 
-async def test_cancellation_kills_the_process_group(ctx: ToolContext, workspace: Path) -> None:
-    command = "sleep 30 & echo $! > child.pid; echo $$ > shell.pid; wait"
+async def test_cancellation_kills_the_process_group(ctx: ToolContext, marker: str) -> None:
+    command = f"exec env {MARK}={marker} bash -c 'sleep 30 & wait'"  # the shell and its child, both marked
     task = asyncio.create_task(BashTool().run({"command": command}, ctx))
-    child = int(await wait_for_file(workspace / "child.pid"))
-    shell = int(await wait_for_file(workspace / "shell.pid"))
+    await marked_running(marker, count=2)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await gone_within(child, 1.0)
-    assert await gone_within(shell, 1.0)
+    assert await marked_gone_within(marker, 1.0)
 
 
-async def test_sigterm_ignoring_command_is_killed(ctx: ToolContext, workspace: Path) -> None:
-    command = "trap '' TERM; sleep 30 & echo $! > child.pid; wait"
+async def test_sigterm_ignoring_command_is_killed(ctx: ToolContext, marker: str) -> None:
+    command = f"trap '' TERM; {MARK}={marker} sleep 30 & wait"
     result = await BashTool().run({"command": command, "timeout": 1}, ctx)
     assert "timed out" in result.text
-    assert await gone_within(int((workspace / "child.pid").read_text()), 1.0)
+    assert await marked_gone_within(marker, 1.0)
 
 
-async def test_background_job_does_not_hold_the_call_open(ctx: ToolContext, workspace: Path) -> None:
-    command = "(sleep 30; echo late) & echo $! > bg.pid; echo started"
+async def test_background_job_does_not_hold_the_call_open(ctx: ToolContext, marker: str) -> None:
+    command = f"({MARK}={marker} sleep 30; echo late) & echo started"
     result = await asyncio.wait_for(BashTool().run({"command": command}, ctx), 10)
     assert result.text.splitlines()[0] == "started" and "late" not in result.text
-    assert await gone_within(int((workspace / "bg.pid").read_text()), 1.0)
+    assert await marked_gone_within(marker, 1.0)
 
 
 async def test_huge_output_keeps_head_and_tail(ctx: ToolContext) -> None:
@@ -115,26 +134,31 @@ def test_titles() -> None:
 @pytest.mark.parametrize(
     "start",
     [
-        "nohup sleep 30 >/dev/null 2>&1 & echo $! > left.pid",  # same group, but not holding the output pipe
-        "setsid sleep 30 >/dev/null 2>&1 & echo $! > left.pid",  # its own session: out of reach of killpg
-        "(setsid sleep 30 >/dev/null 2>&1 & echo $! > left.pid) ",  # and orphaned at once (double fork)
-        "setsid sh -c 'sleep 30 & echo $! > left.pid; wait' >/dev/null 2>&1 &",  # a grandchild in another session
+        "{mark} nohup sleep 30 >/dev/null 2>&1 &",  # same group, but not holding the output pipe
+        "{mark} setsid sleep 30 >/dev/null 2>&1 &",  # its own session: out of reach of killpg
+        "({mark} setsid sleep 30 >/dev/null 2>&1 &) ",  # and orphaned at once (double fork)
+        "setsid sh -c '{mark} sleep 30 & wait' >/dev/null 2>&1 &",  # a grandchild in another session
+        pytest.param(  # and the command's parent killed: only a PID namespace holds against that
+            "{mark} setsid -f sleep 30 >/dev/null 2>&1; kill -9 $PPID",
+            marks=pytest.mark.skipif(not PID_NAMESPACES, reason="no PID namespaces here"),
+        ),
     ],
 )
-async def test_nothing_a_call_started_outlives_it(ctx: ToolContext, workspace: Path, start: str) -> None:
-    result = await asyncio.wait_for(BashTool().run({"command": f"{start}\nsleep 0.2; echo started"}, ctx), 10)
-    assert result.text.splitlines() == ["started", "Exit code: 0"]
-    assert await gone_within(int((workspace / "left.pid").read_text()), 1.0)
+async def test_nothing_a_call_started_outlives_it(ctx: ToolContext, marker: str, start: str) -> None:
+    line = start.format(mark=f"{MARK}={marker}")
+    result = await asyncio.wait_for(BashTool().run({"command": f"{line}\nsleep 0.2; echo started"}, ctx), 10)
+    assert "started" in result.text.splitlines()
+    assert await marked_gone_within(marker, 1.0)
 
 
-async def test_cancellation_ends_processes_that_left_the_session(ctx: ToolContext, workspace: Path) -> None:
-    command = "setsid sleep 30 >/dev/null 2>&1 & echo $! > left.pid; sleep 30"
+async def test_cancellation_ends_processes_that_left_the_session(ctx: ToolContext, marker: str) -> None:
+    command = f"{MARK}={marker} setsid sleep 30 >/dev/null 2>&1 & sleep 30"
     task = asyncio.create_task(BashTool().run({"command": command}, ctx))
-    left = int(await wait_for_file(workspace / "left.pid"))
+    await marked_running(marker)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await gone_within(left, 1.5)
+    assert await marked_gone_within(marker, 1.5)
 
 
 @pytest.mark.parametrize(("signal_number", "shown"), [(40, "signal 40"), (9, "signal 9 (SIGKILL)")])

@@ -10,10 +10,12 @@ import shutil
 import stat
 import subprocess
 import threading
+import time
+import uuid
 from pathlib import Path
 
 import pytest
-from tests.processes import gone_within
+from tests.processes import MARK, marked_processes
 
 from iac_code.iac.plans.runner import (
     PlanFailed,
@@ -186,22 +188,28 @@ def test_a_session_id_names_a_folder_under_plans_and_nothing_else(tmp_path):
 def test_a_cancelled_plan_leaves_no_file_and_no_process(terraform, module, store, tmp_path):
     slow = tmp_path / "bin"
     slow.mkdir()
-    marker = tmp_path / "pid"
-    (slow / "terraform").write_text(f"#!/bin/sh\necho $$ > {marker}\nexec {shutil.which('sleep')} 30\n")
+    marker = uuid.uuid4().hex  # in the fake terraform's environment: its pid inside a PID namespace says nothing
+    (slow / "terraform").write_text(
+        f"#!/bin/sh\nexec {shutil.which('env')} {MARK}={marker} {shutil.which('sleep')} 30\n"
+    )
     (slow / "terraform").chmod(0o755)
 
-    async def cancelled() -> None:
+    async def cancelled() -> list[int]:
         task = asyncio.ensure_future(make_plan(PlanRequest(module), store, {"PATH": str(slow)}))
         for _ in range(200):
             await asyncio.sleep(0.02)
-            if marker.exists() and marker.read_text().strip():
+            if running := marked_processes(marker):
                 break
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+        return running
 
-    asyncio.run(cancelled())
-    assert gone_within(int(marker.read_text()), 2.0)
+    assert asyncio.run(cancelled()), "the fake terraform never ran"
+    deadline = time.monotonic() + 2.0
+    while marked_processes(marker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert marked_processes(marker) == []
     assert list(store.directory.iterdir()) == []
 
 

@@ -1,0 +1,176 @@
+"""Handing the cloud credentials to one run: the guard's answer when a shim's run may use them.
+
+Commands run without cloud credentials (system/processes.command_environment withholds the variables, the
+mount namespace shows the credential files empty). When the guard lets a guarded CLI's run go ahead and that
+run is either a change the user approved (the decision let a changing argv run) or a known read-only form
+(infra_commands.is_read_only), the agent runs the real program itself, outside the command's namespaces, with
+the credentials it holds, on the shim's own stdin, stdout and stderr (passed over the socket), in the shim's
+directory; the shim waits and ends as the run did. So the credentials never enter the command's process tree
+where a script could read them, and a run ends when its shim goes (the command killed, the call over).
+
+What the run gets: the agent's own environment (where nothing of the command can point a CLI at code,
+configuration or a proxy of the command's choosing), then the command's variables except those that load
+code, move configuration, change the connection or name credentials, then the credentials held. The program
+is found on the agent's own PATH (absolute entries, never the guard's directory), not the command's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import select
+import signal
+import socket
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from iac_code.cloud_credentials import credential_paths, is_credential_variable
+from iac_code.credentials import held_cloud_credentials, without_secrets
+from iac_code.guard.channel import ShimRequest
+from iac_code.infra_commands import GUARDED_PROGRAMS, changes_argv, is_read_only
+from iac_code.system.processes import REAPER_GRACE, contained
+from iac_code.system.reaper import MOUNT_PLAN_VARIABLE
+
+logger = logging.getLogger(__name__)
+
+# The command's variables a handed run never takes: they load code into the CLI or what it runs, or move its
+# configuration, connection or trust elsewhere. The agent's own values stand instead.
+UNSAFE_PREFIXES = ("LD_", "DYLD_", "PYTHON", "NODE_", "NPM_CONFIG_", "RUBY", "PERL", "BASH_FUNC_", "GIT_", "GCONV_")
+UNSAFE_VARIABLES = frozenset(
+    {
+        "HOME",
+        "PATH",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "BASH_ENV",
+        "ENV",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "GOFLAGS",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+        "TF_PLUGIN_CACHE_DIR",
+        MOUNT_PLAN_VARIABLE,
+    }
+)
+WATCH_INTERVAL = 0.05  # seconds: how often a run looks whether its shim is still there
+
+
+class HandOver:
+    """Runs the real program with the credentials, for the shims whose run warrants them."""
+
+    def __init__(self, guard_directory: Path, links: Path) -> None:
+        self._guard_directory = str(guard_directory)
+        self._links = str(links)  # first on a run's PATH: what the run starts meets the shims too
+        self._runs: dict[str, set[subprocess.Popen[bytes]]] = {}
+        self._lock = threading.Lock()
+
+    def warranted(self, request: ShimRequest) -> bool:
+        """Whether this run, which the decision let go ahead, gets the credentials: an approved change or a
+        known read-only form of a guarded CLI, when there are credentials to give."""
+        if request.program not in GUARDED_PROGRAMS:
+            return False
+        if not held_cloud_credentials() and not credential_paths():
+            return False  # nothing to hand over: the run goes ahead in the command's namespace
+        return changes_argv(request.argv) or is_read_only(request.argv, request.env)
+
+    def run(self, token: str, request: ShimRequest, stdio: Sequence[int], shim: socket.socket) -> bytes:
+        """Run `request` on the shim's `stdio` with the credentials until it ends or the shim's socket closes;
+        the answer for the shim: `exit:N`, `signal:N` or `refuse:WHY`."""
+        program = self._real_program(request.program)
+        if program is None:
+            return b"refuse:command not found on the agent's PATH"
+        try:
+            process = subprocess.Popen(
+                contained(program, *request.args),
+                stdin=stdio[0],
+                stdout=stdio[1],
+                stderr=stdio[2],
+                cwd=request.cwd,
+                env=handed_environment(request.env, os.environ, held_cloud_credentials(), self._links),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return f"refuse:{program} could not start: {exc.strerror or exc}".encode()
+        logger.info("guard: %s ran with the cloud credentials", request.program)
+        with self._lock:
+            self._runs.setdefault(token, set()).add(process)
+        try:
+            if not _until_exit_or_hang_up(process, shim):
+                _end(process)
+        finally:
+            with self._lock:
+                self._runs.get(token, set()).discard(process)
+        code = process.returncode
+        return f"signal:{-code}".encode() if code < 0 else f"exit:{code}".encode()
+
+    def end_runs(self, token: str) -> None:
+        """The call of `token` is over: what still runs for it is ended."""
+        with self._lock:
+            running = list(self._runs.pop(token, ()))
+        for process in running:
+            _end(process)
+
+    def _real_program(self, name: str) -> str | None:
+        """`name` on the agent's own PATH: absolute entries only, the guard's directory never."""
+        for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
+            if not os.path.isabs(entry) or entry.startswith(self._guard_directory):
+                continue
+            candidate = os.path.join(entry, name)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+        return None
+
+
+def handed_environment(
+    command: Mapping[str, str], agent: Mapping[str, str], credentials: Mapping[str, str], links: str
+) -> dict[str, str]:
+    """The environment of a handed run: the agent's, the command's safe variables over it, the credentials,
+    and the shims' directory first on the agent's PATH."""
+    env = {name: value for name, value in without_secrets(agent).items() if not is_credential_variable(name)}
+    env.update({name: value for name, value in command.items() if _taken_from_the_command(name)})
+    env.update(credentials)
+    env["PATH"] = os.pathsep.join([links, env.get("PATH", os.defpath)])
+    return env
+
+
+def _taken_from_the_command(name: str) -> bool:
+    return not (name in UNSAFE_VARIABLES or name.startswith(UNSAFE_PREFIXES) or is_credential_variable(name))
+
+
+def _until_exit_or_hang_up(process: subprocess.Popen[bytes], shim: socket.socket) -> bool:
+    """Wait for the run; False as soon as the shim's socket is closed (the shim is gone)."""
+    watch = select.poll()
+    watch.register(shim, select.POLLHUP)  # (the shim shut its sending side already: only a close counts)
+    while process.poll() is None:
+        if watch.poll(WATCH_INTERVAL * 1000):
+            return False
+    return True
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the run's group (the reaper ends what it left), SIGKILL it if it lingers."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(REAPER_GRACE)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
