@@ -45,7 +45,7 @@ from acp.schema import (
 )
 
 from iac_code.credentials import SECRET_VARIABLES
-from iac_code.system.reaper import MOUNT_PLAN_VARIABLE
+from iac_code.system.processes import contained_in_terminal
 from iac_code.tools.backends import LocalIO, OnTerminal, WorkspaceIO
 from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolError
 from iac_code.tools.shell import CommandRun
@@ -59,10 +59,6 @@ ClientRequest = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 METHOD_NOT_FOUND = -32601
 CLEANUP_SECONDS = 0.5  # kill and release may not hold up a cancelled turn longer than this
-# Not for the editor's terminal: the model's keys, and the guard's mount plan (only the agent's own reaper
-# can carry it out; the editor's terminal gets the guard's PATH shims and channel, which work when it runs
-# on the agent's machine).
-LOCAL_ONLY_VARIABLES = frozenset({*SECRET_VARIABLES, MOUNT_PLAN_VARIABLE})
 # Once the command has ended or timed out, how long the client may take to answer terminal/kill,
 # terminal/output and terminal/release before the call gives up on it and fails, so that a stuck
 # editor cannot hold a turn. Each is the editor's own work on this machine (a signal, a buffer of at
@@ -171,10 +167,12 @@ class ClientIO:
         if self.terminals:
             create = CreateTerminalRequest(
                 session_id=self._session_id,
+                # Under the agent's reaper, in the guard's namespaces (its mount plan is in `env`), when the
+                # terminal runs on this machine: the guard's shims and channel work only there anyway.
                 command="bash",
-                args=["-c", command],
+                args=contained_in_terminal(command),
                 cwd=str(directory),
-                env=[EnvVariable(name=k, value=v) for k, v in env.items() if k not in LOCAL_ONLY_VARIABLES],
+                env=[EnvVariable(name=k, value=v) for k, v in env.items() if k not in SECRET_VARIABLES],
                 output_byte_limit=output_limit,
             )
             try:

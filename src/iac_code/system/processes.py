@@ -76,6 +76,15 @@ def contained(*command: str) -> tuple[str, ...]:
     return (sys.executable, "-I", "-S", str(REAPER), str(os.getpid()), *command)
 
 
+def contained_in_terminal(line: str) -> list[str]:
+    """The arguments of `bash` that run `line` under reaper.py in a terminal the editor starts: there when the
+    terminal runs on this machine (this interpreter and reaper.py are found), else `line` as it is."""
+    if not sys.executable:
+        return ["-c", line]
+    start = 'if [ -x "$1" ] && [ -r "$2" ]; then exec "$1" -I -S "$2" 0 bash -c "$3"; fi; exec bash -c "$3"'
+    return ["-c", start, "iac-code", sys.executable, str(REAPER), line]
+
+
 async def wait_for_exit(process: asyncio.subprocess.Process, timeout: float | None = None) -> bool:
     """Whether the process exited within `timeout`.
 

@@ -3,6 +3,8 @@
 
     python -I -S reaper.py AGENT_PID PROGRAM [ARGS...]
 
+(AGENT_PID 0: started by someone else on the agent's behalf, the editor's terminal: no parent to check.)
+
 A command can leave processes behind that its process group does not hold: `setsid cmd`, daemons
 that double-fork. So this process makes itself a *child subreaper* (prctl PR_SET_CHILD_SUBREAPER):
 every orphan among the command's descendants is re-parented here instead of to init, so all of them
@@ -65,7 +67,7 @@ def main(argv: list[str]) -> None:
     try:
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
         _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != agent_pid:  # the agent died before PR_SET_PDEATHSIG took effect
+        if agent_pid and os.getppid() != agent_pid:  # the agent died before PR_SET_PDEATHSIG took effect
             raise _Stop
         child = _start(command, mount_plan)
         _let_go_of_input_and_output()

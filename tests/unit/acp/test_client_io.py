@@ -11,7 +11,7 @@ from acp.schema import ClientCapabilities, FileSystemCapabilities
 
 from iac_code.acp import client_io
 from iac_code.acp.client_io import ClientIO, workspace_io
-from iac_code.system.processes import command_environment
+from iac_code.system.processes import command_environment, contained_in_terminal
 from iac_code.tools.backends import LocalIO
 from iac_code.tools.base import Terminal, ToolContext, ToolError
 from iac_code.tools.shell import BashTool, bash_result
@@ -117,7 +117,7 @@ async def test_the_whole_terminal_lifecycle(workspace: Path) -> None:
     assert create == {
         "sessionId": "sess-1",
         "command": "bash",
-        "args": ["-c", "terraform validate"],
+        "args": contained_in_terminal("terraform validate"),
         "cwd": str(workspace),
         "env": [{"name": "PATH", "value": "/usr/bin:/bin"}, {"name": "AWS_PROFILE", "value": "dev"}],
         "outputByteLimit": 1000,
