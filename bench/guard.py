@@ -1,5 +1,7 @@
 """The infrastructure guard's cost (issue 19): what a shim adds to a call that changes nothing (goal ≤ 10 ms
-over the real binary), and what the guard adds to a trivial bash tool call, `true` (goal ≤ +5 ms).
+over the real binary), and what the guard adds to a trivial bash tool call, `true` (goal ≤ +5 ms); and
+(issue 36) what a run handed over with the cloud credentials adds: the agent runs the real binary under the
+reaper on the shim's stdio (goal ≤ 15 ms over the real binary).
 
 The "real binary" is a link named terraform to /bin/true, so the figures are the guard's alone. Each
 variant runs in turn, N rounds, so that they share the machine's load alike; medians printed.
@@ -48,6 +50,10 @@ def main(rounds: int) -> None:
         path_only.environment(shimmed, path_only.register(refuse_changes))
         namespaced = dict(plain)
         with_namespace.environment(namespaced, with_namespace.register(refuse_changes))
+        # An approved change, handed over: every run allowed, and a credential to hand.
+        handed = dict(plain)
+        path_only.environment(handed, path_only.register(lambda request: None))
+        os.environ["AWS_SECRET_ACCESS_KEY"] = "bench-only-not-a-secret"
 
         def terraform_plan(env: dict[str, str]) -> Callable[[], object]:
             return lambda: subprocess.run(["terraform", "plan"], env=env, check=True)
@@ -63,6 +69,9 @@ def main(rounds: int) -> None:
             "the shim's floor: python -IS -c pass": lambda: subprocess.run([python, "-IS", "-c", "pass"], check=True),
             "terraform plan, the real binary": terraform_plan(plain),
             "terraform plan, through the PATH shim": terraform_plan(shimmed),
+            "terraform apply, handed over with credentials": lambda: subprocess.run(
+                ["terraform", "apply"], env=handed, check=True
+            ),
             "bash `true`, no guard": bash_true(plain),
             "bash `true`, PATH shims": bash_true(shimmed),
             "bash `true`, PATH shims + mount namespace": bash_true(namespaced),
@@ -86,6 +95,10 @@ def main(rounds: int) -> None:
         samples["terraform plan, the real binary"]
     )
     print(f"a shim on a call that changes nothing: {shim_cost:+.2f} ms (goal ≤ 10 ms)")
+    handed_cost = _median_ms(samples["terraform apply, handed over with credentials"]) - _median_ms(
+        samples["terraform plan, the real binary"]
+    )
+    print(f"a run handed over with the credentials: {handed_cost:+.2f} ms (goal ≤ 15 ms)")
     base = _median_ms(samples["bash `true`, no guard"])
     for name in samples:
         if name.startswith("bash `true`, PATH"):

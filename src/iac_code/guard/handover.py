@@ -158,10 +158,21 @@ def _until_exit_or_hang_up(process: subprocess.Popen[bytes], shim: socket.socket
     """Wait for the run; False as soon as the shim's socket is closed (the shim is gone)."""
     watch = select.poll()
     watch.register(shim, select.POLLHUP)  # (the shim shut its sending side already: only a close counts)
-    while process.poll() is None:
-        if watch.poll(WATCH_INTERVAL * 1000):
-            return False
-    return True
+    try:
+        exited = os.pidfd_open(process.pid)  # readable once the run exits: no polling interval to wait out
+    except (OSError, AttributeError):  # before Linux 5.3
+        exited = None
+    try:
+        if exited is not None:
+            watch.register(exited, select.POLLIN)
+        while process.poll() is None:
+            events = watch.poll(WATCH_INTERVAL * 1000)
+            if any(descriptor == shim.fileno() for descriptor, _ in events):
+                return False
+        return True
+    finally:
+        if exited is not None:
+            os.close(exited)
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from tests.e2e.acp.wire import Agents, select
-from tests.processes import gone_within, wait_for_text
+import time
+import uuid
 
-# A foreground child, a background job and one that left the session with setsid; then the shell waits.
+from tests.e2e.acp.wire import Agents, select
+from tests.processes import MARK, marked_processes
+
+# A background job, one that left the session with setsid, and the shell that waits on a foreground child,
+# all marked (tests/processes.py: their pids inside the command's PID namespace say nothing out here).
 COMMAND = (
-    "sleep 300 & echo $! > job.pid; "
-    "setsid sleep 300 >/dev/null 2>&1 & echo $! > escaped.pid; "
-    "echo $$ > shell.pid; sleep 300; echo never"
+    "export {mark}; sleep 300 & setsid sleep 300 >/dev/null 2>&1 & exec env {mark} bash -c 'sleep 300; echo never'"
 )
 
 
@@ -17,15 +19,22 @@ def test_killing_the_agent_ends_what_its_commands_started(model, tmp_path, works
     agents = Agents(model.url, tmp_path / "config")
     agent = agents.start()
     session_id = agent.new_session(workspace)
-    model.add({"tool_calls": [{"name": "bash", "arguments": {"command": COMMAND}}]})
+    marker = uuid.uuid4().hex
+    command = COMMAND.format(mark=f"{MARK}={marker}")
+    model.add({"tool_calls": [{"name": "bash", "arguments": {"command": command}}]})
     agent.start_request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
     request, _ = agent.until(lambda m: m.get("method") == "session/request_permission")
     agent.answer(request, select("allow_once")(request))
-    pids = [int(wait_for_text(workspace / name)) for name in ("job.pid", "escaped.pid", "shell.pid")]
+    deadline = time.monotonic() + 10
+    while len(marked_processes(marker)) < 4 and time.monotonic() < deadline:  # 3 sleeps and the shell
+        time.sleep(0.02)
+    assert len(marked_processes(marker)) == 4
 
     agent.proc.kill()
     agent.proc.wait(10)
 
-    survivors = [pid for pid in pids if not gone_within(pid, 3)]
-    assert survivors == []
+    deadline = time.monotonic() + 3
+    while marked_processes(marker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert marked_processes(marker) == []
     agents.close_all(killed_ok=True)
