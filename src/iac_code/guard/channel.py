@@ -4,8 +4,9 @@ whether their exact argv may run.
 Independent of any event loop, so that the commands of iac_check's workers (threads, processes) reach it
 as the bash tool's do. Every command's environment carries a secret token (guard/shims.py); a token is
 registered for as long as its command may run, with the decision that answers for it, and compared in
-constant time. A request is netstrings (`LEN:BYTES,`): token, program, cwd, then the arguments; the answer
-is `run` or `refuse:REASON`. Anything else, from either side, is a refusal (see guard/shim.py).
+constant time. A request is netstrings (`LEN:BYTES,`): token, program, cwd, the environment (its
+`NAME=VALUE` entries joined by NUL bytes), then the arguments; the answer is `run` or `refuse:REASON`.
+Anything else, from either side, is a refusal (see guard/shim.py).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import secrets
 import socket
 import socketserver
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +34,7 @@ class ShimRequest:
     program: str
     cwd: str
     args: list[str]
+    env: Mapping[str, str] = field(default_factory=dict)  # the exec's environment as the shim saw it
 
     @property
     def argv(self) -> list[str]:
@@ -113,13 +115,13 @@ class _Handler(socketserver.BaseRequestHandler):
             fields = parse_request(_read_all(self.request))
         except (OSError, ValueError):
             return "refused: malformed request to the agent's guard"
-        if len(fields) < 3:
+        if len(fields) < 4:
             return "refused: malformed request to the agent's guard"
-        token, program, cwd, *args = fields
+        token, program, cwd, environment, *args = fields
         decide = self.server.channel.decision_for(token)
         if decide is None:  # a command that outlived its call, or one the agent did not start
             return "refused: unknown or expired guard token"
-        return decide(ShimRequest(program, cwd, args))
+        return decide(ShimRequest(program, cwd, args, parse_environment(environment)))
 
 
 def _read_all(connection: socket.socket) -> bytes:
@@ -129,6 +131,12 @@ def _read_all(connection: socket.socket) -> bytes:
         if len(data) > MAX_REQUEST:
             raise ValueError("request too large")
     return bytes(data)
+
+
+def parse_environment(text: str) -> dict[str, str]:
+    """The shim's environment field: `NAME=VALUE` entries joined by NUL (which no entry can hold)."""
+    entries = (entry.partition("=") for entry in text.split("\0") if entry)
+    return {name: value for name, _, value in entries}
 
 
 def parse_request(data: bytes) -> list[str]:

@@ -3,11 +3,11 @@ agent runs. guard/shims.py copies this file into the guard's private directory b
 line and links each guarded program's name to it; in a mount namespace it is also bound over the real
 binaries' own paths (guard/namespace.py).
 
-It sends its exact argv to the agent over the guard's Unix socket, with the secret token of the command
-it belongs to, and does what the agent answers: `run` → exec the real program; anything else → say why on
-stderr and exit 126 (the shell's "found but could not be executed": the program did not run, which a
-script can tell from the program's own failures). No socket, no token, no answer, a garbled answer: the
-same refusal (fail closed).
+It sends its exact argv, its directory and its environment (but the token) to the agent over the guard's
+Unix socket, with the secret token of the command it belongs to, and does what the agent answers: `run`
+→ exec the real program; anything else → say why on stderr and exit 126 (the shell's "found but could
+not be executed": the program did not run, which a script can tell from the program's own failures). No
+socket, no token, no answer, a garbled answer: the same refusal (fail closed).
 
 Standard library only, no import of iac_code, and only modules that cost nothing to import (`_socket`, not
 `socket`; no `re`, no `json`): a non-changing call must stay within a few milliseconds of the real one.
@@ -45,8 +45,10 @@ def _ask(program: str, args: list[str]) -> str | None:
     path, token = os.environ.get(GUARD_SOCKET), os.environ.get(GUARD_TOKEN)
     if not path or not token:
         return "refused: no guard channel in this environment (run it through iac-code)"
-    fields = [token, program, os.getcwd(), *args]
-    request = b"".join(b"%d:%s," % (len(field), field) for field in map(os.fsencode, fields))
+    fields = [os.fsencode(field) for field in (token, program, os.getcwd())]
+    fields.append(b"\0".join(k + b"=" + v for k, v in os.environb.items() if k != GUARD_TOKEN.encode()))
+    fields.extend(map(os.fsencode, args))
+    request = b"".join(b"%d:%s," % (len(field), field) for field in fields)
     try:
         import _socket
 
