@@ -62,6 +62,37 @@ CREDENTIAL_VARIABLES = frozenset(
     }
 )
 
+# Variables of the table that only choose among the user's own credentials and places (a profile, a region, a
+# project, a subscription): a run the guard hands the credentials to keeps the command's values of these.
+SELECTOR_VARIABLES = frozenset(
+    {
+        "AWS_PROFILE",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_DEFAULT_OUTPUT",
+        "AWS_PAGER",
+        "ALIBABA_CLOUD_PROFILE",
+        "ALIBABA_CLOUD_REGION_ID",
+        "ALICLOUD_PROFILE",
+        "ALICLOUD_REGION",
+        "CLOUDSDK_CORE_PROJECT",
+        "CLOUDSDK_COMPUTE_REGION",
+        "CLOUDSDK_COMPUTE_ZONE",
+        "CLOUDSDK_CORE_DISABLE_PROMPTS",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_REGION",
+        "ARM_SUBSCRIPTION_ID",
+        "AZURE_SUBSCRIPTION_ID",
+        "AZURE_CORE_OUTPUT",
+        "OS_REGION_NAME",
+        "TENCENTCLOUD_REGION",
+        "HUAWEICLOUD_REGION",
+        "SCW_DEFAULT_REGION",
+        "SCW_DEFAULT_ZONE",
+        "PULUMI_CONFIG_PASSPHRASE",
+    }
+)
+
 # Under the user's home: what a CLI or SDK finds by itself, without any variable.
 CREDENTIAL_PATHS = (
     ".aws",

@@ -2,6 +2,7 @@
 (and, where Linux allows, bound over the real binaries in a mount namespace of the command's own), asking
 the agent over a private Unix socket whether each exact argv may run. See README.md."""
 
+from iac_code.guard.approvals import LineApproval
 from iac_code.guard.calls import AskUser, BashCallDecision, refuse_changes
 from iac_code.guard.channel import ShimRequest
 from iac_code.guard.shim import GUARD_TOKEN
@@ -12,6 +13,7 @@ __all__ = [
     "AskUser",
     "BashCallDecision",
     "Guard",
+    "LineApproval",
     "ShimRequest",
     "guard_checks_commands",
     "guard_status",

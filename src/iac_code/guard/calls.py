@@ -2,8 +2,10 @@
 
 - A bash tool call (`BashCallDecision`): a run that does not change infrastructure runs; a change the
   call's own line already showed, and the user approved before the call started, runs (asked once, not
-  twice: `approval_covers`); any other change is asked as the visible line's would be, on the call's event
-  loop, while the shim waits.
+  twice), in the directory and under the environment the line showed (guard/approvals.py); any other
+  change is asked as the visible line's would be, on the call's event loop, while the shim waits: its
+  exact argv, where it runs and why it is asked. The answer holds for the same run (argv, directory, the
+  environment that matters) again in the same call: a loop retrying a refused change is not asked anew.
 - The commands of checks (`refuse_changes`): a check never changes infrastructure, so a change is refused
   without asking.
 """
@@ -15,16 +17,20 @@ import concurrent.futures
 import shlex
 from collections.abc import Awaitable, Callable
 
+from iac_code.guard.approvals import LineApproval, matters
 from iac_code.guard.channel import ShimRequest
-from iac_code.infra_commands import approval_covers, changes_argv
+from iac_code.infra_commands import changes_argv
 
 CHECK_REFUSAL = "refused: a check never changes infrastructure"
 USER_REFUSAL = "refused by the user"
 # agent/policy.py's answer to a user's reject (a layer above this one): said as the issue words it.
 PERMISSION_DENIED = "Permission denied."
 
-# Asks the user about one run (the question's text): None to run it, else the refusal the policy gave.
-AskUser = Callable[[str], Awaitable[str | None]]
+# Asks the user about one run (the command, shell-quoted; what the question shows beside it): None to run
+# it, else the refusal the policy gave.
+AskUser = Callable[[str, str], Awaitable[str | None]]
+# One run as far as an answer goes: its argv, its directory, the environment that changes what it does.
+RunKey = tuple[tuple[str, ...], str, frozenset[tuple[str, str]]]
 
 
 def refuse_changes(request: ShimRequest) -> str | None:
@@ -33,13 +39,13 @@ def refuse_changes(request: ShimRequest) -> str | None:
 
 
 class BashCallDecision:
-    """Answers the shims of one bash call. `approved_line` is the call's command line when it was itself
-    judged an infrastructure change (and so approved before it started), else None."""
+    """Answers the shims of one bash call. `approval` is the user's approval of the call's command line when
+    it was itself judged an infrastructure change (and so approved before it started), else None."""
 
     def __init__(
-        self, approved_line: str | None, ask: AskUser | None, loop: asyncio.AbstractEventLoop, patience: float
+        self, approval: LineApproval | None, ask: AskUser | None, loop: asyncio.AbstractEventLoop, patience: float
     ) -> None:
-        self._approved_line = approved_line
+        self._approval = approval
         self._ask = ask
         self._loop = loop
         self._patience = patience  # the call's timeout: its command is killed by then anyway
@@ -49,6 +55,7 @@ class BashCallDecision:
         self.interruption: BaseException | None = None
         self._pending: set[concurrent.futures.Future[str | None]] = set()
         self._closed = False
+        self._answered: dict[RunKey, str | None] = {}  # the policy's answers, by run (on the loop's thread)
 
     def close(self) -> None:
         """The call is over (or cancelled): a question still open is withdrawn, its shim refused."""
@@ -60,11 +67,17 @@ class BashCallDecision:
         argv = request.argv
         if not changes_argv(argv):
             return None
-        if self._approved_line is not None and approval_covers(self._approved_line, argv):
-            return None
+        why = "the call's line shows no infrastructure change"
+        if self._approval is not None:
+            uncovered = self._approval.uncovered(request)
+            if uncovered is None:
+                return None
+            why = uncovered
         if self._ask is None:
             return "refused: nobody to ask (a command run outside a turn)"
-        future = asyncio.run_coroutine_threadsafe(self._asked(shlex.join(argv)), self._loop)
+        details = f"Runs in {request.cwd}\nAsked on its own: {why}."
+        question = self._asked(_run_key(request), shlex.join(argv), details)
+        future = asyncio.run_coroutine_threadsafe(question, self._loop)
         self._pending.add(future)
         try:
             refusal = future.result(self._patience)
@@ -81,7 +94,14 @@ class BashCallDecision:
             return None
         return USER_REFUSAL if refusal == PERMISSION_DENIED else f"refused: {refusal}"
 
-    async def _asked(self, question: str) -> str | None:
+    async def _asked(self, key: RunKey, command: str, details: str) -> str | None:
         assert self._ask is not None
         async with self._one_question:
-            return await self._ask(question)
+            if key not in self._answered:
+                self._answered[key] = await self._ask(command, details)
+            return self._answered[key]
+
+
+def _run_key(request: ShimRequest) -> RunKey:
+    relevant = frozenset((name, value) for name, value in request.env.items() if matters(name))
+    return tuple(request.argv), request.cwd, relevant

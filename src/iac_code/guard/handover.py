@@ -27,9 +27,10 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from iac_code.cloud_credentials import credential_paths, is_credential_variable
+from iac_code.cloud_credentials import SELECTOR_VARIABLES, credential_paths, is_credential_variable
 from iac_code.credentials import held_cloud_credentials, without_secrets
 from iac_code.guard.channel import ShimRequest
+from iac_code.guard.shim import GUARD_TOKEN
 from iac_code.infra_commands import GUARDED_PROGRAMS, changes_argv, is_read_only
 from iac_code.system.processes import REAPER_GRACE, contained
 from iac_code.system.reaper import MOUNT_PLAN_VARIABLE
@@ -103,7 +104,10 @@ class HandOver:
                 stdout=stdio[1],
                 stderr=stdio[2],
                 cwd=request.cwd,
-                env=handed_environment(request.env, os.environ, held_cloud_credentials(), self._links),
+                env={
+                    **handed_environment(request.env, os.environ, held_cloud_credentials(), self._links),
+                    GUARD_TOKEN: token,  # what the run starts meets the shims, answered as the command's
+                },
                 start_new_session=True,
             )
         except OSError as exc:
@@ -144,13 +148,15 @@ def handed_environment(
     """The environment of a handed run: the agent's, the command's safe variables over it, the credentials,
     and the shims' directory first on the agent's PATH."""
     env = {name: value for name, value in without_secrets(agent).items() if not is_credential_variable(name)}
-    env.update({name: value for name, value in command.items() if _taken_from_the_command(name)})
     env.update(credentials)
+    env.update({name: value for name, value in command.items() if _taken_from_the_command(name)})
     env["PATH"] = os.pathsep.join([links, env.get("PATH", os.defpath)])
     return env
 
 
 def _taken_from_the_command(name: str) -> bool:
+    if name in SELECTOR_VARIABLES:  # which of the user's profiles, regions, projects: the line's choice
+        return True
     return not (name in UNSAFE_VARIABLES or name.startswith(UNSAFE_PREFIXES) or is_credential_variable(name))
 
 

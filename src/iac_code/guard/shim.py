@@ -52,7 +52,7 @@ def _ask(program: str, args: list[str]) -> bytes:
     if not path or not token:
         return b"refuse:refused: no guard channel in this environment (run it through iac-code)"
     fields = [token, program, os.getcwd(), str(len(args)), *args]
-    fields += [f"{name}={value}" for name, value in os.environ.items()]
+    fields += [f"{name}={value}" for name, value in os.environ.items() if name != GUARD_TOKEN]  # sent first
     request = b"".join(b"%d:%s," % (len(field), field) for field in map(os.fsencode, fields))
     try:
         import _socket

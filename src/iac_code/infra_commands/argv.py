@@ -7,18 +7,19 @@ visible question) already approved this run of one of its programs, so that it i
 Approving a line approves the changing commands it shows, as rule.py finds them (wrappers unwrapped,
 shells in shells parsed), each a pattern of words where a word computed at run time (`$X`, `$(…)`, a
 glob) stands for any run of words, the program included (`$TF apply` covers `terraform apply`; `$CMD`
-alone, anything). A line that cannot be read covers any run: the user saw it whole. Programs compare by
-name (`/usr/bin/terraform` is `terraform`, `microk8s.kubectl` is `kubectl`), and approving terragrunt or
-cdktf covers the terraform they run. Nothing else: `terraform apply && sh deploy.sh` approved does not
-cover a `kubectl delete` that deploy.sh runs.
+alone, anything). What the rule cannot read (`x=(a)`, `case … esac`, `bash -c "$X"`) covers nothing: the
+user was shown no change there. Programs compare by name (`/usr/bin/terraform` is `terraform`,
+`microk8s.kubectl` is `kubectl`). Nothing else: `terraform apply && sh deploy.sh` approved does not cover a
+`kubectl delete` that deploy.sh runs. (What a driver such as terragrunt covers of the terraform it runs,
+and the directory and environment an approval holds for, are the guard's: guard/approvals.py.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from iac_code.infra_commands.clis import CANONICAL_NAMES, CHANGE_CHECKS, DRIVEN_PROGRAMS
-from iac_code.infra_commands.rule import Pattern, changing_commands, command_changes, program_name
+from iac_code.infra_commands.clis import CANONICAL_NAMES, CHANGE_CHECKS
+from iac_code.infra_commands.rule import ANYTHING, Pattern, changing_commands, command_changes, program_name
 from iac_code.infra_commands.shell_syntax import SimpleCommand, Word
 
 # Names a line may use that are shell aliases, not programs: a shim by such a short name would shadow
@@ -42,7 +43,7 @@ def approval_covers(line: str, argv: Sequence[str]) -> bool:
     runs = _runs(argv)
     if not runs:
         return False
-    approved = changing_commands(line)
+    approved = [pattern for pattern in changing_commands(line) if pattern != ANYTHING]
     return all(any(_matches(pattern, run) for pattern in approved) for run in runs)
 
 
@@ -61,10 +62,7 @@ def _matches(pattern: Pattern, run: Pattern) -> bool:
         return pattern[0].dynamic and len(pattern) == 1  # a run read from stdin: only "anything" covers it
     if pattern[0].dynamic:
         return _words_match(pattern, run)
-    approved, running = _canonical(pattern[0].text), _canonical(run[0].text)
-    if running in DRIVEN_PROGRAMS.get(approved, ()):
-        return True
-    return approved == running and _words_match(pattern[1:], run[1:])
+    return _canonical(pattern[0].text) == _canonical(run[0].text) and _words_match(pattern[1:], run[1:])
 
 
 def _words_match(pattern: Sequence[Word], words: Sequence[Word]) -> bool:

@@ -299,9 +299,3 @@ CANONICAL_NAMES = {
     "microk8s.helm": "helm",
     "microk8s.helm3": "helm",
 }
-# Programs that run others as a matter of course: approving `terragrunt apply` approves the terraform it runs.
-DRIVEN_PROGRAMS = {
-    "terragrunt": frozenset({"terraform", "tofu"}),
-    "cdktf": frozenset({"terraform", "tofu"}),
-    "helmfile": frozenset({"helm"}),
-}

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iac_code.guard import GUARD_TOKEN, AskUser, BashCallDecision, guard_checks_commands, process_guard
+from iac_code.guard import (
+    GUARD_TOKEN,
+    AskUser,
+    BashCallDecision,
+    LineApproval,
+    guard_checks_commands,
+    process_guard,
+)
 from iac_code.iac.plans.store import PlanStore
 from iac_code.infra_commands import is_infrastructure_change
 from iac_code.system.processes import (
@@ -153,9 +160,9 @@ class BashTool:
             approved = reviewed
         line, cwd = (approved.line, approved.cwd) if approved is not None else (command, ctx.workspace)
         env = command_environment(guarded=False)  # guarded below, for this call
-        decision = BashCallDecision(
-            line if approved is not None else None, _asker(ctx), asyncio.get_running_loop(), patience=timeout
-        )
+        # The user approved `line` as it runs here, in `cwd` with `env`: not elsewhere, nor under another environment.
+        approval = LineApproval(line, cwd, env) if approved is not None else None
+        decision = BashCallDecision(approval, _asker(ctx), asyncio.get_running_loop(), patience=timeout)
         guard = await asyncio.to_thread(process_guard)  # the first call makes it, and probes namespaces
         with guard.guarding(env, decision) if guard is not None else contextlib.nullcontext():
             try:
@@ -180,8 +187,8 @@ def _asker(ctx: ToolContext) -> AskUser | None:
     if request_access is None:
         return None
 
-    async def ask(question: str) -> str | None:  # the question is the command about to run
-        return await request_access("bash", "infra_change", question, AccessDetails(command=question))
+    async def ask(command: str, shown: str) -> str | None:  # the question is the command about to run
+        return await request_access("bash", "infra_change", command, AccessDetails(shown, command=command))
 
     return ask
 

@@ -1,5 +1,5 @@
-"""Who answers a bash call's shims: the line's own approval covers what it showed; anything else is asked,
-once per run, on the call's event loop."""
+"""Who answers a bash call's shims: the line's own approval covers what it showed, where and as it showed
+it; anything else is asked, once per distinct run, on the call's event loop, saying where it runs."""
 
 from __future__ import annotations
 
@@ -7,34 +7,78 @@ import asyncio
 
 import pytest
 
-from iac_code.guard import BashCallDecision, ShimRequest, refuse_changes
+from iac_code.guard import BashCallDecision, LineApproval, ShimRequest, refuse_changes
 from iac_code.guard.calls import CHECK_REFUSAL, USER_REFUSAL
 
 
-def _request(*argv: str) -> ShimRequest:
-    return ShimRequest(argv[0], "/work", list(argv[1:]))
+def _request(*argv: str, cwd: str = "/work") -> ShimRequest:
+    return ShimRequest(argv[0], cwd, list(argv[1:]))
 
 
-async def _decide(decision: BashCallDecision, *argv: str) -> str | None:
-    return await asyncio.to_thread(decision, _request(*argv))
+async def _decide(decision: BashCallDecision, *argv: str, cwd: str = "/work") -> str | None:
+    return await asyncio.to_thread(decision, _request(*argv, cwd=cwd))
 
 
 async def test_a_change_the_approved_line_showed_runs_unasked():
     questions: list[str] = []
 
-    async def ask(question: str) -> str | None:
+    async def ask(question: str, shown: str) -> str | None:
         questions.append(question)
         return None
 
-    decision = BashCallDecision("terraform apply -auto-approve", ask, asyncio.get_running_loop(), patience=5)
+    approval = LineApproval("terraform apply -auto-approve", "/work", {})
+    decision = BashCallDecision(approval, ask, asyncio.get_running_loop(), patience=5)
     assert await _decide(decision, "terraform", "apply", "-auto-approve") is None
     assert questions == []
+
+
+async def test_the_same_argv_elsewhere_is_asked_saying_where_it_runs_and_why():
+    asked: list[tuple[str, str]] = []
+
+    async def ask(question: str, shown: str) -> str | None:
+        asked.append((question, shown))
+        return "Permission denied."
+
+    approval = LineApproval("terraform apply", "/work/a", {})
+    decision = BashCallDecision(approval, ask, asyncio.get_running_loop(), patience=5)
+    assert await _decide(decision, "terraform", "apply", cwd="/work/b") == USER_REFUSAL
+    assert asked == [("terraform apply", "Runs in /work/b\nAsked on its own: the approved line ran in /work/a.")]
+
+
+async def test_each_change_an_unreadable_line_runs_is_asked():
+    questions: list[str] = []
+
+    async def ask(question: str, shown: str) -> str | None:
+        questions.append(question)
+        return None
+
+    decision = BashCallDecision(LineApproval("x=(a); sh go.sh", "/work", {}), ask, asyncio.get_running_loop(), 5)
+    assert await _decide(decision, "terraform", "apply") is None
+    assert await _decide(decision, "terraform", "destroy") is None
+    assert questions == ["terraform apply", "terraform destroy"]
+
+
+async def test_an_answer_holds_for_the_same_run_again_in_the_call_only():
+    questions: list[str] = []
+
+    async def ask(question: str, shown: str) -> str | None:
+        questions.append(question)
+        return "Permission denied."
+
+    decision = BashCallDecision(None, ask, asyncio.get_running_loop(), patience=5)
+    for _ in range(3):  # a script retrying a refused destroy
+        assert await _decide(decision, "terraform", "destroy") == USER_REFUSAL
+    assert await _decide(decision, "terraform", "destroy", cwd="/work/prod") == USER_REFUSAL
+    assert questions == ["terraform destroy", "terraform destroy"]
+    again = BashCallDecision(None, ask, asyncio.get_running_loop(), patience=5)
+    assert await _decide(again, "terraform", "destroy") == USER_REFUSAL
+    assert len(questions) == 3
 
 
 async def test_a_change_the_line_did_not_show_is_asked_with_its_exact_argv():
     questions: list[str] = []
 
-    async def ask(question: str) -> str | None:
+    async def ask(question: str, shown: str) -> str | None:
         questions.append(question)
         return "Permission denied."
 
@@ -45,7 +89,7 @@ async def test_a_change_the_line_did_not_show_is_asked_with_its_exact_argv():
 
 
 async def test_a_policy_refusal_is_passed_on():
-    async def ask(question: str) -> str | None:
+    async def ask(question: str, shown: str) -> str | None:
         return "Not run: the session is in plan mode"
 
     decision = BashCallDecision(None, ask, asyncio.get_running_loop(), patience=5)
@@ -53,7 +97,7 @@ async def test_a_policy_refusal_is_passed_on():
 
 
 async def test_no_answer_in_time_refuses_and_a_closed_call_withdraws_its_question():
-    async def never(question: str) -> str | None:
+    async def never(question: str, shown: str) -> str | None:
         await asyncio.Event().wait()
         return None
 
@@ -71,7 +115,7 @@ async def test_a_cancelled_turn_is_kept_for_the_call_to_raise():
     class TurnCancelled(Exception):
         pass
 
-    async def cancel(question: str) -> str | None:
+    async def cancel(question: str, shown: str) -> str | None:
         raise TurnCancelled
 
     decision = BashCallDecision(None, cancel, asyncio.get_running_loop(), patience=5)

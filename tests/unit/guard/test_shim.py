@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from iac_code.guard import Guard, refuse_changes
+from iac_code.guard import Guard, ShimRequest, refuse_changes
 from iac_code.guard.namespace import NamespaceSupport
 from iac_code.guard.shim import GUARD_SOCKET, GUARD_TOKEN, REFUSED
 
@@ -129,3 +129,21 @@ def test_the_guard_directory_and_socket_are_private(guard):
     assert guard.directory.stat().st_mode & 0o777 == 0o700
     assert Path(guard.channel.path).stat().st_mode & 0o777 == 0o600
     assert len(guard.channel.path.encode()) < 108
+
+
+def test_the_request_carries_the_runs_directory_and_environment_but_not_the_token(guard, stand_in, tmp_path):
+    seen: list[ShimRequest] = []
+
+    def record(request: ShimRequest) -> str | None:
+        seen.append(request)
+        return None
+
+    env = _environment(guard, stand_in, tmp_path, guard.register(record))
+    (tmp_path / "prod").mkdir()
+    done = _run(f"cd {tmp_path}/prod && TF_WORKSPACE='a b=c' terraform plan", env)
+    assert done.returncode == 0, done.stderr
+    [request] = seen
+    assert (request.argv, request.cwd) == (["terraform", "plan"], str(tmp_path / "prod"))
+    assert request.env["TF_WORKSPACE"] == "a b=c"
+    assert request.env["STAND_IN_LOG"] == env["STAND_IN_LOG"]
+    assert GUARD_TOKEN not in request.env

@@ -110,7 +110,6 @@ COVERED = [
     ("bash -c \"bash -c 'helm uninstall web'\"", ["helm", "uninstall", "web"]),
     ("bash <<EOF\nterraform apply\nEOF", ["terraform", "apply"]),
     ("echo 'terraform apply' | sh", ["terraform", "apply"]),
-    ('bash -c "$SCRIPT"', ["kubectl", "delete", "ns", "prod"]),
     ("sudo -E terraform apply", ["terraform", "apply"]),
     ("aws-vault exec prod -- terraform apply", ["terraform", "apply"]),
     ("doppler run -- pulumi up --yes", ["pulumi", "up", "--yes"]),
@@ -121,13 +120,8 @@ COVERED = [
     ("microk8s.kubectl delete x", ["microk8s", "kubectl", "delete", "x"]),
     ("npx aws-cdk@2 deploy", ["npx", "aws-cdk@2", "deploy"]),
     ("npx cdk deploy", ["cdk", "deploy"]),
-    # programs that run others: approving terragrunt or cdktf approves the terraform they run
-    ("terragrunt run-all apply", ["terraform", "apply", "-input=false", "-auto-approve"]),
-    ("cdktf deploy", ["terraform", "apply", "-auto-approve"]),
-    ("helmfile -e prod apply", ["helm", "upgrade", "--install", "web", "./chart"]),
-    # a line that cannot be read covers anything: the user saw it whole
-    ("terraform apply 'unterminated", ["kubectl", "delete", "ns", "prod"]),
-    ("case $x in a) terraform apply;; esac", ["terraform", "destroy"]),
+    # what can be read of a line still covers what it shows
+    ('terraform apply; bash -c "$X"', ["terraform", "apply"]),
 ]
 
 NOT_COVERED = [
@@ -151,6 +145,18 @@ NOT_COVERED = [
     ("terraform apply; $CMD", ["kubectl", "delete", "ns", "x"]),  # $CMD spells nothing the line shows
     ("CMD='kubectl get pods'; terraform apply; $CMD", ["kubectl", "delete", "ns", "x"]),
     ("microk8s kubectl delete x", ["kubectl", "delete", "y"]),
+    # a line that cannot be read shows no change: it covers none (guard/approvals.py asks each)
+    ("terraform apply 'unterminated", ["kubectl", "delete", "ns", "prod"]),
+    ("case $x in a) terraform apply;; esac", ["terraform", "destroy"]),
+    ("case $x in a) terraform apply;; esac", ["terraform", "apply"]),
+    ("x=(a); sh deploy.sh", ["terraform", "apply"]),
+    ("for ((i=0; i<2; i++)); do sh deploy.sh; done", ["terraform", "apply"]),
+    ('bash -c "$X"', ["terraform", "apply"]),
+    ('terraform apply; bash -c "$X"', ["kubectl", "delete", "ns", "prod"]),
+    # a driver's children are another program: which of their runs it covers is the guard's (guard/drivers.py)
+    ("terragrunt run-all apply", ["terraform", "apply", "-input=false", "-auto-approve"]),
+    ("cdktf deploy", ["terraform", "apply", "-auto-approve"]),
+    ("helmfile -e prod apply", ["helm", "upgrade", "--install", "web", "./chart"]),
     # not changing: nothing to cover
     ("terraform apply", ["terraform", "plan"]),
     ("terraform apply", []),

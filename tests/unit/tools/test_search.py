@@ -3,7 +3,7 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.unit.tools.test_shell import gone_within, wait_for_file
+from tests.processes import process_alive
 
 from iac_code.tools import search
 from iac_code.tools.base import ToolContext, ToolError
@@ -134,6 +134,22 @@ async def test_glob_refuses_paths_outside(ctx: ToolContext, project: Path) -> No
 def test_titles() -> None:
     assert GlobTool().title({"pattern": "**/*.tf"}) == "Find **/*.tf"
     assert GrepTool().title({"pattern": "vpc", "path": "modules"}) == "Search 'vpc' in modules"
+
+
+async def wait_for_file(path: Path) -> str:
+    for _ in range(500):
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{path} never appeared")
+
+
+async def gone_within(pid: int, seconds: float) -> bool:
+    for _ in range(int(seconds / 0.02)):
+        if not process_alive(pid):
+            return True
+        await asyncio.sleep(0.02)
+    return not process_alive(pid)
 
 
 async def test_cancelling_a_search_kills_ripgrep_and_its_group(
