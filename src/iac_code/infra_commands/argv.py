@@ -15,10 +15,17 @@ cover a `kubectl delete` that deploy.sh runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 from iac_code.infra_commands.clis import CANONICAL_NAMES, CHANGE_CHECKS, DRIVEN_PROGRAMS
-from iac_code.infra_commands.rule import Pattern, changing_commands, command_changes, program_name
+from iac_code.infra_commands.rule import (
+    Pattern,
+    changing_commands,
+    command_changes,
+    program_name,
+    terraform_assignments,
+)
 from iac_code.infra_commands.shell_syntax import SimpleCommand, Word
 
 # Names a line may use that are shell aliases, not programs: a shim by such a short name would shadow
@@ -30,25 +37,29 @@ LAUNCHERS = frozenset({"npx", "pnpx", "bunx", "npm", "pnpm", "yarn", "bun"})
 
 # The programs a shim stands in for: every CLI whose subcommands can change real infrastructure.
 GUARDED_PROGRAMS = (frozenset(CHANGE_CHECKS) - ALIAS_NAMES) | LAUNCHERS
+NO_ENVIRONMENT: Mapping[str, str] = MappingProxyType({})
 
 
-def changes_argv(argv: Sequence[str]) -> bool:
-    """Whether running `argv` (argv[0] the program, as invoked or by base name) changes infrastructure."""
-    return bool(_runs(argv))
+def changes_argv(argv: Sequence[str], env: Mapping[str, str] = NO_ENVIRONMENT) -> bool:
+    """Whether running `argv` (argv[0] the program, as invoked or by base name) changes infrastructure, in
+    the environment `env` (terraform takes arguments from TF_CLI_ARGS*: `TF_CLI_ARGS=apply terraform`)."""
+    return bool(_runs(argv, env))
 
 
-def approval_covers(line: str, argv: Sequence[str]) -> bool:
-    """Whether approving the command line `line` covers running `argv` during that command."""
-    runs = _runs(argv)
+def approval_covers(line: str, argv: Sequence[str], env: Mapping[str, str] = NO_ENVIRONMENT) -> bool:
+    """Whether approving the command line `line` covers running `argv` during that command, in the environment
+    `env`: the arguments it adds must be ones the line showed (`TF_CLI_ARGS=-auto-approve terraform apply`)."""
+    runs = _runs(argv, env)
     if not runs:
         return False
     approved = changing_commands(line)
     return all(any(_matches(pattern, run) for pattern in approved) for run in runs)
 
 
-def _runs(argv: Sequence[str]) -> list[Pattern]:
+def _runs(argv: Sequence[str], env: Mapping[str, str]) -> list[Pattern]:
     words = [Word(arg) for arg in argv]
-    return command_changes(words, SimpleCommand(words), 0)
+    environment = [Word(f"{name}={value}") for name, value in env.items()]
+    return command_changes(words, SimpleCommand(words), 0, terraform_assignments([*environment, *words]))
 
 
 def _canonical(path: str) -> str:

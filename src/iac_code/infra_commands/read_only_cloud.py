@@ -4,12 +4,12 @@
   `configure list[-profiles]`; not an operation whose name hands out a credential or a secret
   (`sts get-session-token`, `ecr get-login-password`, `eks get-token`, `secretsmanager get-secret-value`,
   `ssm get-parameter --with-decryption`, `rds generate-db-auth-token`: cli_grammar.CREDENTIAL_WORDS), nor one
-  of the few that change something under a read's name (AWS_CHANGING_READS), nor a name the user's alias
+  of the few that change something under a read's name (cloud_clis.AWS_CHANGING_READS), nor a name the user's alias
   file defines (`~/.aws/cli/alias` under the home given and the run's HOME: an alias runs anything).
   No `--endpoint-url`, `--debug`, `--ca-bundle`, `--no-verify-ssl`.
-- gcloud: a `list`, `describe` or `get-iam-policy` command, by its full path in data/gcloud_reads.txt
-  (the SDK's own command tree: `gcloud compute ssh list` is ssh to a host named "list", no read), after an
-  optional release track. No `--log-http`, `--access-token-file`, `--flags-file`, `--verbosity debug`.
+- gcloud: a `list`, `describe` or `get-iam-policy` command, found by the SDK's own command tree
+  (gcloud_tree.py: `gcloud compute ssh list` is ssh to a host named "list", no read), after an optional
+  release track. No `--log-http`, `--access-token-file`, `--flags-file`, `--verbosity debug`.
 - gsutil: ls, cat, du, stat, version, and `get`/`list` of its settings groups (`iam get`); bq: ls, show,
   head, get-iam-policy, version, wait.
 - az GROUP… VERB: `list` or `show` as the last command word, no word of the command naming a credential
@@ -22,12 +22,13 @@
 from __future__ import annotations
 
 import configparser
-import functools
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from pathlib import Path
 
 from iac_code.infra_commands.cli_grammar import Grammar, ReadForm, names_a_credential, parse_call
+from iac_code.infra_commands.cloud_clis import AWS_CHANGING_READS
+from iac_code.infra_commands.gcloud_tree import leaf_index
+from iac_code.infra_commands.shell_syntax import Word
 
 
 def _set(names: str) -> frozenset[str]:
@@ -47,8 +48,6 @@ AWS = Grammar(
 )
 AWS_READ_PREFIXES = ("describe-", "list-", "get-", "head-")
 AWS_READ_CALLS = frozenset({("s3", "ls"), ("logs", "tail"), ("configure", "list"), ("configure", "list-profiles")})
-# Operations with a read's name that create or change something (botocore's service models, reviewed).
-AWS_CHANGING_READS = frozenset({("cognito-identity", "get-id")})
 AWS_ALIAS_FILE = Path(".aws", "cli", "alias")
 
 
@@ -95,25 +94,18 @@ GCLOUD = Grammar(
     denied=_set("--log-http --access-token-file --flags-file --trace-token"),
     bundles=False,
 )
-GCLOUD_TRACKS = frozenset({"alpha", "beta", "preview"})
-
-
-@functools.cache
-def gcloud_reads() -> frozenset[str]:
-    """The command paths of data/gcloud_reads.txt ("compute instances list")."""
-    text = resources.files("iac_code.infra_commands").joinpath("data", "gcloud_reads.txt").read_text("utf-8")
-    return frozenset(line for line in text.splitlines() if line and not line.startswith("#"))
+GCLOUD_READS = frozenset({"list", "describe", "get-iam-policy"})
 
 
 def gcloud_form(args: Sequence[str], env: Mapping[str, str], home: str | None = None) -> ReadForm | None:
     call = parse_call(args, GCLOUD)
     if call is None or call.value("--verbosity") == "debug":
         return None
-    words = call.operands[1:] if call.operands[:1] and call.operands[0] in GCLOUD_TRACKS else call.operands
-    reads = gcloud_reads()
-    if any(" ".join(words[:length]) in reads for length in range(len(words), 0, -1)):
-        return ReadForm.PURE
-    return None
+    words = [Word(operand) for operand in call.operands]
+    index = leaf_index(words)  # by gcloud's own tree (gcloud_tree.py): `compute ssh list` is no list
+    if index is None or index >= len(words) or words[index].text not in GCLOUD_READS:
+        return None
+    return ReadForm.PURE
 
 
 GSUTIL = Grammar(with_value=_set("-u -o -h -i"), flags=_set("-m -q -d -D -DD"), denied=_set("-o -h -i -d -D -DD"))

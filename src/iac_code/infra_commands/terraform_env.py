@@ -14,6 +14,8 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping, Sequence
 
+from iac_code.infra_commands.shell_syntax import Word
+
 CLI_ARGS = "TF_CLI_ARGS"
 SHELL_OPERATORS = ";&|<>"
 # the subcommands terraform (mitchellh/cli) knows as two words: `state rm` is one subcommand, `state` another
@@ -58,40 +60,64 @@ def subcommand(args: Sequence[str]) -> str:
     return ""
 
 
-def variable_names(args: Sequence[str]) -> tuple[str, str]:
+def variable_names(args: Sequence[str], value_options: frozenset[str] = frozenset()) -> tuple[str, str]:
     """The two variables this command line reads (`TF_CLI_ARGS`, `TF_CLI_ARGS_state_rm`)."""
-    return CLI_ARGS, f"{CLI_ARGS}_{subcommand(_without_chdir(args)[1]).replace('-', '_').replace(' ', '_')}"
+    return CLI_ARGS, _variable(subcommand(_without_values(list(args), value_options)))
+
+
+def _variable(named: str) -> str:
+    return f"{CLI_ARGS}_{named.replace('-', '_').replace(' ', '_')}"
 
 
 def with_environment(args: Sequence[str], env: Mapping[str, str]) -> list[str] | None:
     """The arguments (after the program name) terraform runs with under `env`; None when it refuses the
     variables' text. `-chdir=DIR`, when given, comes first."""
+    folded = with_environment_words([Word(arg) for arg in args], env)
+    return None if folded is None else [word.text for word in folded]
+
+
+def with_environment_words(
+    args: Sequence[Word], env: Mapping[str, str], value_options: frozenset[str] = frozenset()
+) -> list[Word] | None:
+    """with_environment on a command's words (a word computed at run time stays one). `value_options`:
+    options of a driver before the subcommand whose value is no subcommand (terragrunt's `--working-dir d`)."""
     chdir, rest = _without_chdir(args)
-    named = subcommand(rest)
+    named = subcommand(_without_values([word.text for word in rest], value_options))
     folded = list(rest)
-    for name in variable_names(args):
+    for name in (CLI_ARGS, _variable(named)):
         value = env.get(name, "")
         if not value:
             continue
         extra = split_arguments(value)
         if extra is None:
             return None
-        folded = _inserted(folded, named.rsplit(" ", 1)[-1], extra)
+        folded = _inserted(folded, named.rsplit(" ", 1)[-1], [Word(text) for text in extra])
     return [*chdir, *folded]
 
 
-def _inserted(args: list[str], search: str, extra: list[str]) -> list[str]:
-    index = args.index(search) + 1 if search in args else 0
+def _without_values(args: list[str], value_options: frozenset[str]) -> list[str]:
+    kept: list[str] = []
+    skip = False
+    for arg in args:
+        if not skip:
+            kept.append(arg)
+        skip = not skip and arg in value_options
+    return kept
+
+
+def _inserted(args: list[Word], search: str, extra: list[Word]) -> list[Word]:
+    texts = [word.text for word in args]
+    index = texts.index(search) + 1 if search in texts else 0
     return [*args[:index], *extra, *args[index:]]
 
 
-def _without_chdir(args: Sequence[str]) -> tuple[list[str], list[str]]:
+def _without_chdir(args: Sequence[Word]) -> tuple[list[Word], list[Word]]:
     """Terraform takes the last `-chdir=DIR` among the options before the first operand out of the arguments."""
     position = None
     for index, arg in enumerate(args):
-        if not arg.startswith("-"):
+        if not arg.text.startswith("-"):
             break
-        if arg.startswith("-chdir="):
+        if arg.text.startswith("-chdir="):
             position = index
     if position is None:
         return [], list(args)
