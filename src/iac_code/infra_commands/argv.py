@@ -7,10 +7,14 @@ visible question) already approved this run of one of its programs, so that it i
 Approving a line approves the changing commands it shows, as rule.py finds them (wrappers unwrapped,
 shells in shells parsed), each a pattern of words where a word computed at run time (`$X`, `$(…)`, a
 glob) stands for any run of words, the program included (`$TF apply` covers `terraform apply`; `$CMD`
-alone, anything). A line that cannot be read covers any run: the user saw it whole. Programs compare by
-name (`/usr/bin/terraform` is `terraform`, `microk8s.kubectl` is `kubectl`), and approving terragrunt or
-cdktf covers the terraform they run. Nothing else: `terraform apply && sh deploy.sh` approved does not
-cover a `kubectl delete` that deploy.sh runs.
+alone, anything). A line that cannot be read (`case … esac`, `x=(a)`) covers no run: what it runs is
+asked run by run. Programs compare by name (`/usr/bin/terraform` is `terraform`, `microk8s.kubectl` is
+`kubectl`), and approving a driver covers the same verb of the programs it runs: `terragrunt apply` the
+terraform apply, not a destroy; `cdktf deploy` terraform apply; `helmfile apply` helm upgrade/install.
+The run's environment counts: the arguments terraform takes from TF_CLI_ARGS* are part of the run, and
+covered only when the line showed them. Nothing else: `terraform apply && sh deploy.sh` approved does not
+cover a `kubectl delete` that deploy.sh runs. Binding an approval to the directory it was given for is the
+caller's (guard/): an argv has none.
 """
 
 from __future__ import annotations
@@ -18,8 +22,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from iac_code.infra_commands.clis import CANONICAL_NAMES, CHANGE_CHECKS, DRIVEN_PROGRAMS
+from iac_code.infra_commands.clis import (
+    CANONICAL_NAMES,
+    CHANGE_CHECKS,
+    CHILD_SUBCOMMANDS,
+    DRIVEN_PROGRAMS,
+    DRIVEN_VERBS,
+)
 from iac_code.infra_commands.rule import (
+    UNREADABLE,
     Pattern,
     changing_commands,
     command_changes,
@@ -68,14 +79,30 @@ def _canonical(path: str) -> str:
 
 
 def _matches(pattern: Pattern, run: Pattern) -> bool:
+    if pattern == UNREADABLE:
+        return False  # the user saw text that cannot be read: what it runs, each run is asked
     if any(word.dynamic for word in run):
         return pattern[0].dynamic and len(pattern) == 1  # a run read from stdin: only "anything" covers it
     if pattern[0].dynamic:
         return _words_match(pattern, run)
     approved, running = _canonical(pattern[0].text), _canonical(run[0].text)
     if running in DRIVEN_PROGRAMS.get(approved, ()):
-        return True
+        return _driven_verb_matches(approved, pattern[1:], running, run[1:])
     return approved == running and _words_match(pattern[1:], run[1:])
+
+
+def _driven_verb_matches(driver: str, approved: Sequence[Word], child: str, running: Sequence[Word]) -> bool:
+    """Whether a driver's approved subcommand (`terragrunt run-all apply`) has its child run this one
+    (`terraform apply …`): the same verb only; a verb the line computed at run time, any."""
+    verbs = DRIVEN_VERBS[driver]
+    verb = next((word for word in approved if word.dynamic or word.text in verbs), None)
+    if verb is None:
+        return False
+    if verb.dynamic:
+        return True
+    known = CHILD_SUBCOMMANDS.get(child, frozenset())
+    child_verb = next((word.text for word in running if word.text in known), None)
+    return child_verb in verbs[verb.text]
 
 
 def _words_match(pattern: Sequence[Word], words: Sequence[Word]) -> bool:

@@ -352,3 +352,27 @@ DRIVEN_PROGRAMS = {
     "cdktf": frozenset({"terraform", "tofu"}),
     "helmfile": frozenset({"helm"}),
 }
+# ... and only the same verb of it: a driver's changing subcommand -> its children's (`terragrunt apply`
+# approves terraform apply, never terraform destroy).
+DRIVEN_VERBS: dict[str, dict[str, frozenset[str]]] = {
+    "terragrunt": {
+        **{verb: frozenset({verb}) for verb in TERRAFORM_CHANGING | {"state", "workspace", "env"}},
+        "apply-all": frozenset({"apply"}),
+        "destroy-all": frozenset({"destroy"}),
+    },
+    "cdktf": {
+        "deploy": frozenset({"apply"}),
+        "apply": frozenset({"apply"}),
+        "watch": frozenset({"apply"}),
+        "destroy": frozenset({"destroy"}),
+    },
+    "helmfile": {
+        "apply": frozenset({"upgrade", "install"}),
+        "sync": frozenset({"upgrade", "install"}),
+        "charts": frozenset({"upgrade", "install"}),
+        "destroy": frozenset({"uninstall", "delete", "del", "un"}),
+        "delete": frozenset({"uninstall", "delete", "del", "un"}),
+    },
+}
+# Where a driven program's verb is found: the first of its known subcommands among its words.
+CHILD_SUBCOMMANDS = {"terraform": TERRAFORM_SUBCOMMANDS, "tofu": TERRAFORM_SUBCOMMANDS, "helm": HELM_SUBCOMMANDS}

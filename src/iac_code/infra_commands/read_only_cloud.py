@@ -4,8 +4,9 @@
   `configure list[-profiles]`; not an operation whose name hands out a credential or a secret
   (`sts get-session-token`, `ecr get-login-password`, `eks get-token`, `secretsmanager get-secret-value`,
   `ssm get-parameter --with-decryption`, `rds generate-db-auth-token`: cli_grammar.CREDENTIAL_WORDS), nor one
-  of the few that change something under a read's name (cloud_clis.AWS_CHANGING_READS), nor a name the user's alias
-  file defines (`~/.aws/cli/alias` under the home given and the run's HOME: an alias runs anything).
+  of the few that change something under a read's name (cloud_clis.AWS_CHANGING_READS), nor a name an alias
+  file defines (`~/.aws/cli/alias` under the home given, the run's HOME and this process's: an alias runs
+  anything, `!` aliases a shell).
   No `--endpoint-url`, `--debug`, `--ca-bundle`, `--no-verify-ssl`.
 - gcloud: a `list`, `describe` or `get-iam-policy` command, found by the SDK's own command tree
   (gcloud_tree.py: `gcloud compute ssh list` is ssh to a host named "list", no read), after an optional
@@ -22,6 +23,7 @@
 from __future__ import annotations
 
 import configparser
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -56,7 +58,8 @@ def aws_form(args: Sequence[str], env: Mapping[str, str], home: str | None = Non
     if call is None or len(call.operands) < 2:
         return None
     service, operation = call.operands[:2]
-    aliases = _aws_aliases(tuple(sorted({h for h in (home, env.get("HOME")) if h})))
+    homes = (home, env.get("HOME"), os.path.expanduser("~"))  # the user's, the run's, this process's
+    aliases = _aws_aliases(tuple(sorted({h for h in homes if h})))
     if aliases is None or service in aliases.get("toplevel", ()) or operation in aliases.get(f"command {service}", ()):
         return None
     if (service, operation) in AWS_READ_CALLS:

@@ -35,7 +35,9 @@ from iac_code.infra_commands.wrappers import ASSIGNMENT, WRAPPERS, option_value,
 MAX_DEPTH = 8  # shells inside shells: deeper than this is taken as changing
 
 Pattern = list[Word]  # a changing command as the line shows it: a dynamic word stands for any words
-ANYTHING: Pattern = [Word("<anything>", dynamic=True)]  # what a line that cannot be read may run
+ANYTHING: Pattern = [Word("<anything>", dynamic=True)]  # what a shell string computed at run time may run
+# What a line that cannot be read may run: it is a change, and approving it approves no run (argv.py).
+UNREADABLE: Pattern = [Word("<unreadable>", dynamic=True)]
 # The values the line (or the run's environment) may give the variables terraform takes arguments from.
 Assignments = Mapping[str, Sequence[Word]]
 TERRAFORM_PROGRAMS = frozenset({"terraform", "tofu", "tf", "terragrunt"})
@@ -58,15 +60,15 @@ def is_infrastructure_change(command: str) -> bool:
 def changing_commands(
     line: str, depth: int = 0, read_texts: bool = True, env: Assignments | None = None
 ) -> list[Pattern]:
-    """The line's commands that change infrastructure, unwrapped; [ANYTHING] for a line that cannot be read.
+    """The line's commands that change infrastructure, unwrapped; [UNREADABLE] for a line that cannot be read.
     `read_texts`: whether a program computed at run time is looked for in the line's texts (not again in those);
     `env`: the TF_CLI_ARGS* values the line runs under (a shell inherits its parent line's)."""
     if depth > MAX_DEPTH:
-        return [ANYTHING]
+        return [UNREADABLE]
     try:
         commands = parse_commands(line)
     except (ShellSyntaxError, RecursionError):
-        return [ANYTHING]
+        return [UNREADABLE]
     env = terraform_assignments([word for command in commands for word in command.words], env)
     found: list[Pattern] = []
     from_variables: list[Pattern] = []
@@ -97,7 +99,7 @@ def command_changes(
     if not words:
         return []
     if depth > MAX_DEPTH:
-        return [ANYTHING]
+        return [UNREADABLE]
     args = words[1:]
     if words[0].dynamic:
         resolved = static_substitution(words[0].text)  # `$(echo terraform apply)`

@@ -125,9 +125,10 @@ COVERED = [
     ("terragrunt run-all apply", ["terraform", "apply", "-input=false", "-auto-approve"]),
     ("cdktf deploy", ["terraform", "apply", "-auto-approve"]),
     ("helmfile -e prod apply", ["helm", "upgrade", "--install", "web", "./chart"]),
-    # a line that cannot be read covers anything: the user saw it whole
-    ("terraform apply 'unterminated", ["kubectl", "delete", "ns", "prod"]),
-    ("case $x in a) terraform apply;; esac", ["terraform", "destroy"]),
+    ("terragrunt apply", ["terraform", "apply", "-input=false"]),
+    ("terragrunt destroy-all", ["tofu", "destroy", "-auto-approve"]),
+    ("terragrunt $ACTION", ["terraform", "destroy"]),
+    ("helmfile destroy", ["helm", "uninstall", "web"]),
 ]
 
 NOT_COVERED = [
@@ -151,6 +152,16 @@ NOT_COVERED = [
     ("terraform apply; $CMD", ["kubectl", "delete", "ns", "x"]),  # $CMD spells nothing the line shows
     ("CMD='kubectl get pods'; terraform apply; $CMD", ["kubectl", "delete", "ns", "x"]),
     ("microk8s kubectl delete x", ["kubectl", "delete", "y"]),
+    # a line that cannot be read covers nothing beyond itself: each run it makes is asked (issue 36)
+    ("terraform apply 'unterminated", ["kubectl", "delete", "ns", "prod"]),
+    ("case $x in a) terraform apply;; esac", ["terraform", "destroy"]),
+    ("x=(a) && terraform apply", ["terraform", "apply"]),
+    # a driver covers the same verb of its children only
+    ("terragrunt apply", ["terraform", "destroy", "-auto-approve"]),
+    ("terragrunt run-all apply", ["terraform", "state", "rm", "x"]),
+    ("cdktf deploy", ["terraform", "destroy", "-auto-approve"]),
+    ("helmfile apply", ["helm", "uninstall", "web"]),
+    ("terragrunt plan && terragrunt apply", ["terraform", "destroy"]),
     # not changing: nothing to cover
     ("terraform apply", ["terraform", "plan"]),
     ("terraform apply", []),

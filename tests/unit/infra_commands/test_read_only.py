@@ -348,3 +348,9 @@ def test_an_aws_alias_of_a_service_command(tmp_path: Path) -> None:
 def test_an_alias_file_that_cannot_be_read(tmp_path: Path) -> None:
     _alias_file(tmp_path, "not an ini file [\n")
     assert is_read_only(["aws", "ec2", "describe-instances"], {}, home=str(tmp_path)) is False
+
+
+def test_an_aws_alias_under_this_process_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _alias_file(tmp_path, "[toplevel]\ndescribe-all = ec2 terminate-instances --instance-ids i-1\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert is_read_only(["aws", "describe-all"], {}) is False
