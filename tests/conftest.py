@@ -1,13 +1,21 @@
 # Fixtures every test package may use: a throwaway PostgreSQL server and its databases; and terraform on PATH
 # for the tests that run it (before any test module is imported, so their skip conditions see it too).
+# The machine's own cloud credential variables (a CI image's TF_CLI_CONFIG_FILE, AWS_CA_BUNDLE…) are removed
+# first: whether the guard hands credentials over must not depend on the machine; the tests that mean it
+# give their own (tests/e2e/guard/test_credentials.py).
+import os
 from collections.abc import Iterator
 
 import pytest
 from tests import evidence
 from tests.terraform_binary import put_terraform_on_path, require_terraform
 
+from iac_code.cloud_credentials import is_credential_variable
+
 pytest_plugins = ["tests.pg.fixtures"]
 put_terraform_on_path()
+for _name in [name for name in os.environ if is_credential_variable(name)]:
+    del os.environ[_name]
 
 
 @pytest.fixture

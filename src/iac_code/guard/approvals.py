@@ -35,7 +35,7 @@ from iac_code.guard.channel import ShimRequest
 from iac_code.guard.drivers import child_verb, driven_verb
 from iac_code.infra_commands import approval_covers
 from iac_code.infra_commands.clis import CANONICAL_NAMES
-from iac_code.infra_commands.rule import ANYTHING, changing_commands, program_name, simple_commands
+from iac_code.infra_commands.rule import ANYTHING, UNREADABLE, changing_commands, program_name, simple_commands
 from iac_code.infra_commands.shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_commands
 from iac_code.infra_commands.wrappers import ASSIGNMENT, WRAPPERS
 
@@ -82,7 +82,7 @@ class LineApproval:
     def __init__(self, line: str, cwd: str | Path, environment: Mapping[str, str]) -> None:
         self.line = line
         self._changes = changing_commands(line)
-        self.readable = ANYTHING not in self._changes
+        self.readable = ANYTHING not in self._changes and UNREADABLE not in self._changes
         self._directories = named_directories(line, str(cwd))
         assigned = assignments(line)
         self._shown = {
@@ -94,7 +94,7 @@ class LineApproval:
     def uncovered(self, request: ShimRequest) -> str | None:
         """None when approving the line covers `request`'s run; else why it is asked (for the question)."""
         driven = self._drives(request)
-        if not driven and not approval_covers(self.line, request.argv):
+        if not driven and not approval_covers(self.line, request.argv, request.env):
             if not self.readable:
                 return "the approved line could not be read, so it approves nothing it did not show"
             return "the approved line did not show it"

@@ -35,7 +35,7 @@ RunKey = tuple[tuple[str, ...], str, frozenset[tuple[str, str]]]
 
 def refuse_changes(request: ShimRequest) -> str | None:
     """The decision for the commands the checks start."""
-    return CHECK_REFUSAL if changes_argv(request.argv) else None
+    return CHECK_REFUSAL if changes_argv(request.argv, request.env) else None
 
 
 class BashCallDecision:
@@ -65,7 +65,7 @@ class BashCallDecision:
 
     def __call__(self, request: ShimRequest) -> str | None:
         argv = request.argv
-        if not changes_argv(argv):
+        if not changes_argv(argv, request.env):
             return None
         why = "the call's line shows no infrastructure change"
         if self._approval is not None:

@@ -31,7 +31,7 @@ from iac_code.cloud_credentials import SELECTOR_VARIABLES, credential_paths, is_
 from iac_code.credentials import held_cloud_credentials, without_secrets
 from iac_code.guard.channel import ShimRequest
 from iac_code.guard.shim import GUARD_TOKEN
-from iac_code.infra_commands import GUARDED_PROGRAMS, changes_argv, is_read_only
+from iac_code.infra_commands import GUARDED_PROGRAMS, changes_argv, read_only_form
 from iac_code.system.processes import REAPER_GRACE, contained
 from iac_code.system.reaper import MOUNT_PLAN_VARIABLE
 
@@ -84,12 +84,14 @@ class HandOver:
 
     def warranted(self, request: ShimRequest) -> bool:
         """Whether this run, which the decision let go ahead, gets the credentials: an approved change or a
-        known read-only form of a guarded CLI, when there are credentials to give."""
+        known read-only form of a guarded CLI, when there are credentials to give. The reads that run the
+        workspace's code (`terraform plan`, `pulumi preview`) get them too: a plan against the real state is
+        what iac_plan and a user's plan are for, and that code went through the agent's own questions."""
         if request.program not in GUARDED_PROGRAMS:
             return False
         if not held_cloud_credentials() and not credential_paths():
             return False  # nothing to hand over: the run goes ahead in the command's namespace
-        return changes_argv(request.argv) or is_read_only(request.argv, request.env)
+        return changes_argv(request.argv, request.env) or read_only_form(request.argv, request.env) is not None
 
     def run(self, token: str, request: ShimRequest, stdio: Sequence[int], shim: socket.socket) -> bytes:
         """Run `request` on the shim's `stdio` with the credentials until it ends or the shim's socket closes;

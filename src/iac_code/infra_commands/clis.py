@@ -1,14 +1,17 @@
 """The infrastructure tools' command lines: which subcommands change real infrastructure.
 
 - terraform / tofu / terragrunt: apply, destroy, import, taint, untaint, refresh, test (it applies and
-  destroys real resources), force-unlock, state rm|mv|push|replace-provider, workspace delete
-  (terragrunt's run-all / run --all / apply-all / destroy-all included);
-- pulumi: up/update, destroy, import, refresh, watch, state delete|move|rename|edit|protect|unprotect|
-  taint|untaint|repair, stack rm|rename|import;
+  destroys real resources), force-unlock, state rm|mv|push|replace-provider, workspace delete and its old
+  name env delete, terragrunt's backend delete|migrate|bootstrap (run-all / run --all / apply-all /
+  destroy-all included); TF_CLI_ARGS* are folded in by rule.py;
+- pulumi: up/update, destroy (and its aliases down, dn), import, refresh, watch, state delete|move|rename|
+  edit|protect|unprotect|taint|untaint|repair, stack rm|rename|import;
 - kubectl (and oc): apply, create, delete, replace, patch, scale, edit, drain, cordon, uncordon, label,
   annotate, taint, set, autoscale, expose, run, rollout restart|undo|pause|resume, certificate
-  approve|deny, auth reconcile (oc also new-project, new-app, new-build, start-build, import-image, tag,
-  adm …); not with --dry-run (client or server);
+  approve|deny, auth reconcile, and exec, cp, debug, attach (they act inside the cluster), port-forward
+  and proxy (they open it to programs no shim sees, proxy with the user's credentials) (oc also
+  new-project, new-app, new-build, start-build, import-image, tag, rsh, rsync, adm …); not with --dry-run
+  (client or server), a --dry-run that is a flag's value excepted (`--cache-dir --dry-run=server`);
 - helm: install, upgrade, uninstall (delete), rollback; not with --dry-run;
 - cdk deploy|destroy|bootstrap|import|watch|rollback|gc, cdktf deploy|apply|destroy|watch, ros-cdk
   deploy|destroy, sam deploy|delete|sync|remote invoke|pipeline bootstrap;
@@ -16,7 +19,7 @@
   unwrapped by the rule, wrappers.py);
 - helmfile apply|sync|destroy|delete|charts; eksctl create|delete|upgrade|scale|drain|set|unset|update|
   enable|register|deregister|associate|disassociate;
-- aws, gcloud, az and aliyun: cloud_clis.py.
+- aws, gcloud, az and aliyun: cloud_clis.py; gsutil and bq: storage_clis.py.
 
 Not changing: terraform plan (also -destroy), validate, fmt, show, output, init; kubectl get, diff,
 describe, logs; helm template, lint, diff. The subcommand is the first operand once the global options
@@ -34,19 +37,27 @@ from dataclasses import dataclass, field
 from iac_code.infra_commands.cloud_clis import CLOUD_CHECKS, CLOUD_GUESSES
 from iac_code.infra_commands.options import Options, last_flag_value, operand_readings
 from iac_code.infra_commands.shell_syntax import Word
+from iac_code.infra_commands.storage_clis import bq_changes, gsutil_changes
 
 TERRAFORM_SUBCOMMANDS = frozenset(
     {
         "init", "validate", "plan", "apply", "destroy", "console", "fmt", "force-unlock", "get", "graph",
         "import", "login", "logout", "metadata", "modules", "output", "providers", "refresh", "show",
-        "state", "taint", "test", "untaint", "version", "workspace", "apply-all", "destroy-all", "plan-all",
+        "state", "taint", "test", "untaint", "version", "workspace", "env", "apply-all", "destroy-all", "plan-all",
         "validate-all", "output-all", "render-json", "hclfmt", "hclvalidate", "catalog", "scaffold", "info",
+        "backend",
     }
 )  # fmt: skip
 TERRAFORM_CHANGING = frozenset(
     {"apply", "destroy", "import", "taint", "untaint", "refresh", "test", "force-unlock", "apply-all", "destroy-all"}
 )
 TERRAFORM_STATE_CHANGING = frozenset({"rm", "mv", "push", "replace-provider"})
+TERRAFORM_SECOND = {
+    "state": TERRAFORM_STATE_CHANGING,
+    "workspace": frozenset({"delete"}),
+    "env": frozenset({"delete"}),  # the old name of workspace
+    "backend": frozenset({"delete", "migrate", "bootstrap"}),  # terragrunt's: the state bucket and its content
+}
 TERRAFORM_OPTIONS = Options(  # terraform's own are `-chdir=DIR`, `-help`, `-version`; the rest are terragrunt's
     with_value=frozenset(
         {"-chdir", "--working-dir", "--terragrunt-working-dir", "--config", "--terragrunt-config", "--log-level",
@@ -65,12 +76,14 @@ KUBECTL_CHANGING = frozenset(
     {
         "apply", "create", "delete", "replace", "patch", "scale", "edit", "drain", "cordon", "uncordon",
         "label", "annotate", "taint", "set", "autoscale", "expose", "run",
+        # they act inside the cluster (a command in a container, files into it, a debug pod) or open it to
+        # programs no shim sees (proxy: the API with the user's credentials; port-forward: a service)
+        "exec", "cp", "debug", "attach", "port-forward", "proxy",
     }
 )  # fmt: skip
 KUBECTL_SUBCOMMANDS = KUBECTL_CHANGING | {
-    "rollout", "certificate", "get", "describe", "diff", "logs", "explain", "exec", "port-forward", "proxy",
-    "cp", "top", "version", "api-resources", "api-versions", "config", "cluster-info", "auth", "wait",
-    "events", "kustomize", "plugin", "completion", "attach", "debug", "alpha",
+    "rollout", "certificate", "get", "describe", "diff", "logs", "explain", "top", "version", "api-resources",
+    "api-versions", "config", "cluster-info", "auth", "wait", "events", "kustomize", "plugin", "completion", "alpha",
 }  # fmt: skip
 KUBECTL_SECOND = {
     "rollout": frozenset({"restart", "undo", "pause", "resume"}),
@@ -89,8 +102,22 @@ KUBECTL_OPTIONS = Options(
          "-h", "--help", "--version"}
     ),
 )  # fmt: skip
+# Where a `--dry-run` is kubectl's own and not an option's value (`--cache-dir --dry-run=server` is a cache
+# directory): the subcommands' options too. pflag gives a value-taking option the next word, whatever it is;
+# `--dry-run`, `--validate` and `--cascade` take theirs only after `=`.
+KUBECTL_ALL_OPTIONS = Options(
+    with_value=KUBECTL_OPTIONS.with_value
+    | {"-f", "--filename", "-k", "--kustomize", "-o", "--output", "-l", "--selector", "--field-selector", "-p",
+       "--patch", "--type", "--field-manager", "--timeout", "--grace-period", "-c", "--container", "--image",
+       "--replicas", "--overrides", "--template", "--for", "--prune-allowlist", "--subresource", "--patch-file"},
+    flags=KUBECTL_OPTIONS.flags
+    | {"--dry-run", "--server-side", "--force", "--force-conflicts", "--prune", "--all", "-A", "--all-namespaces",
+       "-R", "--recursive", "--wait", "--overwrite", "--record", "--validate", "--ignore-not-found", "--now",
+       "--cascade", "-i", "-t", "--stdin", "--tty", "--rm", "--local", "--save-config"},
+)  # fmt: skip
 OC_CHANGING = KUBECTL_CHANGING | {
-    "new-project", "new-app", "new-build", "start-build", "cancel-build", "import-image", "tag", "rollback",
+    "new-project", "new-app", "new-build", "start-build", "cancel-build", "import-image", "tag", "rollback", "rsh",
+    "rsync",
 }  # fmt: skip
 OC_SECOND = {
     **KUBECTL_SECOND,
@@ -114,8 +141,20 @@ HELM_OPTIONS = Options(
     ),
     flags=frozenset({"--debug", "--kube-insecure-skip-tls-verify", "-h", "--help"}),
 )  # fmt: skip
+HELM_ALL_OPTIONS = Options(
+    with_value=HELM_OPTIONS.with_value
+    | {"-f", "--values", "--set", "--set-string", "--set-file", "--set-json", "--set-literal", "--version",
+       "--timeout", "--description", "--post-renderer", "--post-renderer-args", "--repo", "--username",
+       "--password", "-o", "--output", "--history-max", "--max"},
+    flags=HELM_OPTIONS.flags
+    | {"--dry-run", "--install", "-i", "--atomic", "--rollback-on-failure", "--wait", "--wait-for-jobs", "--force",
+       "--reuse-values", "--reset-values", "--reset-then-reuse-values", "--create-namespace", "--devel",
+       "--skip-crds", "--dependency-update", "--cleanup-on-fail", "--no-hooks", "--take-ownership",
+       "--keep-history", "--plain-http", "--insecure-skip-tls-verify", "--skip-schema-validation"},
+)  # fmt: skip
 
-PULUMI_CHANGING = frozenset({"up", "update", "destroy", "import", "refresh", "watch"})
+# `down` and `dn` are destroy's aliases
+PULUMI_CHANGING = frozenset({"up", "update", "destroy", "down", "dn", "import", "refresh", "watch"})
 PULUMI_SUBCOMMANDS = PULUMI_CHANGING | {
     "preview", "stack", "state", "config", "login", "logout", "new", "whoami", "version", "plugin", "about",
     "cancel", "console", "convert", "logs", "org", "package", "policy", "schema", "install", "env",
@@ -201,6 +240,7 @@ class _Cli:
     changing_second: Mapping[str, frozenset[str]] = field(default_factory=dict)  # state -> {rm, mv...}
     harmless_second: Mapping[str, frozenset[str]] = field(default_factory=dict)  # apply -> {view-last-applied}
     dry_run_allowed: bool = False  # --dry-run (client or server) makes a changing subcommand harmless
+    all_options: Options | None = None  # the subcommands' options too: where a `--dry-run` is an option's value
 
     def changes(self, args: Sequence[Word]) -> bool:
         readings = operand_readings(args, self.options, 1)
@@ -221,16 +261,12 @@ class _Cli:
         if name in self.changing:
             if second in self.harmless_second.get(name, ()):
                 return False
-            return not (self.dry_run_allowed and last_flag_value(args, "--dry-run") in DRY_RUN)
+            dry_run = last_flag_value(args, "--dry-run", options=self.all_options or self.options)
+            return not (self.dry_run_allowed and dry_run in DRY_RUN)
         return name in self.changing_second and second in (*self.changing_second[name], "?")
 
 
-TERRAFORM = _Cli(
-    TERRAFORM_SUBCOMMANDS,
-    TERRAFORM_CHANGING,
-    TERRAFORM_OPTIONS,
-    changing_second={"state": TERRAFORM_STATE_CHANGING, "workspace": frozenset({"delete"})},
-)
+TERRAFORM = _Cli(TERRAFORM_SUBCOMMANDS, TERRAFORM_CHANGING, TERRAFORM_OPTIONS, changing_second=TERRAFORM_SECOND)
 KUBECTL = _Cli(
     KUBECTL_SUBCOMMANDS,
     KUBECTL_CHANGING,
@@ -238,6 +274,7 @@ KUBECTL = _Cli(
     changing_second=KUBECTL_SECOND,
     harmless_second={"apply": frozenset({"view-last-applied"})},
     dry_run_allowed=True,
+    all_options=KUBECTL_ALL_OPTIONS,
 )
 OC = _Cli(
     KUBECTL_SUBCOMMANDS | OC_CHANGING | {"adm", "policy", "login", "logout", "project", "projects", "whoami"},
@@ -246,8 +283,9 @@ OC = _Cli(
     changing_second=OC_SECOND,
     harmless_second={"apply": frozenset({"view-last-applied"})},
     dry_run_allowed=True,
+    all_options=KUBECTL_ALL_OPTIONS,
 )
-HELM = _Cli(HELM_SUBCOMMANDS, HELM_CHANGING, HELM_OPTIONS, dry_run_allowed=True)
+HELM = _Cli(HELM_SUBCOMMANDS, HELM_CHANGING, HELM_OPTIONS, dry_run_allowed=True, all_options=HELM_ALL_OPTIONS)
 PULUMI = _Cli(PULUMI_SUBCOMMANDS, PULUMI_CHANGING, PULUMI_OPTIONS, changing_second=PULUMI_SECOND)
 
 
@@ -282,11 +320,20 @@ CHANGE_CHECKS: dict[str, Callable[[Sequence[Word]], bool]] = {
     "helmfile": _Cli(HELMFILE_CHANGING | HELMFILE_READ, HELMFILE_CHANGING, HELMFILE_OPTIONS).changes,
     "eksctl": _Cli(EKSCTL_CHANGING | EKSCTL_READ, EKSCTL_CHANGING, Options(frozenset({"-C", "--color"}))).changes,
     **CLOUD_CHECKS,
+    "gsutil": gsutil_changes,
+    "bq": bq_changes,
 }
 
 # Which checks a program computed at run time (`$TF apply`) is judged by: each CLI's, once.
+# gsutil's and bq's verbs are every tool's (`$GIT mv a b`, `$SUDO rm -rf build`): no guess by them.
+GENERIC_VERB_CLIS = frozenset({"gsutil", "bq"})
 UNKNOWN_PROGRAM_CHECKS = tuple(
-    dict.fromkeys([*(check for name, check in CHANGE_CHECKS.items() if name not in CLOUD_CHECKS), *CLOUD_GUESSES])
+    dict.fromkeys(
+        [
+            *(check for name, check in CHANGE_CHECKS.items() if name not in {*CLOUD_CHECKS, *GENERIC_VERB_CLIS}),
+            *CLOUD_GUESSES,
+        ]
+    )
 )
 
 # The same program under another name: a line's `microk8s.kubectl delete x` is the `kubectl delete x` a shim

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from iac_code.infra_commands.gcloud_tree import leaf_index, leaf_reads
 from iac_code.infra_commands.options import Options, is_option, last_flag_value, operand_readings
 from iac_code.infra_commands.shell_syntax import Word
 
@@ -39,6 +40,14 @@ AWS_OPTIONS = Options(
 AWS_READ_PREFIXES = (
     "describe-", "list-", "get-", "batch-get-", "search-", "lookup-", "head-", "validate-", "estimate-", "detect-",
     "simulate-", "filter-", "generate-", "download-", "assume-role",
+)  # fmt: skip
+# Operations named like reads that create or change something: the read-prefixed operations of botocore
+# 1.43.11's service models reviewed (those of a REST service sent with POST/PUT/DELETE, and every generate-,
+# download-, detect-, validate-…): a client certificate, a backend's models, a data set written to S3, ids.
+AWS_CHANGING_READS = frozenset(
+    {("apigateway", "generate-client-certificate"), ("amplifybackend", "generate-backend-api-models"),
+     ("marketplacecommerceanalytics", "generate-data-set"), ("lexv2-models", "generate-bot-element"),
+     ("entityresolution", "generate-match-id"), ("cognito-identity", "get-id")}
 )  # fmt: skip
 AWS_READ_OPERATIONS = frozenset(
     {"help", "wait", "scan", "query", "tail", "encrypt", "decrypt", "re-encrypt", "sign", "verify", "ls",
@@ -88,17 +97,26 @@ CLOUD_CHANGING_VERBS = frozenset(
      "reboot", "set", "add", "remove", "rm", "mv", "invoke", "purge", "recover", "scale", "assign", "attach",
      "detach", "swap", "sync", "upload", "upload-batch", "delete-batch", "reimage", "redeploy", "deallocate",
      "generalize", "capture", "rotate", "renew", "regenerate", "grant", "revoke", "approve", "reject",
-     "copy", "convert", "reconcile", "abandon-instances", "recreate-instances", "up", "config-zip"}
+     "copy", "convert", "reconcile", "abandon-instances", "recreate-instances", "up", "config-zip",
+     # reviewed against gcloud's command tree (gcloud_tree.py) and az's verbs
+     "destroy", "link", "unlink", "open-port", "invoke-action", "tag", "untag", "reapply", "simulate-eviction",
+     "install-patches", "admin-consent", "auto-shutdown", "abandon", "ack", "seek", "pause", "switchover",
+     "perform-maintenance", "reschedule-maintenance", "deprecate", "register", "unregister", "enroll", "unenroll",
+     "lock", "unlock", "snapshot", "backup", "trigger-backup", "undeploy", "uninstall", "unset", "terminate", "kill",
+     "drain", "authorize", "deauthorize", "allow", "deny", "provision", "relocate", "unmanage", "instantiate",
+     "bulk-delete", "promote-replica", "reencrypt", "repair", "revert", "replicate", "write", "train"}
 )  # fmt: skip
 CLOUD_CHANGING_PREFIXES = (
-    "set-", "add-", "remove-", "create-", "delete-", "update-", "attach-", "detach-", "enable-", "disable-",
+    "set-", "add-", "remove-", "create-", "delete-", "update-", "attach-", "detach-", "enable-", "disable-", "reset-",
+    "rotate-", "start-", "stop-", "resume-", "suspend-", "mark-", "modify-", "deploy-", "undeploy-", "upsert-",
+    "accept-", "reject-", "renew-", "restore-", "retry-", "simulate-maintenance",
 )  # fmt: skip
 CLOUD_READ_VERBS = frozenset(
     {"describe", "show", "list", "ls", "cat", "read", "tail", "browse", "explain", "what-if", "wait", "exists",
      "check", "validate", "query", "download", "export", "diff", "search", "help"}
 )  # fmt: skip
 CLOUD_READ_PREFIXES = ("get-", "list-", "describe-", "show-", "print-", "search-", "check-", "validate-")
-VERB_SEARCH_DEPTH = 6  # the verb is among the first operands (`az network vnet subnet update`)
+VERB_SEARCH_DEPTH = 8  # the verb is among the first operands (`az network vnet subnet update`)
 
 AZ_OPTIONS = Options(
     with_value=frozenset({"--subscription", "--output", "-o", "--query", "--resource-group", "-g", "--name", "-n"}),
@@ -139,12 +157,12 @@ class _Call:
         return self.args[self.indices[position] + 1 :]
 
 
-def _calls(args: Sequence[Word], options: Options, count: int) -> list[_Call] | None:
+def operand_calls(args: Sequence[Word], options: Options, count: int) -> list[_Call] | None:
     readings = operand_readings(args, options, count)
     return None if readings is None else [_Call(args, reading) for reading in readings]
 
 
-def _writes_to(args: Sequence[Word], scheme: str, with_value: frozenset[str]) -> bool:
+def writes_to(args: Sequence[Word], scheme: str, with_value: frozenset[str]) -> bool:
     """Whether a copy's operands after the first (its source) name a `scheme` URL, or one computed at run time."""
     operands: list[Word] = []
     skip = False
@@ -159,7 +177,7 @@ def _writes_to(args: Sequence[Word], scheme: str, with_value: frozenset[str]) ->
 
 
 def _aws(args: Sequence[Word]) -> bool:
-    calls = _calls(args, AWS_OPTIONS, 2)
+    calls = operand_calls(args, AWS_OPTIONS, 2)
     if calls is None:
         return True
     if last_flag_value(args, "--dry-run", negation="--no-dry-run") == "":
@@ -177,10 +195,12 @@ def _aws_call_changes(call: _Call) -> bool:
         if "--dryrun" in (word.text for word in call.args):
             return False
         if operation in ("cp", "sync"):
-            return _writes_to(call.after(1), "s3://", S3_TRANSFER_OPTIONS)
+            return writes_to(call.after(1), "s3://", S3_TRANSFER_OPTIONS)
         return operation in AWS_S3_CHANGING
     if service == "cloudformation" and operation == "package":
         return False
+    if (service, operation) in AWS_CHANGING_READS:
+        return True
     return not (operation in AWS_READ_OPERATIONS or operation.startswith(AWS_READ_PREFIXES))
 
 
@@ -200,8 +220,15 @@ class _VerbCli:
         self.special = special
 
     def changes(self, args: Sequence[Word]) -> bool:
-        calls = _calls(args, self.options, VERB_SEARCH_DEPTH)
+        calls = operand_calls(args, self.options, VERB_SEARCH_DEPTH)
         return calls is None or any(self._call_changes(call) for call in calls)
+
+    def with_special(self, special: Callable[[_Call], bool | None]) -> _VerbCli:
+        """The same CLI, `special` asked first."""
+        first = self.special
+        return _VerbCli(
+            self.options, self.local, self.groups_named_as_verbs, lambda call: _first_decided(call, first, special)
+        )
 
     def _call_changes(self, call: _Call) -> bool:
         if call.words and not call.words[0].dynamic and call.texts[0] in self.local:
@@ -222,11 +249,26 @@ class _VerbCli:
         return False
 
 
+def _first_decided(call: _Call, *specials: Callable[[_Call], bool | None]) -> bool | None:
+    return next((decided for special in specials if (decided := special(call)) is not None), None)
+
+
+def _gcloud_leaf(call: _Call) -> bool | None:
+    """By gcloud's command tree: its leaf reads or changes; None when the first word is no group."""
+    index = leaf_index(call.words)
+    if index is None:
+        return None
+    if index >= len(call.words):
+        return False  # a group alone: its help
+    leaf = call.words[index]
+    return leaf.dynamic or not leaf_reads(leaf.text)
+
+
 def _gcloud_storage_copy(call: _Call) -> bool | None:
     """`gcloud storage cp|rsync` change when they write to `gs://` (a download reads)."""
     for position, text in enumerate(call.texts[:-1]):
         if text == "storage" and call.texts[position + 1] in ("cp", "rsync"):
-            return _writes_to(call.after(position + 1), "gs://", GCLOUD_OPTIONS.with_value)
+            return writes_to(call.after(position + 1), "gs://", GCLOUD_OPTIONS.with_value)
     return None
 
 
@@ -246,7 +288,7 @@ def _az_rest(call: _Call) -> bool | None:
 
 
 def _aliyun(args: Sequence[Word]) -> bool:
-    calls = _calls(args, ALIYUN_OPTIONS, 2)
+    calls = operand_calls(args, ALIYUN_OPTIONS, 2)
     return calls is None or any(_aliyun_call_changes(call) for call in calls)
 
 
@@ -258,7 +300,7 @@ def _aliyun_call_changes(call: _Call) -> bool:
     product, operation = call.texts[0].lower(), call.texts[1]
     if product == "oss":
         if operation in ("cp", "sync"):
-            return _writes_to(call.after(1), "oss://", ALIYUN_OPTIONS.with_value)
+            return writes_to(call.after(1), "oss://", ALIYUN_OPTIONS.with_value)
         return operation not in ALIYUN_OSS_READ
     if operation.isupper():  # a RESTful API: `aliyun cs GET /clusters`
         return operation not in HTTP_READ_METHODS
@@ -276,15 +318,17 @@ def _looks_like_a_cloud_change(args: Sequence[Word]) -> bool:
     return False
 
 
+# by verbs alone: for a program computed at run time (the tree would take `$NPM run test` for Cloud Run)
+GCLOUD_BY_VERBS = _VerbCli(GCLOUD_OPTIONS, GCLOUD_LOCAL, frozenset({"deploy", "run"}), _gcloud_storage_copy)
 CLOUD_CHECKS: dict[str, Callable[[Sequence[Word]], bool]] = {
     "aws": _aws,
-    "gcloud": _VerbCli(GCLOUD_OPTIONS, GCLOUD_LOCAL, frozenset({"deploy"}), _gcloud_storage_copy).changes,
+    "gcloud": GCLOUD_BY_VERBS.with_special(_gcloud_leaf).changes,
     "az": _VerbCli(AZ_OPTIONS, AZ_LOCAL, special=_az_rest).changes,
     "aliyun": _aliyun,
 }
 # The checks for a program computed at run time, which may be any of them.
 CLOUD_GUESSES: tuple[Callable[[Sequence[Word]], bool], ...] = (
-    CLOUD_CHECKS["gcloud"],
+    GCLOUD_BY_VERBS.changes,
     CLOUD_CHECKS["az"],
     _looks_like_a_cloud_change,
 )

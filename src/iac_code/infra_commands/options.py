@@ -77,13 +77,20 @@ def options_end(args: Sequence[Word]) -> Sequence[Word]:
     return args
 
 
-def last_flag_value(args: Sequence[Word], name: str, negation: str | None = None) -> str | None:
+def last_flag_value(
+    args: Sequence[Word], name: str, negation: str | None = None, options: Options | None = None
+) -> str | None:
     """The value of the last `name` / `name=value` before `--` ("" for a bare flag, "false" for `negation`),
-    or None when absent; a value computed at run time reads as "?"."""
+    or None when absent; a value computed at run time reads as "?". With `options`, a word that may be the
+    value of the option before it (one that takes a value, or an unknown one) is no flag: pflag gives
+    `--cache-dir` the next word, `--dry-run=server` included."""
     value: str | None = None
+    may_be_a_value = False
     for word in options_end(args):
-        if word.text == name or word.text.startswith(name + "="):
-            value = "?" if word.dynamic else word.text[len(name) + 1 :]
-        elif negation is not None and word.text == negation:
-            value = "false"
+        if not may_be_a_value:
+            if word.text == name or word.text.startswith(name + "="):
+                value = "?" if word.dynamic else word.text[len(name) + 1 :]
+            elif negation is not None and word.text == negation:
+                value = "false"
+        may_be_a_value = options is not None and is_option(word) and 2 in options.steps(word.text)
     return value

@@ -4,8 +4,11 @@ The line is parsed as bash would (shell_syntax.py), then every simple command in
 through: wrappers are unwrapped (wrappers.py: `sudo`, `env VAR=x`, `timeout`, `xargs`, `aws-vault exec`,
 `npx`, `script -c`…), shell strings are parsed in turn (`sh -c`, `bash -lc`, `eval`, `trap`, `alias`, a
 here-document, here-string or an `echo … |` fed to a shell, `bash <(echo …)`), and the program is
-recognised by its base name (`/usr/local/bin/terraform` is terraform, `terraform1.5` too). Which
-subcommands of each tool change things is in clis.py and cloud_clis.py.
+recognised by its base name (`/usr/local/bin/terraform` is terraform, `terraform1.5` and `kubectl.1.33`
+too). Which subcommands of each tool change things is in clis.py and cloud_clis.py. The arguments
+terraform takes from TF_CLI_ARGS and TF_CLI_ARGS_<subcommand> are folded in wherever the line assigns
+them (`TF_CLI_ARGS="apply -auto-approve" terraform`, `export TF_CLI_ARGS=…; terraform`, `env X=… terraform`,
+a shell the line starts inheriting them), each value and its absence read in turn (terraform_env.py).
 
 What the rule finds is the list of the line's changing commands, unwrapped (`changing_commands`): the
 bash tool asks when there is one, and argv.py compares a program about to run with them. A line that
@@ -19,20 +22,30 @@ guard's shims see what they run.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from iac_code.infra_commands.clis import CHANGE_CHECKS, UNKNOWN_PROGRAM_CHECKS
+from iac_code.infra_commands.clis import CHANGE_CHECKS, TERRAFORM_OPTIONS, UNKNOWN_PROGRAM_CHECKS
 from iac_code.infra_commands.shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_commands
 from iac_code.infra_commands.static_text import brace_expanded, static_output, static_substitution
+from iac_code.infra_commands.terraform_env import CLI_ARGS, variable_names, with_environment_words
 from iac_code.infra_commands.wrappers import ASSIGNMENT, WRAPPERS, option_value, skip_options
 
 MAX_DEPTH = 8  # shells inside shells: deeper than this is taken as changing
 
 Pattern = list[Word]  # a changing command as the line shows it: a dynamic word stands for any words
-ANYTHING: Pattern = [Word("<anything>", dynamic=True)]  # what a line that cannot be read may run
+ANYTHING: Pattern = [Word("<anything>", dynamic=True)]  # what a shell string computed at run time may run
+# What a line that cannot be read may run: it is a change, and approving it approves no run (argv.py).
+UNREADABLE: Pattern = [Word("<unreadable>", dynamic=True)]
+# The values the line (or the run's environment) may give the variables terraform takes arguments from.
+Assignments = Mapping[str, Sequence[Word]]
+TERRAFORM_PROGRAMS = frozenset({"terraform", "tofu", "tf", "terragrunt"})
+_TF_ARGUMENTS = re.compile(rf"^({CLI_ARGS}(?:_[A-Za-z0-9_]*)?)=")
+MAX_ENVIRONMENTS = 16  # more combinations of those values than this: the command counts as changing
 
-_VERSIONED = re.compile(r"^(?P<name>[a-z-]+?)(?:[-_]?v?\d+(?:\.\d+)*)?$")
+# `terraform1.5`, `terraform-1.5`, `kubectl.1.33` (the Google Cloud SDK's): the program without its version
+_VERSIONED = re.compile(r"^(?P<name>[a-z-]+?)(?:[-_.]?v?\d+(?:\.\d+)*)?$")
 RESERVED_PREFIXES = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "coproc"})
 RESERVED_SKIP = frozenset({"for", "select", "case", "[[", "[", "test", "fi", "done", "}", "esac", "]]"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox"})
@@ -44,20 +57,24 @@ def is_infrastructure_change(command: str) -> bool:
     return bool(changing_commands(command))
 
 
-def changing_commands(line: str, depth: int = 0, read_texts: bool = True) -> list[Pattern]:
-    """The line's commands that change infrastructure, unwrapped; [ANYTHING] for a line that cannot be read.
-    `read_texts`: whether a program computed at run time is looked for in the line's texts (not again in those)."""
+def changing_commands(
+    line: str, depth: int = 0, read_texts: bool = True, env: Assignments | None = None
+) -> list[Pattern]:
+    """The line's commands that change infrastructure, unwrapped; [UNREADABLE] for a line that cannot be read.
+    `read_texts`: whether a program computed at run time is looked for in the line's texts (not again in those);
+    `env`: the TF_CLI_ARGS* values the line runs under (a shell inherits its parent line's)."""
     if depth > MAX_DEPTH:
-        return [ANYTHING]
+        return [UNREADABLE]
     try:
         commands = parse_commands(line)
     except (ShellSyntaxError, RecursionError):
-        return [ANYTHING]
+        return [UNREADABLE]
+    env = terraform_assignments([word for command in commands for word in command.words], env)
     found: list[Pattern] = []
     from_variables: list[Pattern] = []
     for command in commands:
         words = _strip_prefixes(command.words)
-        changing = command_changes(words, command, depth)
+        changing = command_changes(words, command, depth, env)
         found.extend(changing)
         if not changing and words and words[0].dynamic:
             from_variables.append(words)
@@ -74,54 +91,96 @@ def program_name(path: str) -> str:
     return match.group("name") if match else name
 
 
-def command_changes(words: Sequence[Word], command: SimpleCommand, depth: int) -> list[Pattern]:
-    """The changing commands that running `words` (a program and its arguments) amounts to."""
+def command_changes(
+    words: Sequence[Word], command: SimpleCommand, depth: int, env: Assignments | None = None
+) -> list[Pattern]:
+    """The changing commands that running `words` (a program and its arguments) amounts to, under the
+    TF_CLI_ARGS* values `env` may give."""
     if not words:
         return []
     if depth > MAX_DEPTH:
-        return [ANYTHING]
+        return [UNREADABLE]
     args = words[1:]
     if words[0].dynamic:
         resolved = static_substitution(words[0].text)  # `$(echo terraform apply)`
         if resolved is not None:
-            return command_changes([*resolved, *args], command, depth + 1)
+            return command_changes([*resolved, *args], command, depth + 1, env)
         # Which program runs is decided at run time: changing if these arguments would be for any of them.
         return [list(words)] if any(check(args) for check in UNKNOWN_PROGRAM_CHECKS) else []
     program = program_name(words[0].text)
     if program in WRAPPERS:
         inner = WRAPPERS[program](args)
         if inner is not None:
-            return command_changes(inner, command, depth + 1)
+            return command_changes(inner, command, depth + 1, env)
+    if program in TERRAFORM_PROGRAMS and env:
+        return _terraform_changes(words, env)
     if program in CHANGE_CHECKS:
         return [list(words)] if CHANGE_CHECKS[program](args) else []
     if program in SHELLS:
-        return _shell_changes(program, args, command, depth)
-    return _runs_text(program, args, command, depth)
+        return _shell_changes(program, args, command, depth, env)
+    return _runs_text(program, args, command, depth, env)
 
 
-def _runs_text(program: str, args: Sequence[Word], command: SimpleCommand, depth: int) -> list[Pattern]:
+def terraform_assignments(words: Sequence[Word], inherited: Assignments | None = None) -> Assignments:
+    """The values `words` assign to TF_CLI_ARGS* anywhere (`X=v cmd`, `export X=v`, `env X=v cmd`), added to
+    `inherited`: every one may reach every terraform the line runs (exported or not: the safe side)."""
+    found: dict[str, list[Word]] = {name: list(values) for name, values in (inherited or {}).items()}
+    for word in words:
+        match = _TF_ARGUMENTS.match(word.text)
+        if match:
+            found.setdefault(match.group(1), []).append(Word(word.text[match.end() :], word.dynamic))
+    return found
+
+
+def _terraform_changes(words: Sequence[Word], env: Assignments) -> list[Pattern]:
+    """Every reading of a terraform command under the values the line gives its variables (each one, or none)
+    that changes, with those arguments folded in as terraform places them (terraform_env.py)."""
+    program, args = words[0], words[1:]
+    check = CHANGE_CHECKS[program_name(program.text)]
+    names = variable_names([word.text for word in args], TERRAFORM_OPTIONS.with_value)
+    choices = [[None, *env.get(name, ())] for name in names]
+    readings = list(itertools.islice(itertools.product(*choices), MAX_ENVIRONMENTS + 1))
+    if len(readings) > MAX_ENVIRONMENTS:
+        return [[*words, Word("<TF_CLI_ARGS>", dynamic=True)]]
+    found: list[Pattern] = []
+    for values in readings:
+        if any(value is not None and value.dynamic for value in values):
+            return [[*words, Word("<TF_CLI_ARGS>", dynamic=True)]]  # arguments computed at run time: any
+        reading = {name: value.text for name, value in zip(names, values, strict=True) if value is not None}
+        folded = with_environment_words(args, reading, TERRAFORM_OPTIONS.with_value)
+        if folded is None:  # terraform refuses the text and runs nothing; the rule cannot be that sure
+            return [[*words, Word("<TF_CLI_ARGS>", dynamic=True)]]
+        if check(folded) and [program, *folded] not in found:
+            found.append([program, *folded])
+    return found
+
+
+def _runs_text(
+    program: str, args: Sequence[Word], command: SimpleCommand, depth: int, env: Assignments | None = None
+) -> list[Pattern]:
     """Builtins and tools that run a command given as text: eval, su -c, ssh, watch, find -exec, trap, alias,
     source of a process substitution."""
     if program == "eval":
-        return changing_commands(" ".join(w.text for w in args), depth + 1)
+        return changing_commands(" ".join(w.text for w in args), depth + 1, env=env)
     if program in ("su", "runuser"):
         script = option_value(args, ("-c", "--command"))
-        return [] if script is None else changing_commands(script, depth + 1)
+        return [] if script is None else changing_commands(script, depth + 1, env=env)
     if program == "ssh":
-        return changing_commands(" ".join(w.text for w in _after_host(args)), depth + 1)
+        return changing_commands(" ".join(w.text for w in _after_host(args)), depth + 1, env=env)
     if program == "watch":
-        return changing_commands(" ".join(w.text for w in skip_options(args, {"-n", "--interval", "-d"})), depth + 1)
+        watched = " ".join(w.text for w in skip_options(args, {"-n", "--interval", "-d"}))
+        return changing_commands(watched, depth + 1, env=env)
     if program == "find":
-        return [p for part in _find_exec(args) for p in command_changes(part, command, depth + 1)]
+        return [p for part in _find_exec(args) for p in command_changes(part, command, depth + 1, env)]
     if program == "trap":  # `trap 'terraform apply' EXIT`: the text runs on the signal
         rest = skip_options(args, set())
-        return changing_commands(rest[0].text, depth + 1) if rest and not rest[0].dynamic else []
+        return changing_commands(rest[0].text, depth + 1, env=env) if rest and not rest[0].dynamic else []
     if program in ("source", ".") and args and args[0].text.startswith("<("):  # `source <(echo …)`
         output = static_output(args[0].text[2:-1])
-        return [] if output is None else changing_commands(output, depth + 1)
+        return [] if output is None else changing_commands(output, depth + 1, env=env)
     if program == "alias":  # `alias up='terraform apply'`: what the alias will run
         values = [w.text.split("=", 1)[1] for w in args if "=" in w.text]
-        return [p for value in values for p in changing_commands(value, depth + 1)]
+        return [p for value in values for p in changing_commands(value, depth + 1, env=env)]
     return []
 
 
@@ -176,7 +235,9 @@ def _spelled_text(word: Word) -> str | None:
     return expanded if expanded != word.text or not word.dynamic else None
 
 
-def _shell_changes(program: str, args: Sequence[Word], command: SimpleCommand, depth: int) -> list[Pattern]:
+def _shell_changes(
+    program: str, args: Sequence[Word], command: SimpleCommand, depth: int, env: Assignments | None = None
+) -> list[Pattern]:
     if program == "busybox":
         if not args or program_name(args[0].text) not in SHELLS - {"busybox"}:
             return []
@@ -198,15 +259,15 @@ def _shell_changes(program: str, args: Sequence[Word], command: SimpleCommand, d
     if run_string:
         if not operands:
             return []
-        return [ANYTHING] if operands[0].dynamic else changing_commands(operands[0].text, depth + 1)
+        return [ANYTHING] if operands[0].dynamic else changing_commands(operands[0].text, depth + 1, env=env)
     if operands and operands[0].text != "-":
         script = operands[0].text
         if script.startswith("<(") and script.endswith(")"):  # `bash <(echo terraform apply)`
             output = static_output(script[2:-1])
-            return [] if output is None else changing_commands(output, depth + 1)
+            return [] if output is None else changing_commands(output, depth + 1, env=env)
         return []  # a script file: what it runs, the shims see
     stdin = _stdin_script(command)
-    return [] if stdin is None else changing_commands(stdin, depth + 1)
+    return [] if stdin is None else changing_commands(stdin, depth + 1, env=env)
 
 
 def _stdin_script(command: SimpleCommand) -> str | None:

@@ -199,6 +199,23 @@ def _microk8s(args: Sequence[Word]) -> list[Word] | None:
     return None
 
 
+PYTHON_OPTIONS_WITH_VALUE = {"-W", "-X", "--check-hash-based-pycs"}
+
+
+def _python(args: Sequence[Word]) -> list[Word] | None:
+    """`python3 -m awscli …` is the aws CLI (its `aws` script does just that); any other module or script runs
+    what the shims see."""
+    index = 0
+    while index < len(args) and args[index].text.startswith("-") and not args[index].text.startswith("-m"):
+        index += 2 if args[index].text in PYTHON_OPTIONS_WITH_VALUE else 1
+    rest = list(args[index:])
+    if rest[:1] and rest[0].text == "-mawscli":
+        return [Word("aws"), *rest[1:]]
+    if len(rest) > 1 and rest[0].text == "-m" and rest[1].text == "awscli":
+        return [Word("aws"), *rest[2:]]
+    return None
+
+
 SUDO_OPTIONS = {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group"}
 SYSTEMD_RUN_OPTIONS = {"-u", "--unit", "-p", "--property", "--description", "--slice", "-E", "--setenv", "--uid",
                        "--gid", "--working-directory", "-M", "--machine", "-H", "--host"}  # fmt: skip
@@ -269,4 +286,5 @@ WRAPPERS: dict[str, Unwrap] = {
     "nix-shell": lambda a: _shell(s) if (s := option_value(a, ("--run", "--command"))) is not None else None,
     "microk8s": _microk8s,
     "terragrunt": _subcommands({"exec": _after(set(), dash_dash=True)}),  # its other subcommands: clis.py
+    "python": _python,
 }

@@ -156,16 +156,20 @@ def test_directories_compare_with_symlinks_resolved(tmp_path):
 # -- 4. bound to the environment that changes what the run does ---------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "variable",
-    ["TF_WORKSPACE", "TF_CLI_ARGS", "TF_CLI_ARGS_apply", "TF_DATA_DIR", "KUBECONFIG", "AWS_PROFILE", "TG_TF_PATH"],
-)
+@pytest.mark.parametrize("variable", ["TF_WORKSPACE", "TF_DATA_DIR", "KUBECONFIG", "AWS_PROFILE", "TG_TF_PATH"])
 def test_a_run_under_another_environment_is_not_covered(variable):
     run = _run("/work", "terraform", "apply", **{variable: "prod"})
     assert _covers("terraform apply", run, **{variable: "prod"})
     why = LineApproval("terraform apply", "/work", {variable: "dev"}).uncovered(run)
     assert why == f"its environment differs from what the approved line showed: {variable}"
     assert not _covers("terraform apply", run)  # set by the command, not by the line
+
+
+@pytest.mark.parametrize("variable", ["TF_CLI_ARGS", "TF_CLI_ARGS_apply"])
+def test_arguments_from_tf_cli_args_are_covered_only_when_the_line_shows_them(variable):
+    run = _run("/work", "terraform", "apply", **{variable: "-destroy"})
+    assert not _covers("terraform apply", run, **{variable: "-destroy"}), "the call's environment is not shown"
+    assert _covers(f"{variable}=-destroy terraform apply", run)
 
 
 def test_a_value_the_line_assigns_is_shown():

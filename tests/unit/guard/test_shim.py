@@ -19,6 +19,13 @@ from iac_code.guard.shim import GUARD_SOCKET, GUARD_TOKEN, REFUSED
 RECORD = '#!/bin/sh\necho "$(basename "$0") $*" >> "$STAND_IN_LOG"\n'
 
 
+@pytest.fixture(autouse=True)
+def no_credentials(tmp_path_factory, monkeypatch) -> None:
+    """No credential under the home: these runs are not handed over (guard/handover.py; tested in
+    tests/e2e/guard/test_credentials.py), the shim runs the program itself."""
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("empty-home")))
+
+
 @pytest.fixture
 def guard() -> Iterator[Guard]:
     made = Guard(NamespaceSupport(False, "not wanted in these tests"))

@@ -157,6 +157,9 @@ NOT_COVERED = [
     ("terragrunt run-all apply", ["terraform", "apply", "-input=false", "-auto-approve"]),
     ("cdktf deploy", ["terraform", "apply", "-auto-approve"]),
     ("helmfile -e prod apply", ["helm", "upgrade", "--install", "web", "./chart"]),
+    ("x=(a) && terraform apply", ["terraform", "apply"]),
+    ("terragrunt apply", ["terraform", "destroy", "-auto-approve"]),
+    ("helmfile apply", ["helm", "uninstall", "web"]),
     # not changing: nothing to cover
     ("terraform apply", ["terraform", "plan"]),
     ("terraform apply", []),

@@ -193,6 +193,7 @@ CHANGING = [
     "gcloud storage rm gs://b/o",
     "gcloud storage cp f gs://b/",
     "gcloud services enable compute.googleapis.com",
+    "gcloud compute ssh vm",  # it puts a key into the project's metadata, and runs commands on the VM
     "az group delete -n rg --yes",
     "az group create -n rg -l westeurope",
     "az deployment group create -g rg -f main.bicep",
@@ -407,7 +408,6 @@ NOT_CHANGING = [
     "gcloud auth login",
     "gcloud storage ls gs://b",
     "gcloud storage cp gs://b/o .",
-    "gcloud compute ssh vm",
     "gcloud deploy releases list",
     "az group list",
     "az group show -n rg",
