@@ -5,7 +5,9 @@ credentials in the agent's environment (AWS_SECRET_ACCESS_KEY, KUBECONFIG) and i
 - a hidden script finds none of them: not in its environment, not in the files by absolute path (also under
   the guard's view of the real file system), not in any /proc/*/environ or through /proc/*/root;
 - an approved change of a guarded CLI runs with them (the agent runs it, on the command's output);
-- a change that is not approved does not run, and sees nothing;
+- a change that is not approved does not run, and sees nothing; nor does one that TF_CLI_ARGS hides;
+- a known read-only form runs with them, without a question; a form not known to be read-only runs without;
+- the real binary reached by another path (the guard's view of the real file system) runs without them;
 - a daemon a command planted, with its parent killed, is gone when the call ends.
 
 The stand-in CLIs record their argv and the credentials they saw, in the file STAND_IN_LOG names."""
@@ -106,14 +108,27 @@ def _records(workspace: Path, index: int) -> list[dict[str, object]]:
 @pytest.fixture(scope="module")
 def allowed(tmp_path_factory, home, clis) -> tuple[Path, list[str]]:
     workspace = tmp_path_factory.mktemp("allowed")
-    lines = [HUNT.format(home=str(home)), APPROVED_CHANGE, f"sh -c '{APPROVED_CHANGE}'"]
+    lines = [
+        HUNT.format(home=str(home)),
+        APPROVED_CHANGE,
+        f"sh -c '{APPROVED_CHANGE}'",
+        # approved as a line, but the program is the real binary under the guard's view: no shim, no hand-over
+        f"$(ls -d /tmp/iacg-*/real{clis}/aws | head -n 1) ec2 terminate-instances --instance-ids i-2",
+    ]
     return workspace, _run(workspace, home, clis, lines, ["--yes", "--allow-infra-changes"])
 
 
 @pytest.fixture(scope="module")
 def denied(tmp_path_factory, home, clis) -> tuple[Path, list[str]]:
     workspace = tmp_path_factory.mktemp("denied")
-    lines = [HUNT.format(home=str(home)), APPROVED_CHANGE, "kubectl delete namespace prod"]
+    lines = [
+        HUNT.format(home=str(home)),
+        APPROVED_CHANGE,
+        "kubectl delete namespace prod",
+        "kubectl get pods",
+        "kubectl get secrets",  # a read that hands out credentials: not a known read-only form
+        'export TF_CLI_ARGS="destroy -auto-approve"; terraform',
+    ]
     return workspace, _run(workspace, home, clis, lines, ["--yes"])
 
 
@@ -133,8 +148,22 @@ def test_an_approved_change_runs_with_the_credentials_on_the_command_s_output(al
 
 
 def test_a_change_not_approved_runs_not_and_sees_nothing(denied):
-    workspace, _ = denied
+    workspace, results = denied
     assert _records(workspace, 1) == [] and _records(workspace, 2) == []
+    assert _records(workspace, 5) == [], results[5]  # terraform destroy, by TF_CLI_ARGS
+
+
+def test_a_known_read_only_form_gets_the_credentials_and_another_does_not(denied):
+    workspace, results = denied
+    assert _records(workspace, 3) == [{"argv": ["kubectl", "get", "pods"], "saw": ["env", "file", "kube"]}]
+    assert _records(workspace, 4) == [{"argv": ["kubectl", "get", "secrets"], "saw": []}], results[4]
+
+
+@pytest.mark.skipif(not namespace_support().usable, reason="no mount namespaces here")
+def test_the_real_binary_by_another_path_finds_nothing_to_act_with(allowed):
+    workspace, results = allowed
+    records = _records(workspace, 3)
+    assert [record["saw"] for record in records] == [[]], results[3]
 
 
 @pytest.mark.skipif(not namespace_support().own_pids, reason="no PID namespaces here")
