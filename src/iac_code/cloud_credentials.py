@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 CREDENTIAL_PREFIXES = (
     "AWS_",
@@ -124,16 +123,17 @@ def without_credentials(environment: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in environment.items() if not is_credential_variable(name)}
 
 
-def credential_paths(home: str | None = None) -> list[Path]:
-    """The credential files and folders that exist under `home` (the user's, by default), symlinks resolved."""
+def credential_paths(home: str | None = None) -> list[str]:
+    """The credential files and folders that exist under `home` (the user's, by default), symlinks resolved.
+    (os.path, not pathlib: the warm launcher imports this module on its way to the hand-off.)"""
     base = home if home is not None else os.path.expanduser("~")
     if not base or base == "~" or not os.path.isabs(base):
         return []
-    found: list[Path] = []
+    found: list[str] = []
     for relative in CREDENTIAL_PATHS:
-        path = Path(base, relative)
-        if path.exists():
-            real = Path(os.path.realpath(path))
+        path = os.path.join(base, relative)
+        if os.path.exists(path):
+            real = os.path.realpath(path)
             if real not in found:
                 found.append(real)
     return found

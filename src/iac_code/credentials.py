@@ -9,14 +9,13 @@ the one run of a cloud CLI that may use them (guard/handover.py).
 
 from __future__ import annotations
 
-import ctypes
-import logging
 import os
 from collections.abc import Iterable, Mapping
 
 from iac_code.cloud_credentials import credential_variables, is_credential_variable
 
-logger = logging.getLogger(__name__)
+# ctypes and logging are imported where they are needed: the warm launcher imports this module on its way to
+# the hand-off (warm/launch.py), where they would cost it 6 ms.
 
 SECRET_VARIABLES = frozenset(
     {
@@ -58,6 +57,8 @@ def withhold_from_environment() -> None:
     present = [name for name in os.environ if name in SECRET_VARIABLES or is_credential_variable(name)]
     if not present:
         return
+    import ctypes
+
     blocks = _environment_entries(present)
     for name in present:
         del os.environ[name]  # unsetenv: drops the entry from environ[], not its bytes
@@ -67,11 +68,15 @@ def withhold_from_environment() -> None:
 
 def _environment_entries(names: Iterable[str]) -> list[tuple[int, int]]:
     """(address, length) of each `NAME=value` string in the C environment for these names."""
+    import ctypes
+
     prefixes = tuple(f"{name}=".encode() for name in names)
     try:
         environ = ctypes.POINTER(ctypes.c_void_p).in_dll(ctypes.CDLL(None), "environ")
     except (OSError, ValueError, AttributeError):  # no C library environment to reach
-        logger.debug("cannot reach the C environment; secrets removed from os.environ only")
+        import logging
+
+        logging.getLogger(__name__).debug("cannot reach the C environment; secrets removed from os.environ only")
         return []
     found: list[tuple[int, int]] = []
     index = 0

@@ -116,7 +116,7 @@ class Guard:
             shim=str(self.shim),
             real_root=str(self.real_root),
             covered=_real_binaries(path_entries),
-            hidden=[str(path) for path in credential_paths() if "\n" not in str(path)],
+            hidden=[path for path in credential_paths() if "\n" not in path],
             empty_folder=str(self.directory / EMPTY_FOLDER_NAME),
             empty_file=str(self.directory / EMPTY_FILE_NAME),
             own_pids=self.namespaces.own_pids,

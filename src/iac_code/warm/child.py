@@ -1,5 +1,6 @@
 """A child of the warm process: takes over one launch (its environment, directory, umask, import path,
-argv, then its stdio) and runs `iac_code.cli` exactly as the launcher would have in-process.
+argv, then its stdio) and runs `iac_code.cli` exactly as the launcher would have in-process. The agent's
+secrets are not in the launch's message: the child reads them from the launcher's environment block.
 
 Everything the launch asks is applied before the child says it is ready, so that a refusal leaves the
 launcher free to serve itself; once the child reports its pid it owns the stdio. It ends with its exit
@@ -18,6 +19,7 @@ import threading
 import traceback
 from typing import Any, NoReturn
 
+from iac_code.credentials import SECRET_VARIABLES, without_secrets
 from iac_code.warm import wire
 
 
@@ -42,19 +44,20 @@ def _reset_signals() -> None:
 
 
 def _serve(connection: socket.socket, material: str) -> int:
-    if wire.peer_uid(connection) != os.getuid():
+    launcher = wire.peer_credentials(connection)
+    if launcher is None or launcher[1] != os.getuid():
         return 0
     connection.settimeout(wire.HANDSHAKE_SECONDS)
     try:
         request = wire.receive(connection)
-        refusal = _take_launch(request, material)
+        refusal = _take_launch(request, material, launcher_secrets(launcher[0]))
         if refusal:
             wire.send(connection, {"refused": refusal})
             return 0
         wire.send(connection, {"ready": True})
         stdio = wire.receive_stdio(connection)
     except (OSError, wire.WireError):
-        return 0  # the launcher serves itself, or is gone
+        return 0  # the launcher serves itself, or is gone (or its environment cannot be read: the same)
     for target, fd in enumerate(stdio):
         os.dup2(fd, target)
         os.close(fd)
@@ -75,8 +78,23 @@ def _serve(connection: socket.socket, material: str) -> int:
     return status
 
 
-def _take_launch(request: dict[str, Any] | None, material: str) -> str | None:
-    """Become the launch `request` describes; the reason not to, if any."""
+def launcher_secrets(pid: int) -> dict[str, str]:
+    """The agent's secrets as the launcher (this connection's peer, this user's) was started with them: read
+    from its environment block, /proc/PID/environ, rather than sent, so that a launcher never sends them to
+    whoever listens on the socket. The launcher erases them there once this child says it is ready."""
+    with open(f"/proc/{pid}/environ", "rb") as file:
+        block = file.read()
+    found: dict[str, str] = {}
+    for entry in block.split(b"\0"):
+        name, equals, value = (os.fsdecode(part) for part in entry.partition(b"="))
+        if equals and name in SECRET_VARIABLES:
+            found.setdefault(name, value)  # the first, as getenv() and os.environ take it
+    return found
+
+
+def _take_launch(request: dict[str, Any] | None, material: str, secrets: dict[str, str]) -> str | None:
+    """Become the launch `request` describes, with the `secrets` read from its launcher; the reason not to,
+    if any."""
     if request is None:
         return "no request"
     if request.get("key") != material:
@@ -94,7 +112,7 @@ def _take_launch(request: dict[str, Any] | None, material: str) -> str | None:
         return f"cannot enter {cwd!r}: {exc}"
     os.umask(umask)
     os.environ.clear()
-    os.environ.update(env)
+    os.environ.update(without_secrets(env) | secrets)
     sys.argv[:] = argv
     return None
 

@@ -2,8 +2,9 @@
 process when one is running (and starts one when none is); everything else, and every doubt, runs
 `iac_code.cli` in this process as before.
 
-Only the standard library's cheap modules are imported before the hand-off: it must cost a few
-milliseconds, or serving in-process would have been as quick.
+Only the standard library's cheap modules are imported before the hand-off (and credentials.py, which
+imports nothing more until it erases): it must cost a few milliseconds, or serving in-process would have
+been as quick. It hands off only to the warm process (peer.py), and never sends the agent's secrets.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import sys
 from collections.abc import Mapping
 from types import FrameType
 
-from iac_code.warm import wire
-from iac_code.warm.place import key_material, runtime_dir, socket_name, socket_path, startup_variable, try_lock
+from iac_code.credentials import SECRET_VARIABLES, withhold_from_environment, without_secrets
+from iac_code.warm import peer, wire
+from iac_code.warm.place import key_material, lock_holder, runtime_dir, socket_name, socket_path, startup_variable
 
 # `acp` options that keep it on stdio; any other (--transport http, --port, --help, …) runs in-process.
 _STDIO_FLAGS = {"--debug", "-d"}
@@ -75,13 +77,14 @@ def hand_off(argv: list[str]) -> int | None:
     """Serve `argv` through the warm process: the child's exit status, or None if it did not take the
     stdio (then this process serves it)."""
     directory = runtime_dir(os.environ)
-    if directory is None:
+    if directory is None or not hasattr(socket, "SO_PEERCRED"):  # where the warm process cannot prove itself
         return None
     material = key_material(os.environ)
     name = socket_name(material)
     path = socket_path(directory, name)
     if path is None:
         return None
+    lock = os.path.join(directory, f"{name}.lock")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     with sock:
         try:
@@ -91,31 +94,41 @@ def hand_off(argv: list[str]) -> int | None:
             return None
         except OSError:
             return None
+        doubt = peer.doubt(sock, lock)
+        if doubt is not None:
+            print(f"iac-code: not handed to the warm process: {doubt}; serving in-process", file=sys.stderr)
+            start_warm_process(directory, name)  # when none runs: it puts its own socket in place
+            return None
         return _through(sock, material, argv)
 
 
 def _through(sock: socket.socket, material: str, argv: list[str]) -> int | None:
-    if wire.peer_uid(sock) != os.getuid():
-        return None
+    """The hand-off to the warm process `sock` is connected to (peer.doubt said it is)."""
     sock.settimeout(wire.HANDSHAKE_SECONDS)
     try:
         umask = os.umask(0o077)
         os.umask(umask)
-        request = {"key": material, "argv": [sys.argv[0], *argv], "env": dict(os.environ), "cwd": os.getcwd()}
+        env = without_secrets(os.environ)  # the child reads them from this process's environment block
+        request = {"key": material, "argv": [sys.argv[0], *argv], "env": env, "cwd": os.getcwd()}
         wire.send(sock, request | {"umask": umask, "path": sys.path})
         if wire.receive(sock) != {"ready": True}:
             return None
-        wire.send_stdio(sock)
     except (OSError, wire.WireError):
         return None
-    # From here on the child may hold the stdio: only its own word that it never started serving
-    # (the connection ends before its pid) lets this process serve instead.
-    sock.settimeout(None)
+    # The child has the secrets: erased from this process's environment block before the child can serve, as
+    # the in-process agent erases its own; kept here only in case this process serves after all.
+    kept = {name: os.environ[name] for name in SECRET_VARIABLES if name in os.environ}
+    withhold_from_environment()
     try:
+        wire.send_stdio(sock)
+        # From here on the child may hold the stdio: only its own word that it never started serving
+        # (the connection ends before its pid) lets this process serve instead.
+        sock.settimeout(None)
         started = wire.receive(sock)
     except (OSError, wire.WireError):
         started = None
     if started is None or "pid" not in started:
+        os.environ.update(kept)
         return None
     return _wait_for_exit(sock)
 
@@ -143,12 +156,10 @@ def _wait_for_exit(sock: socket.socket) -> int:
 
 def start_warm_process(directory: str, name: str) -> None:
     """Start a warm process for this key, detached, unless one is starting or running (it holds the
-    lock). A socket a dead one left behind is replaced by the new one when it listens."""
-    fd = try_lock(os.path.join(directory, f"{name}.lock"))
-    if fd is None:
-        return
-    os.close(fd)  # the warm process takes the lock in turn
-    _spawn_detached(directory, name)
+    lock). A socket a dead one left behind, or another process planted, is replaced by the new one when it
+    listens. This process only asks who holds the lock, never takes it: nobody can see it as the holder."""
+    if lock_holder(os.path.join(directory, f"{name}.lock")) is None:
+        _spawn_detached(directory, name)
 
 
 def _spawn_detached(directory: str, name: str) -> None:

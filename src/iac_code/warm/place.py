@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 import sys
 import zlib
 from collections.abc import Mapping
@@ -76,7 +77,8 @@ def key_material(env: Mapping[str, str]) -> str:
 
 def try_lock(path: str) -> int | None:
     """The key's lock file, opened and locked (exclusive, without waiting); None when another holds it
-    (a warm process running or starting) or it cannot be opened."""
+    (a warm process running or starting) or it cannot be opened. A POSIX record lock, not flock(): its
+    holder's pid can be asked (lock_holder), and the children the warm process forks do not hold it."""
     import fcntl
 
     try:
@@ -84,11 +86,35 @@ def try_lock(path: str) -> int | None:
     except OSError:
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
         return None
     return fd
+
+
+# Linux's struct flock (l_type, l_whence, l_start, l_len, l_pid), with room for the padding C adds at its end.
+_FLOCK = struct.Struct("hhqqi")
+_FLOCK_ROOM = 16
+
+
+def lock_holder(path: str) -> int | None:
+    """The pid of the process holding the key's lock (fcntl F_GETLK, which neither takes nor waits for it);
+    None when nobody holds it, or it cannot be told. Never this process: its own lock does not conflict."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        query = _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0) + bytes(_FLOCK_ROOM)
+        kind, _, _, _, pid = _FLOCK.unpack_from(fcntl.fcntl(fd, fcntl.F_GETLK, query))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return pid if kind != fcntl.F_UNLCK and pid > 0 else None
 
 
 # A Unix socket's address holds 107 bytes; the warm process first binds "<socket>.<pid>" (server._listen), and a

@@ -1,9 +1,11 @@
 """The warm process: everything a first turn needs imported once, then one forked child per launch.
 
 Started by a launcher that found none (launch.py), detached, with its stdio on /dev/null and its log
-in the runtime directory. It holds `<name>.lock` for its whole life, so there is one per key; it stops
-after `warm_idle_seconds` without a launch, or when the installed code no longer matches its key
-(a new install: launchers then look for another socket), removing its socket.
+in the runtime directory. It holds `<name>.lock` for its whole life, so there is one per key, and it is
+the process that listens on `<name>.sock`: what a launcher checks before it sends anything (peer.py). It
+stops after `warm_idle_seconds` without a launch, when the installed code no longer matches its key (a new
+install: launchers then look for another socket), or when another process's socket replaced its own,
+removing its socket (only its own).
 
 It never runs an event loop or a thread of its own, and it forks only while it has no other thread:
 a child starts as a copy of one quiet thread. It opens no store, client or TLS context: children make
@@ -26,7 +28,7 @@ from iac_code.warm.place import key_material, runtime_dir, socket_name, socket_p
 
 logger = logging.getLogger(__name__)
 
-CHECK_SECONDS = 5.0  # how often the installed code is compared with the key, and children reaped
+CHECK_SECONDS = 5.0  # how often the installed code is compared with the key, the socket checked, children reaped
 
 
 def main() -> None:
@@ -58,15 +60,16 @@ def main() -> None:
         logger.error("not serving: the socket's path in %s is too long for a Unix socket", directory)
         return
     try:
-        listener = _listen(path)
+        listener, bound = _listen(path)
     except OSError as exc:
         logger.error("not serving: cannot listen on %s: %s", path, exc)
         return
     logger.info("serving %s (stops after %g s without a launch)", path, idle_seconds)
     try:
-        _accept_until_idle(listener, material, idle_seconds, inherited=[lock])
+        _accept_until_idle(listener, material, idle_seconds, inherited=[lock], socket_file=(path, bound))
     finally:
-        _remove(path)
+        if _is_ours(path, bound):
+            _remove(path)
         listener.close()
         logger.info("stopped")
 
@@ -110,9 +113,10 @@ def _import_for_first_turn() -> None:
             import iac_code.providers.openai_chat  # noqa: F401
 
 
-def _listen(path: str) -> socket.socket:
+def _listen(path: str) -> tuple[socket.socket, os.stat_result]:
     """The socket, 0600 from the start (the directory is 0700 too), listening before its name appears:
-    a launcher never finds it refusing. A socket left by a dead holder of the lock is replaced."""
+    a launcher never finds it refusing; and its file, to tell it from another put in its place later. A
+    socket left by a dead holder of the lock, or planted by another process, is replaced."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     bound = f"{path}.{os.getpid()}"
     umask = os.umask(0o177)
@@ -121,11 +125,18 @@ def _listen(path: str) -> socket.socket:
     finally:
         os.umask(umask)
     listener.listen(64)
+    bound_file = os.stat(bound)
     os.replace(bound, path)
-    return listener
+    return listener, bound_file
 
 
-def _accept_until_idle(listener: socket.socket, material: str, idle_seconds: float, inherited: list[int]) -> None:
+def _accept_until_idle(
+    listener: socket.socket,
+    material: str,
+    idle_seconds: float,
+    inherited: list[int],
+    socket_file: tuple[str, os.stat_result],
+) -> None:
     last_launch = last_check = time.monotonic()
     with selectors.DefaultSelector() as selector:
         selector.register(listener, selectors.EVENT_READ)
@@ -145,6 +156,10 @@ def _accept_until_idle(listener: socket.socket, material: str, idle_seconds: flo
                 last_check = now
                 if key_material(os.environ) != material:
                     logger.info("the installed code changed: stopping")
+                    return
+                if not _is_ours(*socket_file):
+                    # Launchers now refuse the socket there (peer.py): this process would idle on unreached.
+                    logger.warning("the socket at %s is no longer this process's: stopping", socket_file[0])
                     return
 
 
@@ -182,8 +197,16 @@ def _stop(signum: int, frame: object) -> None:
     raise SystemExit(0)  # through main's finally: the socket goes
 
 
+def _is_ours(path: str, bound: os.stat_result) -> bool:
+    """The socket at `path` is still the one this process bound (not removed, nor replaced by another's)."""
+    try:
+        return os.path.samestat(os.stat(path), bound)
+    except OSError:
+        return False
+
+
 def _remove(path: str) -> None:
-    """Unlink the socket: it is this process's, since only the lock's holder binds or removes it."""
+    """Unlink this process's socket (the caller checked it is still this process's)."""
     try:
         os.unlink(path)
     except FileNotFoundError:

@@ -1,14 +1,17 @@
 """The hand-off's wire format, on the warm socket (a Unix stream socket):
 
-    launcher → child   {"key", "argv", "env", "cwd", "umask", "path"}   what to run, and where
-    child → launcher   {"ready": true} | {"refused": reason}
+    launcher → child   {"key", "argv", "env", "cwd", "umask", "path"}   what to run, and where; "env" without
+                                        the agent's secrets (credentials.SECRET_VARIABLES)
+    child → launcher   {"ready": true} | {"refused": reason}   ready: it has read the secrets itself, from
+                                        /proc/<launcher pid>/environ, so the launcher may erase them there
     launcher → child   one byte, with stdin, stdout and stderr attached (SCM_RIGHTS)
     child → launcher   {"pid": n}           the child now serves: the launcher never will
     launcher → child   {"signal": n} …      a SIGTERM/SIGINT/SIGHUP the launcher got
     child → launcher   {"exit": n}          the child's exit status
 
-Each message is a 4-byte big-endian length and that many bytes of JSON (an object). The peer is
-checked to be the same user before anything is sent or read.
+Each message is a 4-byte big-endian length and that many bytes of JSON (an object). Before anything is
+sent or read, the child checks that its peer is the same user, and the launcher that its peer is the warm
+process (peer.py).
 """
 
 from __future__ import annotations
@@ -69,17 +72,19 @@ def receive_stdio(sock: socket.socket) -> list[int]:
     return fds
 
 
-def peer_uid(sock: socket.socket) -> int | None:
-    """The user id of the process at the other end (Linux's SO_PEERCRED); None where it cannot be told."""
+def peer_credentials(sock: socket.socket) -> tuple[int, int] | None:
+    """The pid and user id at the other end (Linux's SO_PEERCRED), as the kernel recorded them when the
+    connection was made: for the launcher, the process that called listen() (the warm process, not the
+    child it forks to accept); for the child, the launcher. None where they cannot be told."""
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return None
     credentials = struct.Struct("3i")  # pid, uid, gid
     try:
-        _, uid, _ = credentials.unpack(sock.getsockopt(socket.SOL_SOCKET, option, credentials.size))
+        pid, uid, _ = credentials.unpack(sock.getsockopt(socket.SOL_SOCKET, option, credentials.size))
     except OSError:
         return None
-    return int(uid)
+    return int(pid), int(uid)
 
 
 def _read(sock: socket.socket, size: int, *, at_start: bool) -> bytes | None:

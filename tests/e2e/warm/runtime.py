@@ -99,21 +99,22 @@ def child_pid(agent: AgentProcess, timeout: float = 15) -> int:
 
 
 def lock_is_free(lock: Path) -> bool:
-    with open(lock, "rb") as file:
+    """Nobody holds the warm lock (a POSIX record lock, place.try_lock)."""
+    with open(lock, "r+b") as file:
         try:
-            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            fcntl.lockf(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
             return False
     return True
 
 
 def wait_for_lock(lock: Path, timeout: float) -> bool:
-    """Whether the lock became free within `timeout` (a blocking flock in a thread: the release itself)."""
+    """Whether the lock became free within `timeout` (a blocking lock in a thread: the release itself)."""
     freed = threading.Event()
 
     def take() -> None:
-        with open(lock, "rb") as file:
-            fcntl.flock(file, fcntl.LOCK_EX)
+        with open(lock, "r+b") as file:
+            fcntl.lockf(file, fcntl.LOCK_EX)
         freed.set()
 
     threading.Thread(target=take, daemon=True).start()

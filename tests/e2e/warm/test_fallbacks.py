@@ -14,18 +14,12 @@ from pathlib import Path
 
 import pytest
 from tests.e2e.acp.wire import AgentProcess, answer_text, model_env
-from tests.e2e.warm.runtime import IAC_CODE, WarmRuntime, lock_is_free, served_by, wait_for_lock, warm_runtime
+from tests.e2e.warm.runtime import IAC_CODE, WarmRuntime, lock_is_free, served_by, wait_for_lock
 
 from iac_code.warm import wire
+from iac_code.warm.place import try_lock
 
 Behaviour = Callable[[socket.socket], None]
-
-
-@pytest.fixture(scope="module")
-def socket_name(tmp_path_factory, model) -> str:
-    """The name of this installation's warm socket (the same in every runtime directory)."""
-    with warm_runtime() as warm:
-        return warm.start(model_env(model.url, tmp_path_factory.mktemp("config"))).name
 
 
 @pytest.fixture
@@ -119,10 +113,16 @@ def _vanish_after_taking_the_stdio(conn: socket.socket) -> None:
 
 @pytest.fixture
 def fake_warm(runtime, socket_name) -> Iterator[Callable[[Behaviour], None]]:
-    """fake_warm(behaviour): a listener at the warm socket's path that answers one launch that way."""
+    """fake_warm(behaviour): a warm process that answers one launch that way: this process, which runs the
+    launcher's interpreter, holding the warm lock (its pid in it) and listening at the warm socket's path, as
+    the warm process does (the launcher checks all three before it sends anything: test_planted_socket.py)."""
     runtime.directory.mkdir(mode=0o700)
+    path = runtime.directory / socket_name
+    lock = try_lock(str(path.with_suffix(".lock")))
+    assert lock is not None
+    os.write(lock, f"{os.getpid()}\n".encode())
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(runtime.directory / socket_name))
+    listener.bind(str(path))
     listener.listen(1)
 
     def serve(behaviour: Behaviour) -> None:
@@ -135,6 +135,7 @@ def fake_warm(runtime, socket_name) -> Iterator[Callable[[Behaviour], None]]:
 
     yield serve
     listener.close()
+    os.close(lock)
 
 
 @pytest.mark.parametrize("behaviour", [_refuse, _vanish_after_the_request, _vanish_with_the_stdio])

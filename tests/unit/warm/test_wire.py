@@ -68,6 +68,6 @@ def test_other_descriptors_are_refused_and_closed(pair):
     os.close(write)
 
 
-def test_the_peer_is_this_user(pair):
+def test_the_peer_is_this_process_of_this_user(pair):
     left, _ = pair
-    assert wire.peer_uid(left) == os.getuid()
+    assert wire.peer_credentials(left) == (os.getpid(), os.getuid())
