@@ -8,6 +8,7 @@ The table (ask* = allow once / reject once only, asked every time; a remembered 
     claimed_read    run      run           refuse     refuse  ask
     write           ask      run           refuse     refuse  run
     execute         ask      ask           refuse     ask     run
+    unguarded_ex.   ask      ask           refuse     ask     refuse
     external        ask      ask           refuse     refuse  ask
     infra_change    ask*     ask*          refuse     refuse  ask*
     infra_plan      run      run           refuse     refuse  run
@@ -26,6 +27,9 @@ accept-edits), but never in the modes that promise nothing changes, and asked (a
 permissions are bypassed; "external" is any other MCP tool: asked even when bypassing permissions, unless
 the user allowed it always. An MCP tool whose name or annotations say it applies, destroys or deletes
 infrastructure is an "infra_change", like a command that does (mcp/access.py).
+"unguarded_execute" is a command where the guard is missing a protection it needs (guard/README.md, Namespaces:
+the cloud credential files cannot be hidden): asked where a command is, refused rather than run unasked when
+permissions are bypassed, the refusal saying what is missing.
 "infra_plan" is a Terraform/OpenTofu apply bound to a reviewed plan (tools/bound_apply.py): it runs
 only to make the plan, then asks "infra_change" itself with the plan in the question (asked once, with
 what will change, rather than before the plan exists); where nothing may change it is refused as an
@@ -83,6 +87,10 @@ PLAN_MODE_REFUSAL = (
     "Describe the change you would make instead; the user can switch modes to apply it."
 )
 WORKSPACE_CODE_REFUSAL = "not run in read-only or plan mode, where code the workspace ships never runs"
+UNGUARDED_REFUSAL = (
+    "not run unasked: permissions are bypassed, but commands here cannot be kept from your cloud credential "
+    "files (no mount namespaces: see /status). Switch to the default mode to be asked for each command"
+)
 UNTRUSTED_READ_REFUSAL = (
     "Not run in {mode} mode: this tool's MCP server says it is read-only, but the server is not trusted, so "
     'that is only a claim. The user can mark the server "trusted": true in config.json to allow its '
@@ -180,6 +188,13 @@ _TABLE: dict[Access, dict[Mode, Verdict]] = {
         "read-only": _READ_ONLY,
         "plan": _ASK,
         "bypass-permissions": _RUN,
+    },
+    "unguarded_execute": {
+        "default": _ASK,
+        "accept-edits": _ASK,
+        "read-only": _READ_ONLY,
+        "plan": _ASK,
+        "bypass-permissions": Refuse(UNGUARDED_REFUSAL),
     },
     "external": {
         "default": _ASK,

@@ -27,7 +27,19 @@ Category = Literal["read", "write", "execute"]
 # for in the middle of a call ("workspace_code": a read-only tool about to start code the repository ships,
 # e.g. provider plugins). "infra_plan": a Terraform/OpenTofu apply the bash tool binds to a reviewed plan
 # (tools/bound_apply.py): it may run to make the plan, then asks "infra_change" itself, the plan shown.
-Access = Literal["read", "claimed_read", "write", "execute", "external", "infra_change", "infra_plan", "workspace_code"]
+# "unguarded_execute": a command on a machine where the guard cannot hide the cloud credential files from
+# it (no mount namespaces) while there are some: never run unasked, even when permissions are bypassed.
+Access = Literal[
+    "read",
+    "claimed_read",
+    "write",
+    "execute",
+    "unguarded_execute",
+    "external",
+    "infra_change",
+    "infra_plan",
+    "workspace_code",
+]
 Kind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
 
 # Runs a sub-agent on a self-contained task and returns its final answer.

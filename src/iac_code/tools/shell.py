@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iac_code.cloud_credentials import credential_paths
 from iac_code.guard import (
     GUARD_TOKEN,
     AskUser,
@@ -131,7 +132,7 @@ class BashTool:
         # (A missing or non-text command is "execute": run() refuses it before anything runs.)
         if isinstance(command, str) and is_infrastructure_change(command):
             return "infra_plan" if applies_terraform(command) else "infra_change"
-        return "execute"
+        return "unguarded_execute" if credentials_exposed() else "execute"
 
     def title(self, args: dict[str, Any]) -> str:
         description = str(args.get("description") or "").strip()
@@ -179,6 +180,13 @@ class BashTool:
         if run.terminal_id is not None:  # the editor keeps showing a released terminal's output
             result.terminal_id = run.terminal_id
         return result
+
+
+def credentials_exposed() -> bool:
+    """Whether a command here could read the cloud credential files: they exist, and the guard cannot hide
+    them (no mount namespaces). The guard is made (and namespaces probed) on the first call."""
+    guard = process_guard()
+    return guard is not None and not guard.namespaces.usable and bool(credential_paths())
 
 
 def _asker(ctx: ToolContext) -> AskUser | None:

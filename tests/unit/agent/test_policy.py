@@ -25,6 +25,7 @@ TABLE = {
     "claimed_read": ["run", "run", "refuse", "refuse", "ask"],
     "write": ["ask", "run", "refuse", "refuse", "run"],
     "execute": ["ask", "ask", "refuse", "ask", "run"],
+    "unguarded_execute": ["ask", "ask", "refuse", "ask", "refuse"],  # never unasked without its protection
     "external": ["ask", "ask", "refuse", "refuse", "ask"],
     "infra_change": ["ask*", "ask*", "refuse", "refuse", "ask*"],
     "infra_plan": ["run", "run", "refuse", "refuse", "run"],  # the tool then asks infra_change, plan shown
@@ -71,6 +72,12 @@ def test_a_remembered_reject_refuses_wherever_the_tool_would_run_or_ask(access, 
         assert rejected == Refuse(PERMISSION_DENIED)
     else:
         assert _word(rejected) == cell
+
+
+def test_bypassing_permissions_without_the_guards_namespaces_says_what_is_missing():
+    verdict = decide("unguarded_execute", "bypass-permissions", None)
+    assert isinstance(verdict, Refuse)
+    assert "cloud credential files" in verdict.reason and "default mode" in verdict.reason
 
 
 def test_plan_mode_tells_the_model_why():

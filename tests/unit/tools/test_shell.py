@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 from tests.processes import MARK, marked_processes
 
-from iac_code.guard.namespace import probe_namespaces
+from iac_code.guard import Guard
+from iac_code.guard.namespace import NamespaceSupport, probe_namespaces
+from iac_code.tools import shell
 from iac_code.tools.base import ToolContext, ToolError
 from iac_code.tools.shell import BashTool, HeadTailBuffer
 
@@ -186,3 +188,24 @@ async def test_a_command_killed_by_a_signal_reports_its_number(
 )
 def test_access_names_infrastructure_changes(args: dict, access: str) -> None:
     assert BashTool().access(args) == access
+
+
+@pytest.mark.parametrize(("namespaces", "credential_file", "access"), [
+    (False, True, "unguarded_execute"),  # the files could be read: never unasked
+    (True, True, "execute"),  # hidden in each command's namespace
+    (False, False, "execute"),  # nothing to hide: the environment part holds
+])  # fmt: skip
+def test_a_command_that_could_read_the_credential_files_is_judged_unguarded(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, namespaces: bool, credential_file: bool, access: str
+) -> None:
+    if credential_file:
+        (tmp_path / ".aws").mkdir()
+        (tmp_path / ".aws" / "credentials").write_text("[default]\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    guard = Guard(NamespaceSupport(namespaces, "" if namespaces else "not here"))
+    try:
+        monkeypatch.setattr(shell, "process_guard", lambda: guard)
+        assert BashTool().access({"command": "ls"}) == access
+        assert BashTool().access({"command": "kubectl delete pod web-0"}) == "infra_change"
+    finally:
+        guard.close()
