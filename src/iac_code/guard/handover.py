@@ -19,9 +19,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import resource
 import select
 import signal
 import socket
+import struct
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -99,6 +101,7 @@ class HandOver:
         program = self._real_program(request.program)
         if program is None:
             return b"refuse:command not found on the agent's PATH"
+        limits = _limits_of(_peer_pid(shim))  # the command's own (iac_check's memory and CPU bounds)
         try:
             process = subprocess.Popen(
                 contained(program, *request.args),
@@ -111,9 +114,10 @@ class HandOver:
                     GUARD_TOKEN: token,  # what the run starts meets the shims, answered as the command's
                 },
                 start_new_session=True,
+                preexec_fn=lambda: _apply(limits),
             )
-        except OSError as exc:
-            return f"refuse:{program} could not start: {exc.strerror or exc}".encode()
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"refuse:{program} could not start: {getattr(exc, 'strerror', None) or exc}".encode()
         logger.info("guard: %s ran with the cloud credentials", request.program)
         with self._lock:
             self._runs.setdefault(token, set()).add(process)
@@ -160,6 +164,54 @@ def _taken_from_the_command(name: str) -> bool:
     if name in SELECTOR_VARIABLES:  # which of the user's profiles, regions, projects: the line's choice
         return True
     return not (name in UNSAFE_VARIABLES or name.startswith(UNSAFE_PREFIXES) or is_credential_variable(name))
+
+
+# The resource limits a handed run keeps from the command that asked for it.
+HANDED_LIMITS = tuple(
+    getattr(resource, name)
+    for name in (
+        "RLIMIT_AS",
+        "RLIMIT_DATA",
+        "RLIMIT_CPU",
+        "RLIMIT_FSIZE",
+        "RLIMIT_NOFILE",
+        "RLIMIT_NPROC",
+        "RLIMIT_CORE",
+    )
+    if hasattr(resource, name)
+)
+
+
+def _peer_pid(shim: socket.socket) -> int:
+    """The shim's pid, as this process sees it (SO_PEERCRED: pid, uid, gid)."""
+    credentials = shim.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", credentials)[0])
+
+
+def _limits_of(pid: int) -> list[tuple[int, tuple[int, int]]]:
+    """The resource limits of process `pid` (none readable: none kept, the run gets the agent's)."""
+    limits = []
+    for limit in HANDED_LIMITS:
+        try:
+            limits.append((limit, resource.prlimit(pid, limit)))
+        except (OSError, ValueError):
+            continue
+    return limits
+
+
+def _apply(limits: list[tuple[int, tuple[int, int]]]) -> None:
+    """In the handed run's process, before exec: the command's limits (only lowering, never raising)."""
+    for limit, (soft, hard) in limits:
+        hard = _lower(hard, resource.getrlimit(limit)[1])
+        resource.setrlimit(limit, (_lower(soft, hard), hard))
+
+
+def _lower(a: int, b: int) -> int:
+    if a == resource.RLIM_INFINITY:
+        return b
+    if b == resource.RLIM_INFINITY:
+        return a
+    return min(a, b)
 
 
 def _until_exit_or_hang_up(process: subprocess.Popen[bytes], shim: socket.socket) -> bool:

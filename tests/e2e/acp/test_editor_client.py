@@ -23,6 +23,7 @@ from tests.e2e.acp.editor import Editor, editing
 
 from iac_code.skills.discovery import bundled_skills
 from iac_code.skills.skill_file import Skill
+from iac_code.system.processes import contained_in_terminal
 
 BUNDLED_SKILLS = [skill.name for skill in bundled_skills() if isinstance(skill, Skill)]
 
@@ -92,7 +93,12 @@ async def test_bash_runs_in_an_editor_terminal_shown_live_then_waited_for_and_re
     response = await conn.prompt(session_id=session_id, prompt=[text_block("validate")])
     assert response.stop_reason == "end_turn"
     (created,) = editor.created
-    assert (created["command"], created["args"], created["cwd"]) == ("bash", ["-c", command], str(workspace))
+    # the line, started under the agent's reaper when the terminal runs on this machine
+    assert (created["command"], created["args"], created["cwd"]) == (
+        "bash",
+        contained_in_terminal(command),
+        str(workspace),
+    )
     assert "PATH" in created["env"] and "IAC_CODE_API_KEY" not in created["env"], "no model key in the terminal"
     assert editor.shown_running == [True], "the terminal was on the tool call while the command ran"
     lifecycle = [m for m in editor.log if m != "terminal/output"]

@@ -7,6 +7,8 @@ import pytest
 from tests.e2e.acp.wire import updates
 from tests.e2e.acpx.client import only_request, requests, response_to
 
+from iac_code.system.processes import contained_in_terminal
+
 pytestmark = pytest.mark.timeout(600)
 
 
@@ -36,7 +38,7 @@ def test_files_and_commands_go_through_acpx_and_the_plan_is_shown(acpx, model):
     assert only_request(messages, "fs/write_text_file")["params"]["content"] == "# outputs\n"
     assert (acpx.workspace / "outputs.tf").read_text() == "# outputs\n", "acpx wrote it"
     create = only_request(messages, "terminal/create")
-    assert create["params"]["args"] == ["-c", "echo checked; exit 3"]
+    assert create["params"]["args"] == contained_in_terminal("echo checked; exit 3")
     terminal_id = response_to(messages, create)["result"]["terminalId"]
     for method in ("terminal/wait_for_exit", "terminal/release"):
         assert [r["params"]["terminalId"] for r in requests(messages, method)] == [terminal_id]

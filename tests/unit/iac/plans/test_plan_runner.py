@@ -185,7 +185,10 @@ def test_a_session_id_names_a_folder_under_plans_and_nothing_else(tmp_path):
     assert not made.exists() and not (tmp_path / "plans" / "s").exists()
 
 
-def test_a_cancelled_plan_leaves_no_file_and_no_process(terraform, module, store, tmp_path):
+def test_a_cancelled_plan_leaves_no_file_and_no_process(terraform, module, store, tmp_path, monkeypatch):
+    # No credentials under the home: the plan is not handed over (guard/handover.py would run the terraform
+    # of the agent's own PATH, not this slow one).
+    monkeypatch.setenv("HOME", str(tmp_path))
     slow = tmp_path / "bin"
     slow.mkdir()
     marker = uuid.uuid4().hex  # in the fake terraform's environment: its pid inside a PID namespace says nothing
