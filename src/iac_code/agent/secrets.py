@@ -52,8 +52,15 @@ def agent_secrets(settings: Settings) -> dict[str, str]:
     found = {name: value for name, value in settings.env.items() if name in SECRET_VARIABLES}
     found |= cloud_secrets(settings.env)
     found |= {MODEL_KEY: settings.api_key, HTTP_TOKEN: settings.http_token}
-    found[DATABASE_PASSWORD] = urlsplit(settings.database_url).password or "" if settings.database_url else ""
+    found[DATABASE_PASSWORD] = _password(settings.database_url)
     return {name: value for name, value in found.items() if value}
+
+
+def _password(url: str) -> str:
+    try:
+        return urlsplit(url).password or ""
+    except ValueError:  # not a URL: the store refuses it at start
+        return ""
 
 
 def cloud_secrets(environment: Mapping[str, str]) -> dict[str, str]:

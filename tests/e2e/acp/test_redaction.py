@@ -1,7 +1,8 @@
 """A secret a command prints reaches neither the model, nor the client, nor the session store, nor the log: the
 agent's own model key and a cloud secret of its environment, read from a `.env` file in the workspace, plain,
-in base64 (wrapped and not), in hex and reversed; a credentials file's secret key by its shape; an MCP
-server's result holding the key. Checked by decoding every base64 and hex run of what each of them got."""
+in base64 (wrapped and not), in hex and reversed; a credentials file's secret key by its shape; the same
+printed in the editor's terminal; an MCP server's result holding the key. Checked by decoding every base64
+and hex run of what each of them got."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import re
 from pathlib import Path
 
 import pytest
+from acp import text_block
+from acp.schema import ContentToolCallContent, TextContentBlock
+from tests.e2e.acp.editor import Editor, editing
 from tests.e2e.acp.wire import AgentProcess, model_env, updates
 from tests.e2e.mcp.servers import acp_form, fixture_server
 from tests.e2e.mcp.through_agent import allow, call, open_session
@@ -133,3 +137,23 @@ def test_an_mcp_result_holding_the_key_is_redacted(model, tmp_path, workspace):
     (final,) = [u for u in updates(live, "tool_call_update") if u.get("status") == "completed"]
     assert final["rawOutput"]["content"] == [{"type": "text", "text": tool_text}]
     assert revealed(json.dumps(final)) == []
+
+
+async def test_output_of_the_editor_s_terminal_is_redacted_and_shown_as_text(model, tmp_path, secrets_workspace):
+    """The editor ran the command and has its output; the model, the store and the final update do not."""
+    model.add({"tool_calls": [{"name": "bash", "arguments": {"command": COMMAND}}]}, {"text": "done"})
+    editor = Editor()
+    config_dir = tmp_path / "config"
+    env = {"IAC_CODE_API_KEY": MODEL_KEY, "AWS_SECRET_ACCESS_KEY": CLOUD_SECRET}
+    async with editing(editor, model.url, config_dir, **env) as conn:
+        session_id = (await conn.new_session(cwd=str(secrets_workspace), mcp_servers=[])).session_id
+        await conn.prompt(session_id=session_id, prompt=[text_block("show me the settings")])
+    assert len(editor.created) == 1, "the command ran in the editor's terminal"
+    (tool_text,) = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    assert "IAC_CODE_API_KEY=[redacted: IAC_CODE_API_KEY]" in tool_text and revealed(tool_text) == []
+    (final,) = [u for u in editor.of_kind("tool_call_update") if u.status == "completed"]
+    assert final.content == [
+        ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=tool_text))
+    ]
+    stored = b"".join(path.read_bytes() for path in config_dir.rglob("*") if path.is_file())
+    assert revealed(stored.decode(errors="replace")) == []

@@ -84,6 +84,7 @@ def test_the_agent_s_own_secrets_and_the_secret_cloud_credentials_are_the_secret
 
 def test_nothing_configured_is_no_secret(tmp_path):
     assert agent_secrets(Settings(config_dir=tmp_path, env={"HOME": "/home/me", "AWS_REGION": "us-east-1"})) == {}
+    assert agent_secrets(Settings(config_dir=tmp_path, database_url="postgresql://[not-a-url")) == {}
 
 
 def test_the_tokens_file_s_tokens_are_found_and_a_new_one_at_once(tmp_path):
