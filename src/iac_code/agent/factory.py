@@ -9,6 +9,7 @@ from pathlib import Path
 from iac_code.agent.audit import Recorder
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Judge
+from iac_code.agent.secrets import session_redactor
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.config import Settings
 from iac_code.iac.plans.store import session_plans_dir
@@ -72,6 +73,7 @@ def build_loop(
         model=parts.model,
         io=parts.io,
         recorder=parts.recorder,
+        redactor=session_redactor(settings),
         session_id=parts.session_id,
         prices=session_prices(settings).price,
     )

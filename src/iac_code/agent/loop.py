@@ -38,6 +38,7 @@ from iac_code.agent.tool_offer import DEFAULT_SHARE, ToolOffer, found_in
 from iac_code.messages import Message, ToolCall, context_messages, unanswered_tool_calls, user
 from iac_code.observability.record import model_spent, traced_turn, turn_ended
 from iac_code.providers.base import FinishReason, ModelProvider, ProviderError, ToolSchema, Usage
+from iac_code.redaction import Redactor, Shapes
 from iac_code.tools.backends import LocalIO, WorkspaceIO
 from iac_code.tools.base import Category, Tool, ToolResult
 from iac_code.tools.plan import TOOL_NAME as PLAN_TOOL
@@ -88,6 +89,7 @@ class AgentLoop:
         model: str = "",
         io: WorkspaceIO | None = None,
         recorder: Recorder | None = None,
+        redactor: Redactor | None = None,
         session_id: str = "",  # names the turns' spans (empty in a sub-agent: it runs inside its session's)
         prices: Prices = no_prices,  # what the session's model calls cost (agent/spend.py)
     ) -> None:
@@ -102,6 +104,8 @@ class AgentLoop:
         self.session_id = session_id
         self.judge = judge
         self.recorder: Recorder = recorder or NoRecording()  # every decision goes to the audit trail
+        # the session's secrets, out of every tool result (agent/secrets.py); None: the credential shapes only
+        self.redactor = redactor if redactor is not None else Redactor([Shapes()])
         self.history: list[Message] = list(history or [])
         self.spend = Spend.of(self.history, prices)  # a loaded session goes on from what it spent
         # The provider's prompt cache may route by a key: the session's, hashed (it names nothing outside).
@@ -304,7 +308,9 @@ class AgentLoop:
 
     async def _run_tools(self, calls: list[ToolCall], emit: Emit) -> None:
         subagent = (lambda prompt: self._subagent().run(prompt)) if self.allow_subagents else None
-        turn = TurnTools(self.tools, self.workspace, self.io, self.judge, self._append, subagent, self.recorder)
+        turn = TurnTools(
+            self.tools, self.workspace, self.io, self.judge, self._append, subagent, self.recorder, self.redactor
+        )
         await ToolCalls(turn, self._announced, emit).run(calls)
 
     def _subagent(self) -> AgentLoop:
@@ -319,6 +325,7 @@ class AgentLoop:
             tools_share=self.offer.share,
             judge=self.judge,
             recorder=self.recorder,
+            redactor=self.redactor,
             system_prompt=self.system_prompt,
             max_turns=self.max_turns,
             max_tokens=self.max_tokens,

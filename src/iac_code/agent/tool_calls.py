@@ -26,9 +26,11 @@ from iac_code.agent.events import (
     ToolUseStart,
 )
 from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, JudgedCall, Refuse, Verdict
+from iac_code.agent.secrets import redacted_result
 from iac_code.agent.subagent import follow_subagent
 from iac_code.messages import Message, ToolCall
 from iac_code.observability.record import permission_decided, tool_call, tool_call_not_run
+from iac_code.redaction import Redactor, Shapes
 from iac_code.sessions.audit import AuditUnavailable
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.base import (
@@ -73,6 +75,8 @@ class TurnTools:
     # a sub-agent's turn for a prompt; None inside a sub-agent (delegation stops at one level)
     subagent: Callable[[str], AsyncGenerator[Event, None]] | None
     recorder: Recorder = field(default_factory=NoRecording)  # the audit trail of decisions (agent/audit.py)
+    # the session's secrets, out of every result (agent/secrets.py); by default only the credential shapes
+    redactor: Redactor = field(default_factory=lambda: Redactor([Shapes()]))
 
 
 class ToolCalls:
@@ -231,8 +235,9 @@ class ToolCalls:
             return ToolResult(f"Tool '{call.name}' failed: {type(exc).__name__}: {exc}", is_error=True)
 
     async def _finish(self, call: ToolCall, result: ToolResult) -> None:
-        """The one place a finished call's record is made: the history keeps it, and the client is
-        shown it (a replay shows the same record)."""
+        """The one place a finished call's record is made: the history keeps it (the model and the store
+        read it there), and the client is shown it (a replay shows the same record); secrets redacted first."""
+        result = redacted_result(result, self._turn.redactor)
         await self._turn.recorder.finished(call, result)  # an infrastructure change's exit status
         message = announced_result(result, call, self._announced)
         self._turn.append(message)

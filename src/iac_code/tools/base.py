@@ -128,6 +128,9 @@ class ToolResult:
     # read images gets a marker instead (providers/images.py). The client sees images through `content`.
     images: list[Image] = field(default_factory=list)
     exit_code: int | None = None  # a command's exit status, for the audit trail; None: not a command, or killed
+    # Secret values only this call knows (name → value: the guard's token of a bash call), redacted from the
+    # result with the session's own (agent/secrets.py) before anyone sees it; never recorded.
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
 
     def record(self, call: ToolCall, *, title: str = "", kind: str = "") -> Message:
         """The result as the history keeps it: what the model reads, and what the client is shown (title

@@ -52,7 +52,7 @@ from iac_code.tools.workspace import shorten
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 READ_CHUNK = 64 * 1024
-WITHHELD_TOKEN = "[the guard's token]"
+GUARD_TOKEN_NAME = "the guard's token"
 
 guard_checks_commands()  # the checks' commands too (system/processes.command_environment), from here on
 
@@ -172,9 +172,9 @@ class BashTool:
                 decision.close()
         if decision.interruption is not None:  # the user cancelled the turn at the shim's question
             raise decision.interruption
-        if token := env.get(GUARD_TOKEN):  # `env` would print it: the model has no use for it
-            run.output = run.output.replace(token, WITHHELD_TOKEN)
         result = bash_result(run, timeout)
+        if token := env.get(GUARD_TOKEN):  # `env` would print it: redacted with the session's secrets
+            result.secrets[GUARD_TOKEN_NAME] = token
         if approved is not None and approved.contract is not None:
             result = applied_result(result, approved, run.output, self.plans)
         if run.terminal_id is not None:  # the editor keeps showing a released terminal's output

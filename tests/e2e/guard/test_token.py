@@ -5,7 +5,8 @@ from __future__ import annotations
 from tests.e2e.test_headless import run
 from tests.fakes.openai_server import ScriptedOpenAI
 
-from iac_code.tools.shell import WITHHELD_TOKEN
+from iac_code.redaction import marker
+from iac_code.tools.shell import GUARD_TOKEN_NAME
 
 
 def test_the_token_is_withheld_from_the_output(workspace):
@@ -14,4 +15,4 @@ def test_the_token_is_withheld_from_the_output(workspace):
         result = run(workspace, model, "-p", "show it", "--yes")
     assert result.returncode == 0, result.stderr
     (output,) = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
-    assert output == f"IAC_CODE_GUARD_TOKEN={WITHHELD_TOKEN}\nExit code: 0"
+    assert output == f"IAC_CODE_GUARD_TOKEN={marker(GUARD_TOKEN_NAME)}\nExit code: 0"
