@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from iac_code.cloud_credentials import is_credential_variable
 from iac_code.guard import Guard, refuse_changes
 from iac_code.guard.namespace import NamespaceSupport
 from iac_code.system.processes import command_environment
@@ -35,6 +36,14 @@ def _timed(run: Callable[[], object]) -> float:
     start = time.perf_counter()
     run()
     return time.perf_counter() - start
+
+
+def _with_a_credential(run: Callable[[], object]) -> object:
+    os.environ["AWS_SECRET_ACCESS_KEY"] = "bench-only-not-a-secret"
+    try:
+        return run()
+    finally:
+        del os.environ["AWS_SECRET_ACCESS_KEY"]
 
 
 def main(rounds: int) -> None:
@@ -53,7 +62,11 @@ def main(rounds: int) -> None:
         # An approved change, handed over: every run allowed, and a credential to hand.
         handed = dict(plain)
         path_only.environment(handed, path_only.register(lambda request: None))
-        os.environ["AWS_SECRET_ACCESS_KEY"] = "bench-only-not-a-secret"
+        # No credentials but the one the handed-over variant is given while it runs (the guard reads them live
+        # when nothing was withheld): the other variants measure the shim running the program itself.
+        os.environ["HOME"] = scratch
+        for name in [name for name in os.environ if is_credential_variable(name)]:
+            del os.environ[name]
 
         def terraform_plan(env: dict[str, str]) -> Callable[[], object]:
             return lambda: subprocess.run(["terraform", "plan"], env=env, check=True)
@@ -69,8 +82,8 @@ def main(rounds: int) -> None:
             "the shim's floor: python -IS -c pass": lambda: subprocess.run([python, "-IS", "-c", "pass"], check=True),
             "terraform plan, the real binary": terraform_plan(plain),
             "terraform plan, through the PATH shim": terraform_plan(shimmed),
-            "terraform apply, handed over with credentials": lambda: subprocess.run(
-                ["terraform", "apply"], env=handed, check=True
+            "terraform apply, handed over with credentials": lambda: _with_a_credential(
+                lambda: subprocess.run(["terraform", "apply"], env=handed, check=True)
             ),
             "bash `true`, no guard": bash_true(plain),
             "bash `true`, PATH shims": bash_true(shimmed),
