@@ -21,19 +21,25 @@ import logging
 import os
 import resource
 import select
+import shutil
 import signal
 import socket
-import struct
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from iac_code.cloud_credentials import SELECTOR_VARIABLES, credential_paths, is_credential_variable
+from iac_code.cloud_credentials import (
+    SELECTOR_VARIABLES,
+    credential_paths,
+    is_credential_variable,
+    without_credentials,
+)
 from iac_code.credentials import held_cloud_credentials, without_secrets
 from iac_code.guard.channel import ShimRequest
 from iac_code.guard.shim import GUARD_TOKEN
 from iac_code.infra_commands import GUARDED_PROGRAMS, changes_argv, read_only_form
+from iac_code.system.peers import peer_credentials
 from iac_code.system.processes import REAPER_GRACE, contained
 from iac_code.system.reaper import MOUNT_PLAN_VARIABLE
 
@@ -101,7 +107,7 @@ class HandOver:
         program = self._real_program(request.program)
         if program is None:
             return b"refuse:command not found on the agent's PATH"
-        limits = _limits_of(_peer_pid(shim))  # the command's own (iac_check's memory and CPU bounds)
+        limits = _limits_of(shim)  # the command's own (iac_check's memory and CPU bounds)
         try:
             process = subprocess.Popen(
                 contained(program, *request.args),
@@ -139,13 +145,9 @@ class HandOver:
 
     def _real_program(self, name: str) -> str | None:
         """`name` on the agent's own PATH: absolute entries only, the guard's directory never."""
-        for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
-            if not os.path.isabs(entry) or entry.startswith(self._guard_directory):
-                continue
-            candidate = os.path.join(entry, name)
-            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-                return candidate
-        return None
+        entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
+        trusted = [entry for entry in entries if os.path.isabs(entry) and not entry.startswith(self._guard_directory)]
+        return shutil.which(name, path=os.pathsep.join(trusted)) if trusted else None
 
 
 def handed_environment(
@@ -153,7 +155,7 @@ def handed_environment(
 ) -> dict[str, str]:
     """The environment of a handed run: the agent's, the command's safe variables over it, the credentials,
     and the shims' directory first on the agent's PATH."""
-    env = {name: value for name, value in without_secrets(agent).items() if not is_credential_variable(name)}
+    env = without_credentials(without_secrets(agent))
     env.update(credentials)
     env.update({name: value for name, value in command.items() if _taken_from_the_command(name)})
     env["PATH"] = os.pathsep.join([links, env.get("PATH", os.defpath)])
@@ -167,29 +169,24 @@ def _taken_from_the_command(name: str) -> bool:
 
 
 # The resource limits a handed run keeps from the command that asked for it.
-HANDED_LIMITS = tuple(
-    getattr(resource, name)
-    for name in (
-        "RLIMIT_AS",
-        "RLIMIT_DATA",
-        "RLIMIT_CPU",
-        "RLIMIT_FSIZE",
-        "RLIMIT_NOFILE",
-        "RLIMIT_NPROC",
-        "RLIMIT_CORE",
-    )
-    if hasattr(resource, name)
+HANDED_LIMITS = (
+    resource.RLIMIT_AS,
+    resource.RLIMIT_DATA,
+    resource.RLIMIT_CPU,
+    resource.RLIMIT_FSIZE,
+    resource.RLIMIT_NOFILE,
+    resource.RLIMIT_NPROC,
+    resource.RLIMIT_CORE,
 )
 
 
-def _peer_pid(shim: socket.socket) -> int:
-    """The shim's pid, as this process sees it (SO_PEERCRED: pid, uid, gid)."""
-    credentials = shim.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return int(struct.unpack("3i", credentials)[0])
-
-
-def _limits_of(pid: int) -> list[tuple[int, tuple[int, int]]]:
-    """The resource limits of process `pid` (none readable: none kept, the run gets the agent's)."""
+def _limits_of(shim: socket.socket) -> list[tuple[int, tuple[int, int]]]:
+    """The resource limits of the shim at the other end of `shim` (none readable: none kept, the run gets
+    the agent's)."""
+    peer = peer_credentials(shim)
+    if peer is None:
+        return []
+    pid, _ = peer
     limits = []
     for limit in HANDED_LIMITS:
         try:

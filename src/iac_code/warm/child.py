@@ -20,6 +20,7 @@ import traceback
 from typing import Any, NoReturn
 
 from iac_code.credentials import SECRET_VARIABLES, without_secrets
+from iac_code.system.peers import peer_credentials
 from iac_code.warm import wire
 
 
@@ -44,7 +45,7 @@ def _reset_signals() -> None:
 
 
 def _serve(connection: socket.socket, material: str) -> int:
-    launcher = wire.peer_credentials(connection)
+    launcher = peer_credentials(connection)
     if launcher is None or launcher[1] != os.getuid():
         return 0
     connection.settimeout(wire.HANDSHAKE_SECONDS)

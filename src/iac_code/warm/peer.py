@@ -16,13 +16,13 @@ import os
 import socket
 import sys
 
-from iac_code.warm import wire
+from iac_code.system.peers import peer_credentials
 from iac_code.warm.place import lock_holder
 
 
 def doubt(sock: socket.socket, lock_path: str) -> str | None:
     """Why the listener `sock` is connected to is not this key's warm process; None when it is."""
-    credentials = wire.peer_credentials(sock)
+    credentials = peer_credentials(sock)
     if credentials is None:
         return "the warm socket's listener cannot be told"
     pid, uid = credentials

@@ -72,21 +72,6 @@ def receive_stdio(sock: socket.socket) -> list[int]:
     return fds
 
 
-def peer_credentials(sock: socket.socket) -> tuple[int, int] | None:
-    """The pid and user id at the other end (Linux's SO_PEERCRED), as the kernel recorded them when the
-    connection was made: for the launcher, the process that called listen() (the warm process, not the
-    child it forks to accept); for the child, the launcher. None where they cannot be told."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
-    credentials = struct.Struct("3i")  # pid, uid, gid
-    try:
-        pid, uid, _ = credentials.unpack(sock.getsockopt(socket.SOL_SOCKET, option, credentials.size))
-    except OSError:
-        return None
-    return int(pid), int(uid)
-
-
 def _read(sock: socket.socket, size: int, *, at_start: bool) -> bytes | None:
     chunks: list[bytes] = []
     left = size

@@ -66,8 +66,3 @@ def test_other_descriptors_are_refused_and_closed(pair):
         wire.receive_stdio(right)
     os.close(read)
     os.close(write)
-
-
-def test_the_peer_is_this_process_of_this_user(pair):
-    left, _ = pair
-    assert wire.peer_credentials(left) == (os.getpid(), os.getuid())
