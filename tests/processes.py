@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+POLL = 0.02
 
 
 def process_alive(pid: int) -> bool:
@@ -16,13 +20,28 @@ def process_alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def gone_within(pid: int, seconds: float) -> bool:
+def within(seconds: float, condition: Callable[[], object]) -> bool:
+    """Whether `condition` holds within `seconds` (looked at every POLL seconds, and once more at the end)."""
     deadline = time.monotonic() + seconds
-    while process_alive(pid):
+    while not condition():
         if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
+            return bool(condition())
+        time.sleep(POLL)
     return True
+
+
+async def eventually(seconds: float, condition: Callable[[], object]) -> bool:
+    """`within` for a test on an event loop, which must keep running meanwhile."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return bool(condition())
+        await asyncio.sleep(POLL)
+    return True
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    return within(seconds, lambda: not process_alive(pid))
 
 
 def wait_for_text(path: Path, seconds: float = 10) -> str:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 
 from tests.e2e.acp.wire import Agents, select
-from tests.processes import MARK, marked_processes
+from tests.processes import MARK, marked_processes, within
 
 # A background job, one that left the session with setsid, and the shell that waits on a foreground child,
 # all marked (tests/processes.py: their pids inside the command's PID namespace say nothing out here).
@@ -25,16 +24,10 @@ def test_killing_the_agent_ends_what_its_commands_started(model, tmp_path, works
     agent.start_request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
     request, _ = agent.until(lambda m: m.get("method") == "session/request_permission")
     agent.answer(request, select("allow_once")(request))
-    deadline = time.monotonic() + 10
-    while len(marked_processes(marker)) < 4 and time.monotonic() < deadline:  # 3 sleeps and the shell
-        time.sleep(0.02)
-    assert len(marked_processes(marker)) == 4
+    assert within(10, lambda: len(marked_processes(marker)) == 4)  # 3 sleeps and the shell
 
     agent.proc.kill()
     agent.proc.wait(10)
 
-    deadline = time.monotonic() + 3
-    while marked_processes(marker) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert marked_processes(marker) == []
+    assert within(3, lambda: marked_processes(marker) == [])
     agents.close_all(killed_ok=True)

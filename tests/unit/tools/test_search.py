@@ -3,7 +3,7 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.processes import process_alive
+from tests.processes import eventually, process_alive
 
 from iac_code.tools import search
 from iac_code.tools.base import ToolContext, ToolError
@@ -136,22 +136,6 @@ def test_titles() -> None:
     assert GrepTool().title({"pattern": "vpc", "path": "modules"}) == "Search 'vpc' in modules"
 
 
-async def wait_for_file(path: Path) -> str:
-    for _ in range(500):
-        if path.exists() and path.read_text().strip():
-            return path.read_text().strip()
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"{path} never appeared")
-
-
-async def gone_within(pid: int, seconds: float) -> bool:
-    for _ in range(int(seconds / 0.02)):
-        if not process_alive(pid):
-            return True
-        await asyncio.sleep(0.02)
-    return not process_alive(pid)
-
-
 async def test_cancelling_a_search_kills_ripgrep_and_its_group(
     ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -160,8 +144,10 @@ async def test_cancelling_a_search_kills_ripgrep_and_its_group(
     slow_rg.chmod(0o755)
     monkeypatch.setattr(search, "ripgrep_path", lambda: str(slow_rg))
     task = asyncio.create_task(GrepTool().run({"pattern": "x"}, ctx))
-    child = int(await wait_for_file(workspace.parent / "rg-child.pid"))
+    pid_file = workspace.parent / "rg-child.pid"
+    assert await eventually(5.0, lambda: pid_file.exists() and pid_file.read_text().strip())
+    child = int(pid_file.read_text())
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await gone_within(child, 1.0)
+    assert await eventually(1.0, lambda: not process_alive(child))

@@ -4,7 +4,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from tests.processes import MARK, marked_processes
+from tests.processes import MARK, eventually, marked_processes
 
 from iac_code.guard import Guard
 from iac_code.guard.namespace import NamespaceSupport, probe_namespaces
@@ -28,19 +28,12 @@ def marker() -> str:
 
 
 async def marked_running(marker: str, count: int = 1) -> None:
-    for _ in range(500):
-        if len(marked_processes(marker)) >= count:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"the command's processes marked {marker} never started")
+    started = await eventually(5.0, lambda: len(marked_processes(marker)) >= count)
+    assert started, f"the command's processes marked {marker} never started"
 
 
 async def marked_gone_within(marker: str, seconds: float) -> bool:
-    for _ in range(int(seconds / 0.02)):
-        if not marked_processes(marker):
-            return True
-        await asyncio.sleep(0.02)
-    return not marked_processes(marker)
+    return await eventually(seconds, lambda: not marked_processes(marker))
 
 
 async def test_output_and_exit_code(ctx: ToolContext) -> None:

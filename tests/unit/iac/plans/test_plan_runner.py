@@ -10,12 +10,11 @@ import shutil
 import stat
 import subprocess
 import threading
-import time
 import uuid
 from pathlib import Path
 
 import pytest
-from tests.processes import MARK, marked_processes
+from tests.processes import MARK, marked_processes, within
 
 from iac_code.iac.plans.runner import (
     PlanFailed,
@@ -209,10 +208,7 @@ def test_a_cancelled_plan_leaves_no_file_and_no_process(terraform, module, store
         return running
 
     assert asyncio.run(cancelled()), "the fake terraform never ran"
-    deadline = time.monotonic() + 2.0
-    while marked_processes(marker) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert marked_processes(marker) == []
+    assert within(2.0, lambda: marked_processes(marker) == [])
     assert list(store.directory.iterdir()) == []
 
 
