@@ -184,9 +184,11 @@ class BashTool:
 
 def credentials_exposed() -> bool:
     """Whether a command here could read the cloud credential files: they exist, and the guard cannot hide
-    them (no mount namespaces). The guard is made (and namespaces probed) on the first call."""
+    them (no mount namespaces). Files first: only then is the guard made (its namespaces probed, once)."""
+    if not credential_paths():
+        return False
     guard = process_guard()
-    return guard is not None and not guard.namespaces.usable and bool(credential_paths())
+    return guard is not None and not guard.namespaces.usable
 
 
 def _asker(ctx: ToolContext) -> AskUser | None:
