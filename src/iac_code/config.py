@@ -48,6 +48,10 @@ ENV_KEYS = {
     "jwt_audience": "IAC_CODE_JWT_AUDIENCE",
     "jwt_roles_claim": "IAC_CODE_JWT_ROLES_CLAIM",
     "jwt_admin_role": "IAC_CODE_JWT_ADMIN_ROLE",
+    # A shared server (issue 37): where a principal may open sessions, what a client's MCP servers may run and reach.
+    "workspace_roots": "IAC_CODE_WORKSPACE_ROOTS",
+    "client_mcp_commands": "IAC_CODE_CLIENT_MCP_COMMANDS",
+    "client_mcp_networks": "IAC_CODE_CLIENT_MCP_NETWORKS",
     # The per-user warm process of `iac-code acp` on stdio (issue 24, warm/): the launcher reads IAC_CODE_WARM
     # (and config.json's "warm") itself, before this module is imported.
     "warm": "IAC_CODE_WARM",
@@ -116,6 +120,13 @@ class Settings:
     jwt_audience: str = ""  # the `aud` a JWT must carry (required with jwks)
     jwt_roles_claim: str = "roles"  # the claim listing a JWT's roles (a list of strings, or one string)
     jwt_admin_role: str = "admin"  # the role in it that makes the principal an admin
+    # A shared server (issue 37; the local user of stdio, or of an HTTP server without authentication, is never
+    # held by these): the directories each principal may open sessions under, by principal name, "*" for the
+    # others (an admin only when named); absolute paths of the commands a client's stdio MCP servers may run;
+    # addresses and networks (CIDR) a client's http/sse MCP servers may reach though private, loopback, ….
+    workspace_roots: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    client_mcp_commands: tuple[str, ...] = ()
+    client_mcp_networks: tuple[str, ...] = ()
     warm: str = "auto"  # "auto": `iac-code acp` on stdio hands off to a warm process (started if none); "off"
     warm_idle_seconds: float = 600  # a warm process with no launch for this long exits
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
@@ -224,6 +235,10 @@ def _read_config_file(path: Path) -> dict[str, Any]:
 def _coerce(source: str, raw: Any, type_name: Any) -> Any:
     if type_name == "bool | None":
         return _switch(source, raw)
+    if type_name == "tuple[str, ...]":
+        return _strings(source, raw)
+    if type_name == "dict[str, tuple[str, ...]]":
+        return _strings_by_name(source, raw)
     try:
         if type_name in ("int", int):
             return int(raw)
@@ -232,6 +247,23 @@ def _coerce(source: str, raw: Any, type_name: Any) -> Any:
     except (TypeError, ValueError):
         raise ConfigError(f"{source} must be a number, got {raw!r}") from None
     return str(raw)
+
+
+def _strings(source: str, raw: Any) -> tuple[str, ...]:
+    """A list setting: a JSON list of strings in config.json, comma-separated in the environment."""
+    items = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(items, list | tuple) or not all(isinstance(item, str) for item in items):
+        raise ConfigError(f"{source} must be a list of strings, got {raw!r}")
+    return tuple(item.strip() for item in items if item.strip())
+
+
+def _strings_by_name(source: str, raw: Any) -> dict[str, tuple[str, ...]]:
+    """Lists by principal name: a JSON object of lists, or one list (the environment's form) for "*", everyone."""
+    if not isinstance(raw, dict):
+        return {"*": _strings(source, raw)}
+    if not all(isinstance(name, str) for name in raw):
+        raise ConfigError(f"{source} must map principal names to lists")
+    return {name: _strings(f"{source} ({name})", items) for name, items in raw.items()}
 
 
 def _switch(source: str, raw: Any) -> bool:

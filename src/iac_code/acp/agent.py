@@ -25,6 +25,7 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from iac_code.acp.client_io import workspace_io
+from iac_code.acp.client_mcp import ClientMcp
 from iac_code.acp.config_options import MODE_IDS, config_options, model_choices, session_state
 from iac_code.acp.handshake import initialize_result
 from iac_code.acp.outbox import Outbox
@@ -33,13 +34,14 @@ from iac_code.acp.prompt import PromptBlock
 from iac_code.acp.residency import Residency
 from iac_code.acp.responses import ForkSession, LoadSession, NewSession, ResumeSession
 from iac_code.acp.session import ConnectionPeer, Session, SessionUpdate
+from iac_code.acp.workspaces import admitted_workspace
 from iac_code.agent.factory import LoopParts, build_loop
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Mode, is_mode
 from iac_code.agent.rules import RulesError, load_rules
 from iac_code.agent.session import Session as SessionCore
 from iac_code.config import ConfigError, Settings
-from iac_code.errors import AuthRequired, InvalidParams, SessionNotFound
+from iac_code.errors import AuthRequired, InvalidParams, SessionNotFound, Unavailable
 from iac_code.iac.plans.store import discard_session_plans
 from iac_code.mcp import hub_for_session
 from iac_code.messages import Message
@@ -86,6 +88,7 @@ class IacAgent:
         # Each session's MCP servers as its client sent them, in memory only (env and headers may hold
         # secrets), so that a session reloaded after idling starts them again.
         self._client_servers: dict[str, list[Any]] = {}
+        self._client_mcp = ClientMcp(settings, principal, store)  # what this principal's clients may start
 
     def attach(self, connection: Connection) -> None:
         self._peer = ConnectionPeer(connection)
@@ -108,9 +111,10 @@ class IacAgent:
         return None
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> NewSession:
-        workspace = _workspace(cwd)
+        workspace = self._workspace(cwd)
+        servers = await self._client_mcp.admitted(mcp_servers or [], workspace)
         session_id = _new_id()
-        session = self._open(session_id, workspace, mcp_servers or [])
+        session = self._open(session_id, workspace, servers)
         if self._store is not None:
             record = SessionRecord(session_id, str(workspace), model=session.core.model, owner=self.principal.name)
             await self._store.create(record)
@@ -124,7 +128,7 @@ class IacAgent:
         live = self.sessions.get(session_id)
         if live is not None and live.busy:
             raise InvalidParams("sessionId", "a prompt is running for this session")
-        session = await self._restore(session_id, _workspace(cwd), mcp_servers or [])
+        session = await self._restore(session_id, cwd, mcp_servers or [])
         await session.replay()
         await session.core.announce_commands()
         return LoadSession.model_validate(self._state(session))
@@ -132,21 +136,22 @@ class IacAgent:
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> ResumeSession:
-        session = await self._restore(session_id, _workspace(cwd), mcp_servers or [])
+        session = await self._restore(session_id, cwd, mcp_servers or [])
         await session.core.announce_commands()
         return ResumeSession.model_validate(self._state(session))  # no sessionId: the client already has it
 
     async def fork_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> ForkSession:
-        workspace = _workspace(cwd)
+        workspace = self._workspace(cwd)
+        servers = await self._client_mcp.admitted(mcp_servers or [], workspace)
         store = await self._stored_record(session_id, workspace)
         fork_id = _new_id()
         if (source := self.sessions.get(session_id)) is not None:
             await source.flush()
         await store.fork(session_id, fork_id, owner=self.principal.name)  # the log so far: complete messages only
         record, history = await store.load(fork_id)
-        session = self._open(fork_id, workspace, mcp_servers or [], record, history)
+        session = self._open(fork_id, workspace, servers, record, history)
         session = await self._bring_up(session, fresh=True)
         return ForkSession.model_validate({"sessionId": fork_id, **self._state(session)})
 
@@ -261,9 +266,11 @@ class IacAgent:
         self._residency.touch(session_id)
         return session
 
-    async def _restore(self, session_id: str, workspace: Path, mcp_servers: list[Any]) -> Session:
+    async def _restore(self, session_id: str, cwd: str, mcp_servers: list[Any]) -> Session:
         """The session live in this connection, or rebuilt from the store (after a restart, a close,
         an eviction, or from another connection of this process, which then loses it)."""
+        workspace = self._workspace(cwd)
+        mcp_servers = await self._client_mcp.admitted(mcp_servers, workspace)
         session = self.sessions.get(session_id)
         if session is not None:
             _check_cwd(session_id, str(session.cwd), workspace)
@@ -298,6 +305,11 @@ class IacAgent:
         if (live := self.sessions.get(session.id)) is not None:
             session.release()
             return live
+        try:
+            await self._client_mcp.record_starts(session.id, self._client_servers.get(session.id, []))
+        except Unavailable:
+            session.release()
+            raise
         self._residency.add(session)
         if fresh:
             self._outbox.hold(session.id)
@@ -320,7 +332,13 @@ class IacAgent:
         mode: Mode = record.mode if record is not None and is_mode(record.mode) else "default"
         settings = self.settings
         try:
-            rules = load_rules(workspace, settings.permissions, settings.trusted_projects, settings.config_dir)
+            rules = load_rules(
+                workspace,
+                settings.permissions,
+                settings.trusted_projects,
+                settings.config_dir,
+                principal=self.principal,
+            )
         except RulesError as exc:  # a bad rule in the project's .iac-code/settings.json, named with its file
             raise InvalidParams("cwd", str(exc)) from None
         try:
@@ -352,6 +370,9 @@ class IacAgent:
             raise AuthRequired(str(exc), {"config": str(exc)}) from None
         self._client_servers[session_id] = mcp_servers
         return session
+
+    def _workspace(self, cwd: str) -> Path:
+        return admitted_workspace(self.settings, self.principal, cwd)
 
     async def _client_request(self, method: str, params: dict[str, Any]) -> Any:
         assert self._peer is not None
@@ -402,16 +423,3 @@ def _new_id() -> str:
 def _check_cwd(session_id: str, recorded: str, workspace: Path) -> None:
     if os.path.normpath(recorded) != str(workspace):
         raise InvalidParams("cwd", f"session {session_id} belongs to {recorded}")
-
-
-def _workspace(cwd: str) -> Path:
-    path = Path(cwd)
-    if not path.is_absolute():
-        raise InvalidParams("cwd", f"must be an absolute path, got {cwd!r}")
-    try:
-        if not path.is_dir():
-            raise InvalidParams("cwd", f"no such directory: {cwd}")
-        return path.resolve()
-    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a loop: is_dir() raises for some
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise InvalidParams("cwd", f"not a usable directory ({reason}): {cwd[:200]}") from None

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.acp.config_options import model_choices, session_state
+from iac_code.acp.workspaces import admitted_workspace
 from iac_code.agent.rule_files import project_files
 from iac_code.config import ConfigError, Settings
+from iac_code.errors import InvalidParams
 from iac_code.principals import LOCAL
 from iac_code.providers.lazy import LazyProvider
 from iac_code.providers.presets import available_models
@@ -36,8 +38,8 @@ class EarlySessions:
     async def answer(self, message: Message) -> Message | None:
         """The response to a `session/new` if it can be given now, else None (the SDK will answer it)."""
         workspace = plain_new_session_workspace(message)
-        if workspace is None or project_files(workspace):
-            return None  # (the agent reads and checks a project's permission rules)
+        if workspace is None or project_files(workspace) or not self._admitted(workspace):
+            return None  # (the agent reads and checks a project's permission rules, and says what is refused)
         try:
             model = LazyProvider(self._settings).model  # the model a session/new of the agent starts with
             store = await self._store()
@@ -49,6 +51,14 @@ class EarlySessions:
         logger.debug("answered session/new %r while the SDK loads: %s", message["id"], session_id)
         state = session_state("default", model, model_choices(model, available_models(self._settings)))
         return _response(message, {"sessionId": session_id, **state})
+
+    def _admitted(self, workspace: Path) -> bool:
+        """The agent's own checks of a cwd (acp/workspaces.py): one it refuses is left for it to answer."""
+        try:
+            admitted_workspace(self._settings, LOCAL, str(workspace))
+        except InvalidParams:
+            return False
+        return True
 
     async def _store(self) -> SessionStore:
         if self.store is None:

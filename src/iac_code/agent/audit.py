@@ -137,6 +137,32 @@ class TrailRecorder:
         return value
 
 
+async def record_server_start(
+    trail: AuditTrail, principal: str, session_id: str, server: str, argv: list[str], source: str
+) -> None:
+    """A client-sent stdio MCP server a shared server is about to start, as a decision row (tool `mcp_server`):
+    its name and argv (secrets redacted; the digest covers them whole), and what allowed it (`source`).
+    AuditUnavailable when it could not be written: the server must not start."""
+    arguments: dict[str, Any] = {"server": server, "argv": argv}
+    recorder = TrailRecorder(trail, session_id, lambda: principal)
+    record = AuditRecord(
+        kind="decision",
+        principal=principal,
+        session=session_id,
+        tool="mcp_server",
+        digest=arguments_digest(arguments),
+        arguments=recorder.short_form(arguments),
+        decision="allowed",
+        source=source,
+    )
+    try:
+        await trail.append(record)
+    except AuditUnavailable:
+        raise
+    except Exception as exc:
+        raise AuditUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+
 def arguments_digest(arguments: dict[str, Any]) -> str:
     """sha256 of the arguments as canonical JSON (sorted keys, ASCII): the same arguments, the same digest."""
     return hashlib.sha256(json.dumps(arguments, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

@@ -5,7 +5,9 @@ project file `.iac-code/settings.json` from the repository root (the nearest `.g
 (the same shape). Deny beats ask beats allow, whatever the file. A project file's deny and ask rules always
 hold; its allow rules only when the user trusts the project (a cloned repository must not allow itself
 `Bash(*)`): the workspace is in config.json's `trustedProjects` (directories), or the user trusted it
-with `/permissions trust` (remembered in `<config dir>/trusted-projects.json`). A Plan rule only denies or
+with `/permissions trust` (remembered in `<config dir>/trusted-projects.json`; on a shared server, each
+principal's own in `<config dir>/trusted-projects-by-principal.json`: bob's trust is never alice's, nor the
+local user's). A Plan rule only denies or
 asks: an infrastructure change is never approved by a rule. A bad entry is a `RulesError` naming the file
 and the entry, at start-up (the user's) or when a session opens the workspace (the project's).
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +24,11 @@ from pathlib import Path
 from iac_code.agent.policy import JudgedCall, RuleDecision, RuleHit
 from iac_code.agent.rule_files import project_files
 from iac_code.agent.rule_patterns import CallView, Pattern, RuleError, parse_pattern
+from iac_code.principals import LOCAL, Principal, is_shared
 
 TRUST_FILE = "trusted-projects.json"
+PRINCIPALS_TRUST_FILE = "trusted-projects-by-principal.json"  # {"principals": {"<name>": ["<dir>", …]}}
+_WRITING = threading.Lock()
 DECISIONS: tuple[RuleDecision, ...] = ("deny", "ask", "allow")
 
 
@@ -190,6 +196,7 @@ def load_rules(
     config_dir: Path,
     *,
     remembered_trust: bool = True,
+    principal: Principal = LOCAL,
 ) -> Rules:
     """The rules in force for `workspace`; RulesError for a bad entry in any file. `remembered_trust`: whether
     the user's earlier `/permissions trust` counts (headless: only `trustedProjects` does)."""
@@ -199,7 +206,7 @@ def load_rules(
     projects = [parse_permissions(_read_project_file(file), file) for file in files]
     trusted_dirs = trusted_directories(trusted_projects, config_file)
     if remembered_trust:
-        trusted_dirs += remembered_trusted(config_dir)
+        trusted_dirs += remembered_trusted(config_dir, principal)
     here = workspace.resolve()
     trusted = any(here == d or d in here.parents for d in trusted_dirs)
     project_allow = [rule for project in projects for rule in project["allow"]]
@@ -224,23 +231,58 @@ def _read_project_file(file: Path) -> object:
     return data.get("permissions")
 
 
-def remembered_trusted(config_dir: Path) -> list[Path]:
-    """The projects the user trusted with /permissions trust."""
-    try:
-        data = json.loads((config_dir / TRUST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []  # none yet (an unreadable file trusts nothing)
-    projects = data.get("projects") if isinstance(data, dict) else None
-    return [Path(p) for p in projects if isinstance(p, str)] if isinstance(projects, list) else []
+def remembered_trusted(config_dir: Path, principal: Principal = LOCAL) -> list[Path]:
+    """The projects `principal` trusted with /permissions trust."""
+    return [Path(p) for p in _trusted_by(config_dir, principal)]
 
 
-def remember_trust(config_dir: Path, workspace: Path) -> None:
-    """Trust the project at `workspace` from now on (its allow rules apply), written atomically."""
-    projects = [str(p) for p in remembered_trusted(config_dir)]
+def remember_trust(config_dir: Path, workspace: Path, principal: Principal = LOCAL) -> None:
+    """Trust the project at `workspace` from now on, for `principal` (its allow rules apply), written atomically."""
+    with _WRITING:  # sessions of several principals trust at once, each from a thread: no update lost
+        _remember_trust(config_dir, workspace, principal)
+
+
+def _remember_trust(config_dir: Path, workspace: Path, principal: Principal) -> None:
+    projects = _trusted_by(config_dir, principal)
     if str(workspace.resolve()) not in projects:
         projects.append(str(workspace.resolve()))
-    config_dir.mkdir(parents=True, exist_ok=True)
-    target = config_dir / TRUST_FILE
+    if not is_shared(principal):
+        _write_json(config_dir / TRUST_FILE, {"projects": projects})
+        return
+    everyone = _principals_trust(config_dir)
+    everyone[principal.name] = projects
+    _write_json(config_dir / PRINCIPALS_TRUST_FILE, {"principals": everyone})
+
+
+def _trusted_by(config_dir: Path, principal: Principal) -> list[str]:
+    if is_shared(principal):
+        return _principals_trust(config_dir).get(principal.name, [])
+    data = _read_json(config_dir / TRUST_FILE)
+    projects = data.get("projects") if isinstance(data, dict) else None
+    return [p for p in projects if isinstance(p, str)] if isinstance(projects, list) else []
+
+
+def _principals_trust(config_dir: Path) -> dict[str, list[str]]:
+    data = _read_json(config_dir / PRINCIPALS_TRUST_FILE)
+    found = data.get("principals") if isinstance(data, dict) else None
+    if not isinstance(found, dict):
+        return {}
+    return {
+        str(name): [p for p in projects if isinstance(p, str)]
+        for name, projects in found.items()
+        if isinstance(projects, list)
+    }
+
+
+def _read_json(file: Path) -> object:
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # none yet (an unreadable file trusts nothing)
+
+
+def _write_json(target: Path, data: object) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps({"projects": projects}, indent=2) + "\n", encoding="utf-8")
+    temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     temporary.replace(target)

@@ -304,7 +304,7 @@ class Session:
         if arguments.strip() == "trust":
             if self._config_dir is None or not self.rules.project_files:
                 raise CommandError("there is no project rules file (.iac-code/settings.json) to trust here")
-            await asyncio.to_thread(remember_trust, self._config_dir, self.cwd)
+            await asyncio.to_thread(remember_trust, self._config_dir, self.cwd, self.principal)
             self.rules = replace(
                 self.rules,
                 allow=self.rules.allow + self.rules.untrusted_allow,

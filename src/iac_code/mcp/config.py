@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel
 
 from iac_code.config import Settings
+from iac_code.mcp.addresses import Reach
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class HttpServer:
     transport: Literal["http", "sse"] = "http"
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold secrets
     trusted: bool = False  # the user's config.json vouches for its annotations
+    # a shared server's client-sent server: only these addresses may be connected to (mcp/addresses.py)
+    reach: Reach | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,9 @@ def from_acp(servers: Iterable[Any]) -> list[ServerSpec]:
     """Servers as ACP sends them: acp.schema models (McpServerStdio, HttpMcpServer, SseMcpServer) or dicts."""
     specs: list[ServerSpec] = []
     for index, raw in enumerate(servers):
+        if isinstance(raw, StdioServer | HttpServer | InvalidServer):  # already checked (mcp/client_servers.py)
+            specs.append(raw)
+            continue
         entry = raw.model_dump(by_alias=True) if isinstance(raw, BaseModel) else raw
         if not isinstance(entry, Mapping):
             specs.append(InvalidServer(f"server {index + 1}", "an MCP server must be a JSON object"))

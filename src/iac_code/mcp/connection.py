@@ -33,6 +33,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 import iac_code
+from iac_code.mcp.addresses import Reach
+from iac_code.mcp.checked_http import checked_client
 from iac_code.mcp.config import HttpServer, StdioServer, describe, safe_url
 from iac_code.mcp.stdio import StderrTail, stdio_transport
 from iac_code.tools.base import ToolError
@@ -170,10 +172,16 @@ class ServerConnection:
         transport: Any
         if isinstance(spec, StdioServer):
             transport = stdio_transport(spec, self._cwd, self.stderr, self._exited)
+        elif spec.transport == "sse" and spec.reach is not None:
+            transport = sse_client(spec.url, headers=dict(spec.headers), httpx_client_factory=_checked(spec.reach))
         elif spec.transport == "sse":
             transport = sse_client(spec.url, headers=dict(spec.headers))
         else:
-            http = httpx2.AsyncClient(headers=dict(spec.headers), timeout=HTTP_TIMEOUT)
+            http = (
+                httpx2.AsyncClient(headers=dict(spec.headers), timeout=HTTP_TIMEOUT)
+                if spec.reach is None
+                else checked_client(spec.reach, dict(spec.headers), HTTP_TIMEOUT)
+            )
             stack.push_async_callback(http.aclose)
             transport = streamable_http_client(spec.url, http_client=http)
         return Client(
@@ -287,6 +295,17 @@ class ServerConnection:
 
 class _StartupTimeout(Exception):
     pass
+
+
+def _checked(reach: Reach) -> Callable[..., httpx2.AsyncClient]:
+    """The SSE transport's client factory for a shared server's client-sent server."""
+
+    def make(
+        headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None, auth: Any = None
+    ) -> httpx2.AsyncClient:
+        return checked_client(reach, headers or {}, timeout or HTTP_TIMEOUT)
+
+    return make
 
 
 def _leaf(exc: BaseException) -> BaseException:

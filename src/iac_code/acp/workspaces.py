@@ -1,0 +1,79 @@
+"""Where a session may be opened: the `cwd` of session/new, load, resume and fork, checked before anything
+of it is read.
+
+- Never inside the agent's own state, in every transport: the config dir (the database and its WAL, the
+  tokens, plans, trusted projects, stored credentials) and the tokens file's directory when it lives
+  elsewhere. A session there would hand the agent's tools the store's file (its locks dropped by a read).
+  A cwd *above* them (a home directory) is allowed: the tools keep out of them themselves.
+- On a shared server, under the roots the operator gave the principal (`workspace_roots`: by name, else "*";
+  an admin only when named). The local user (stdio, or HTTP without authentication) is never held.
+
+A refusal is InvalidParams on `cwd` (-32602).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from iac_code.config import Settings
+from iac_code.errors import InvalidParams
+from iac_code.principals import Principal, is_shared
+
+EVERYONE = "*"  # workspace_roots' key for the principals not named
+
+
+def admitted_workspace(settings: Settings, principal: Principal, cwd: str) -> Path:
+    """The resolved workspace of `cwd`, if `principal` may open a session there; else InvalidParams."""
+    workspace = resolved_directory(cwd)
+    if (state := _agent_state_holding(settings, workspace)) is not None:
+        raise InvalidParams("cwd", f"{cwd[:200]} is inside the agent's own state ({state}): choose a project directory")
+    roots = workspace_roots(settings, principal)
+    if roots is not None and not any(_within(workspace, root) for root in roots):
+        allowed = ", ".join(str(root) for root in roots) or "none"
+        raise InvalidParams("cwd", f"{cwd[:200]} is outside the workspaces {principal.name} may open ({allowed})")
+    return workspace
+
+
+def resolved_directory(cwd: str) -> Path:
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise InvalidParams("cwd", f"must be an absolute path, got {cwd!r}")
+    try:
+        if not path.is_dir():
+            raise InvalidParams("cwd", f"no such directory: {cwd}")
+        return path.resolve()
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a loop: is_dir() raises for some
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InvalidParams("cwd", f"not a usable directory ({reason}): {cwd[:200]}") from None
+
+
+def agent_state_dirs(settings: Settings) -> list[Path]:
+    """The directories that hold the agent's own state, resolved."""
+    return [_resolved(settings.config_dir), _resolved(settings.tokens_path.parent)]
+
+
+def workspace_roots(settings: Settings, principal: Principal) -> list[Path] | None:
+    """The roots `principal` may open sessions under; None: anywhere."""
+    configured = settings.workspace_roots
+    if not is_shared(principal):
+        return None
+    if principal.name in configured:
+        return [_resolved(Path(root)) for root in configured[principal.name]]
+    if principal.admin or EVERYONE not in configured:
+        return None
+    return [_resolved(Path(root)) for root in configured[EVERYONE]]
+
+
+def _agent_state_holding(settings: Settings, workspace: Path) -> Path | None:
+    return next((state for state in agent_state_dirs(settings) if _within(workspace, state)), None)
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.expanduser().resolve()
+    except (OSError, RuntimeError):  # a loop of links: compare what was written
+        return path.expanduser().absolute()
