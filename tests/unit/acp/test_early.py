@@ -42,7 +42,7 @@ class NoPeer:
 
 @pytest.mark.parametrize("name", CONFIGURED)
 async def test_an_early_session_new_answers_what_the_agent_answers_and_the_sdk_accepts(tmp_path, name):
-    settings = Settings(config_dir=tmp_path, **CONFIGURED[name])
+    settings = Settings(config_dir=tmp_path / "config", **CONFIGURED[name])
     answers = EarlyAnswers(settings)
     early = await answers.answer(_new_session(str(tmp_path), mcpServers=[]))
     assert answers.store is not None
@@ -71,7 +71,7 @@ def test_the_plain_config_state_is_the_sdk_models_wire_form(mode):
 
 
 async def test_the_early_session_is_stored_with_its_workspace_and_model(tmp_path):
-    answers = EarlyAnswers(Settings(config_dir=tmp_path, provider="dashscope", api_key="k", model="qwen-max"))
+    answers = EarlyAnswers(Settings(config_dir=tmp_path / "config", provider="dashscope", api_key="k", model="qwen-max"))
     result = (await answers.answer(_new_session(str(tmp_path / "." / ""))))["result"]  # type: ignore[index]
     assert answers.store is not None
     record = await answers.store.get(result["sessionId"])
@@ -80,14 +80,14 @@ async def test_the_early_session_is_stored_with_its_workspace_and_model(tmp_path
 
 
 async def test_an_unusable_session_database_is_left_to_the_agent(tmp_path):
-    (tmp_path / "iac-code.db").mkdir()
-    answers = EarlyAnswers(Settings(config_dir=tmp_path))
+    (tmp_path / "config" / "iac-code.db").mkdir(parents=True)
+    answers = EarlyAnswers(Settings(config_dir=tmp_path / "config"))
     assert await answers.answer(_new_session(str(tmp_path))) is None
     assert answers.store is None
 
 
 async def test_only_plain_session_new_requests_are_answered_early(tmp_path):
-    answers = EarlyAnswers(Settings(config_dir=tmp_path))
+    answers = EarlyAnswers(Settings(config_dir=tmp_path / "config"))
     server = {"name": "fs", "command": "mcp-fs", "args": [], "env": []}
     for odd in [
         _new_session("relative/dir"),
@@ -107,7 +107,7 @@ async def test_only_plain_session_new_requests_are_answered_early(tmp_path):
 
 
 async def test_settings_the_agent_would_refuse_are_left_to_it(tmp_path):
-    answers = EarlyAnswers(Settings(config_dir=tmp_path, provider="openai"))  # no API key
+    answers = EarlyAnswers(Settings(config_dir=tmp_path / "config", provider="openai"))  # no API key
     assert await answers.answer(_new_session(str(tmp_path))) is None
 
 
@@ -132,7 +132,7 @@ class QueueTransport:
 
 
 async def test_the_hand_over_opens_early_sessions_before_reading_what_waited(tmp_path: Path):
-    settings = Settings(config_dir=tmp_path)
+    settings = Settings(config_dir=tmp_path / "config")
     answers = EarlyAnswers(settings)
     session_ids = [(await answers.answer(_new_session(str(tmp_path), n)))["result"]["sessionId"] for n in (1, 2)]  # type: ignore[index]
     transport = QueueTransport(last_id=9)
@@ -162,7 +162,7 @@ async def test_the_hand_over_opens_early_sessions_before_reading_what_waited(tmp
 async def test_the_hand_over_is_idle_once_early_sessions_are_open_though_a_receive_still_waits(tmp_path: Path):
     # The usual start: session/new answered early, then nothing until the user has typed a prompt. The
     # receive pending when the SDK loaded is handed over; it must not count as a request being served.
-    settings = Settings(config_dir=tmp_path)
+    settings = Settings(config_dir=tmp_path / "config")
     answers = EarlyAnswers(settings)
     session_id = (await answers.answer(_new_session(str(tmp_path), 1)))["result"]["sessionId"]  # type: ignore[index]
     transport = QueueTransport(last_id=9)

@@ -35,7 +35,7 @@ def wire(result: Any) -> Any:
 
 
 def make_agent(tmp_path: Path) -> IacAgent:
-    agent = IacAgent(Settings(config_dir=tmp_path), NoOutbox())  # type: ignore[arg-type]
+    agent = IacAgent(Settings(config_dir=tmp_path / "config"), NoOutbox())  # type: ignore[arg-type]
     agent._peer = RecordingPeer()  # type: ignore[assignment]
     return agent
 

@@ -36,7 +36,7 @@ _PROCESS_OWNERS = SessionOwners()  # the connections of one test share a process
 
 
 def _agent(tmp_path: Path, store: ThreadedFileStore, idle: float = 1800) -> IacAgent:
-    settings = Settings(config_dir=tmp_path, session_idle_seconds=idle)
+    settings = Settings(config_dir=tmp_path / "config", session_idle_seconds=idle)
     agent = IacAgent(settings, NoOutbox(), store=store, owners=_PROCESS_OWNERS)  # type: ignore[arg-type]
     agent._peer = RecordingPeer()  # type: ignore[assignment]
     return agent
@@ -119,7 +119,7 @@ class WaitingOwners(SessionOwners):
 
 
 async def test_a_session_reloaded_by_two_calls_at_once_gets_one_runtime(tmp_path, store):
-    settings = Settings(config_dir=tmp_path, session_idle_seconds=0.05)
+    settings = Settings(config_dir=tmp_path / "config", session_idle_seconds=0.05)
     agent = IacAgent(settings, NoOutbox(), store=store, owners=WaitingOwners())  # type: ignore[arg-type]
     agent._peer = RecordingPeer()  # type: ignore[assignment]
     session_id = (await agent.new_session(str(tmp_path))).session_id
