@@ -107,3 +107,27 @@ def test_two_spellings_of_the_token_that_disagree_are_refused(tmp_path):
         load_settings(env)
     env["IAC_CODE_ACP_HTTP_TOKEN"] = "a"
     assert load_settings(env).http_token == "a"
+
+
+def test_a_shared_servers_lists_come_from_the_file_or_the_environment(tmp_path):
+    (tmp_path / "config.json").write_text(
+        json.dumps(
+            {
+                "workspace_roots": {"alice": ["/srv/alice"], "*": ["/srv/team", "/srv/shared"]},
+                "client_mcp_commands": ["/usr/bin/mcp-terraform"],
+            }
+        )
+    )
+    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_CLIENT_MCP_NETWORKS": "10.0.0.0/8, ::1"})
+    assert settings.workspace_roots == {"alice": ("/srv/alice",), "*": ("/srv/team", "/srv/shared")}
+    assert settings.client_mcp_commands == ("/usr/bin/mcp-terraform",)
+    assert settings.client_mcp_networks == ("10.0.0.0/8", "::1")
+    everyone = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_WORKSPACE_ROOTS": "/srv/a,/srv/b"})
+    assert everyone.workspace_roots == {"*": ("/srv/a", "/srv/b")}
+
+
+@pytest.mark.parametrize("value", [{"alice": 3}, [1], {"*": [None]}])
+def test_a_bad_list_is_a_clear_error(tmp_path, value):
+    (tmp_path / "config.json").write_text(json.dumps({"workspace_roots": value}))
+    with pytest.raises(ConfigError, match="workspace_roots in .* must be a list of strings"):
+        load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})

@@ -71,7 +71,9 @@ def test_the_plain_config_state_is_the_sdk_models_wire_form(mode):
 
 
 async def test_the_early_session_is_stored_with_its_workspace_and_model(tmp_path):
-    answers = EarlyAnswers(Settings(config_dir=tmp_path / "config", provider="dashscope", api_key="k", model="qwen-max"))
+    answers = EarlyAnswers(
+        Settings(config_dir=tmp_path / "config", provider="dashscope", api_key="k", model="qwen-max")
+    )
     result = (await answers.answer(_new_session(str(tmp_path / "." / ""))))["result"]  # type: ignore[index]
     assert answers.store is not None
     record = await answers.store.get(result["sessionId"])
