@@ -11,6 +11,7 @@ starts an open server. config.json's key for a setting is its variable's name wi
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import json
 import logging
 import os
@@ -202,7 +203,23 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     if settings.warm not in WARM_MODES:
         source = values["warm"][1]
         raise ConfigError(f"{source} must be one of {', '.join(WARM_MODES)}, got {settings.warm!r}")
+    _check_shared_server_lists(settings, {name: source for name, (_, source) in values.items()})
     return settings
+
+
+def _check_shared_server_lists(settings: Settings, sources: Mapping[str, str]) -> None:
+    """A shared server's lists hold what they say (found at start-up, not at a principal's first request)."""
+    paths = [*settings.client_mcp_commands, *(p for roots in settings.workspace_roots.values() for p in roots)]
+    for path in paths:
+        if not os.path.isabs(os.path.expanduser(path)):
+            where = "client_mcp_commands" if path in settings.client_mcp_commands else "workspace_roots"
+            raise ConfigError(f"{sources.get(where, where)} must hold absolute paths, got {path!r}")
+    for entry in settings.client_mcp_networks:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            source = sources.get("client_mcp_networks", "client_mcp_networks")
+            raise ConfigError(f"{source} must hold addresses or CIDR networks, got {entry!r}") from None
 
 
 def _from_environment(env: Mapping[str, str], variables: tuple[str, ...]) -> tuple[str, str] | None:

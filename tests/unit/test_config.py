@@ -131,3 +131,17 @@ def test_a_bad_list_is_a_clear_error(tmp_path, value):
     (tmp_path / "config.json").write_text(json.dumps({"workspace_roots": value}))
     with pytest.raises(ConfigError, match="workspace_roots in .* must be a list of strings"):
         load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "problem"),
+    [
+        ("client_mcp_networks", ["10.0.0.0/8", "intranet.example"], "must hold addresses or CIDR networks"),
+        ("client_mcp_commands", ["npx"], "must hold absolute paths"),
+        ("workspace_roots", {"alice": ["srv/alice"]}, "must hold absolute paths"),
+    ],
+)
+def test_a_shared_servers_lists_are_checked_at_start_up(tmp_path, setting, value, problem):
+    (tmp_path / "config.json").write_text(json.dumps({setting: value}))
+    with pytest.raises(ConfigError, match=f"{setting} in .*{problem}"):
+        load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})

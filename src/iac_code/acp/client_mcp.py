@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.agent.audit import record_server_start
-from iac_code.config import ConfigError, Settings
+from iac_code.config import Settings
 from iac_code.errors import InvalidParams, Unavailable
 from iac_code.mcp import StdioServer
 from iac_code.mcp.client_servers import ClientServerRules, ServerRefused
@@ -27,14 +27,14 @@ class ClientMcp:
         self._settings = settings
         self._principal = principal
         self._store = store
-        self._rules: ClientServerRules | None = None  # read from the settings on first use
+        self._rules = ClientServerRules.from_settings(settings)
 
     async def admitted(self, servers: list[Any], workspace: Path) -> list[Any]:
         """The client's servers as they will be started; InvalidParams naming one that may not be."""
         if not servers or not is_shared(self._principal):
             return servers
         try:
-            return await self.rules().admitted(self._principal, workspace, servers)
+            return await self._rules.admitted(self._principal, workspace, servers)
         except ServerRefused as exc:
             logger.warning("%s: %s", self._principal.name, exc)
             raise InvalidParams("mcpServers", str(exc)) from None
@@ -55,11 +55,3 @@ class ClientMcp:
             logger.info(
                 "%s starts MCP server %s in session %s (%s)", self._principal.name, spec.name, session_id, source
             )
-
-    def rules(self) -> ClientServerRules:
-        if self._rules is None:
-            try:
-                self._rules = ClientServerRules.from_settings(self._settings)
-            except ConfigError as exc:
-                raise InvalidParams("mcpServers", str(exc)) from None
-        return self._rules

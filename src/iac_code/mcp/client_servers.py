@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from iac_code.config import ConfigError, Settings
+from iac_code.config import Settings
 from iac_code.mcp.addresses import Reach, Unreachable
 from iac_code.mcp.config import InvalidServer, ServerSpec, StdioServer, from_acp
 from iac_code.principals import Principal, is_shared
@@ -42,13 +42,9 @@ class ClientServerRules:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ClientServerRules:
-        """ConfigError for an entry of `client_mcp_networks` that is no address or network."""
-        try:
-            reach = Reach.from_setting(settings.client_mcp_networks)
-        except ValueError as exc:
-            raise ConfigError(f"client_mcp_networks: {exc}") from None
-        commands = frozenset(os.path.normpath(c) for c in settings.client_mcp_commands if os.path.isabs(c))
-        return cls(commands, reach)
+        """The settings' lists (load_settings checked them: absolute paths, networks)."""
+        commands = frozenset(os.path.normpath(os.path.expanduser(c)) for c in settings.client_mcp_commands)
+        return cls(commands, Reach.from_setting(settings.client_mcp_networks))
 
     async def admitted(self, principal: Principal, cwd: Path, servers: Iterable[Any]) -> list[Any]:
         """The servers as they will be started: the client's list as sent for the local user; for a shared
