@@ -24,7 +24,6 @@ logger = logging.getLogger(__name__)
 
 class ClientMcp:
     def __init__(self, settings: Settings, principal: Principal, store: SessionStore | None) -> None:
-        self._settings = settings
         self._principal = principal
         self._store = store
         self._rules = ClientServerRules.from_settings(settings)
@@ -36,7 +35,7 @@ class ClientMcp:
         try:
             return await self._rules.admitted(self._principal, workspace, servers)
         except ServerRefused as exc:
-            logger.warning("%s: %s", self._principal.name, exc)
+            logger.warning("%s: %r", self._principal.name, str(exc))  # the client chose the names in it
             raise InvalidParams("mcpServers", str(exc)) from None
 
     async def record_starts(self, session_id: str, servers: list[Any]) -> None:
@@ -53,5 +52,5 @@ class ClientMcp:
             except AuditUnavailable as exc:
                 raise Unavailable(f"the audit trail could not be written: {exc}", {"audit": str(exc)}) from None
             logger.info(
-                "%s starts MCP server %s in session %s (%s)", self._principal.name, spec.name, session_id, source
+                "%s starts MCP server %r in session %s (%s)", self._principal.name, spec.name, session_id, source
             )
