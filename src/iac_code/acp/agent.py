@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
 import uuid
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -34,7 +33,7 @@ from iac_code.acp.prompt import PromptBlock
 from iac_code.acp.residency import Residency
 from iac_code.acp.responses import ForkSession, LoadSession, NewSession, ResumeSession
 from iac_code.acp.session import ConnectionPeer, Session, SessionUpdate
-from iac_code.acp.workspaces import admitted_workspace
+from iac_code.acp.workspaces import admitted_workspace, check_recorded_cwd
 from iac_code.agent.factory import LoopParts, build_loop
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Mode, is_mode
@@ -85,8 +84,9 @@ class IacAgent:
         self._make_loop = make_loop or self._build_loop
         self._peer: ConnectionPeer | None = None
         self._background: set[asyncio.Task[None]] = set()
-        # Each session's MCP servers as its client sent them, in memory only (env and headers may hold
-        # secrets), so that a session reloaded after idling starts them again.
+        # Each session's MCP servers as its client sent them (on a shared server: as admitted, commands by
+        # their path), in memory only (env and headers may hold secrets): a session reloaded after idling
+        # starts them again.
         self._client_servers: dict[str, list[Any]] = {}
         self._client_mcp = ClientMcp(settings, principal, store)  # what this principal's clients may start
 
@@ -273,7 +273,7 @@ class IacAgent:
         mcp_servers = await self._client_mcp.admitted(mcp_servers, workspace)
         session = self.sessions.get(session_id)
         if session is not None:
-            _check_cwd(session_id, str(session.cwd), workspace)
+            check_recorded_cwd(session_id, str(session.cwd), workspace)
             self._residency.touch(session_id)
             return session
         store = await self._stored_record(session_id, workspace)
@@ -293,7 +293,7 @@ class IacAgent:
         if not visible(self.principal, record):  # another principal's: answered as an unknown id, before its cwd shows
             logger.info("%s asked for session %s, which is not theirs", self.principal.name, session_id)
             raise SessionNotFound(session_id)
-        _check_cwd(session_id, record.cwd, workspace)
+        check_recorded_cwd(session_id, record.cwd, workspace)
         return self._store
 
     async def _bring_up(self, session: Session, *, fresh: bool) -> Session:
@@ -332,13 +332,8 @@ class IacAgent:
         mode: Mode = record.mode if record is not None and is_mode(record.mode) else "default"
         settings = self.settings
         try:
-            rules = load_rules(
-                workspace,
-                settings.permissions,
-                settings.trusted_projects,
-                settings.config_dir,
-                principal=self.principal,
-            )
+            trusted, config_dir = settings.trusted_projects, settings.config_dir
+            rules = load_rules(workspace, settings.permissions, trusted, config_dir, principal=self.principal)
         except RulesError as exc:  # a bad rule in the project's .iac-code/settings.json, named with its file
             raise InvalidParams("cwd", str(exc)) from None
         try:
@@ -418,8 +413,3 @@ def _capabilities(value: Any) -> ClientCapabilities | None:
 
 def _new_id() -> str:
     return f"sess_{uuid.uuid4().hex}"
-
-
-def _check_cwd(session_id: str, recorded: str, workspace: Path) -> None:
-    if os.path.normpath(recorded) != str(workspace):
-        raise InvalidParams("cwd", f"session {session_id} belongs to {recorded}")

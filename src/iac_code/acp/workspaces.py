@@ -13,6 +13,7 @@ A refusal is InvalidParams on `cwd` (-32602).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from iac_code.config import Settings
@@ -32,6 +33,12 @@ def admitted_workspace(settings: Settings, principal: Principal, cwd: str) -> Pa
         allowed = ", ".join(str(root) for root in roots) or "none"
         raise InvalidParams("cwd", f"{cwd[:200]} is outside the workspaces {principal.name} may open ({allowed})")
     return workspace
+
+
+def check_recorded_cwd(session_id: str, recorded: str, workspace: Path) -> None:
+    """A stored session is opened only in the workspace it was recorded for."""
+    if os.path.normpath(recorded) != str(workspace):
+        raise InvalidParams("cwd", f"session {session_id} belongs to {recorded}")
 
 
 def resolved_directory(cwd: str) -> Path:
