@@ -167,9 +167,10 @@ def test_principals_open_sessions_only_under_their_roots_and_never_in_the_config
             error = new_session(client, config)["error"]
             assert error["code"] == -32602 and "inside the agent's own state" in error["data"]["cwd"]
         hers = next(iter(alice.listed()))
-        assert (
-            alice.request("session/fork", {"sessionId": hers, "cwd": str(tmp_path / "team")})["error"]["code"] == -32602
-        )
+        for method in ("session/load", "session/resume", "session/fork"):
+            params = {"sessionId": hers, "cwd": str(tmp_path / "team"), "mcpServers": []}
+            error = alice.request(method, params)["error"]
+            assert error["code"] == -32602 and "outside the workspaces alice may open" in error["data"]["cwd"], method
         for client in (alice, bob, root):
             client.close()
 
