@@ -53,6 +53,10 @@ lower-case, e.g. "provider", "mcp_timeout", "acp_http_token"; the environment wi
   IAC_CODE_JWKS               bearer JWTs: a JWKS file or URL; with IAC_CODE_JWT_ISSUER, IAC_CODE_JWT_AUDIENCE
                               (the principal is `sub`; admin when IAC_CODE_JWT_ROLES_CLAIM, default `roles`,
                               holds IAC_CODE_JWT_ADMIN_ROLE, default `admin`)
+  IAC_CODE_WORKSPACE_ROOTS    a shared server: the directories its principals may open sessions under
+                              (config.json `workspace_roots`: a list, or lists by principal name and "*")
+  IAC_CODE_CLIENT_MCP_COMMANDS  a shared server: the absolute paths a client's stdio MCP server may run
+  IAC_CODE_CLIENT_MCP_NETWORKS  a shared server: private/loopback/… networks a client's http MCP server may reach
 
 exit codes:
   0  done: the headless turn ended normally, or the ACP server stopped cleanly (stdin closed, SIGTERM)
