@@ -124,6 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--allowed-origin", action="append", default=[], help="extra Origin allowed to call the HTTP server"
     )
     acp.add_argument(
+        "--insecure-jwks",
+        action="store_true",
+        help="accept an http:// IAC_CODE_JWKS URL (tests only: anyone on the path could replace the keys)",
+    )
+    acp.add_argument(
         "--allowed-host",
         action="append",
         default=[],
@@ -246,14 +251,22 @@ async def _print_audit(args: argparse.Namespace, settings: Settings) -> int:
         if args.json:
             print(json.dumps(record.to_json(), ensure_ascii=False))
             continue
-        line = f"{record.time}  {record.principal}  {record.session}  {record.decision}  {record.source}  {record.tool}"
+        # One record, one line: what a principal, a client or the model chose (a name, a session id, arguments)
+        # cannot start a line of its own or hide text with control characters.
+        fields = (record.principal, record.session, record.decision, record.source, record.tool)
+        line = "  ".join((record.time, *(_printable(field) for field in fields)))
         if record.plan_sha256:
             counts = ", ".join(f"{n} {action}" for action, n in (record.plan_counts or {}).items() if n)
             line += f"  plan {record.plan_sha256[:12]} ({counts or 'no changes'})"
         if record.kind == "outcome":
             line += f"  ran: exit status {record.exit_status}"
-        print(f"{line}  {record.arguments}")
+        print(f"{line}  {_printable(record.arguments)}")
     return 0
+
+
+def _printable(text: str) -> str:
+    """`text` with every character that is not printable (newlines, escapes, bidi controls) escaped."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _add_token(args: argparse.Namespace, settings: Settings) -> int:

@@ -48,6 +48,13 @@ ENV_KEYS = {
     "jwt_audience": "IAC_CODE_JWT_AUDIENCE",
     "jwt_roles_claim": "IAC_CODE_JWT_ROLES_CLAIM",
     "jwt_admin_role": "IAC_CODE_JWT_ADMIN_ROLE",
+    # Hardening of the shared HTTP server (issue 37): credentials, sockets and per-principal limits.
+    "insecure_jwks": "IAC_CODE_INSECURE_JWKS",
+    "http_header_timeout": "IAC_CODE_HTTP_HEADER_TIMEOUT",
+    "http_max_sockets": "IAC_CODE_HTTP_MAX_SOCKETS",
+    "http_principal_connections": "IAC_CODE_HTTP_PRINCIPAL_CONNECTIONS",
+    "http_principal_requests": "IAC_CODE_HTTP_PRINCIPAL_REQUESTS",
+    "websocket_without_acp": "IAC_CODE_WEBSOCKET_WITHOUT_ACP",
     # The per-user warm process of `iac-code acp` on stdio (issue 24, warm/): the launcher reads IAC_CODE_WARM
     # (and config.json's "warm") itself, before this module is imported.
     "warm": "IAC_CODE_WARM",
@@ -116,6 +123,13 @@ class Settings:
     jwt_audience: str = ""  # the `aud` a JWT must carry (required with jwks)
     jwt_roles_claim: str = "roles"  # the claim listing a JWT's roles (a list of strings, or one string)
     jwt_admin_role: str = "admin"  # the role in it that makes the principal an admin
+    # Hardening of the shared HTTP server (issue 37): credentials, sockets and per-principal limits.
+    insecure_jwks: bool = False  # allow a JWKS fetched over http:// (tests only: anyone on the path could swap it)
+    http_header_timeout: float = 10.0  # seconds a socket has to send a whole request head, else it is closed
+    http_max_sockets: int = 0  # open sockets at once, past it new ones are closed at once; 0: from the fd limit
+    http_principal_connections: int = 256  # ACP connections one principal holds at once; past it 429
+    http_principal_requests: int = 1024  # requests one principal has open at once (streams, sockets); past it 429
+    websocket_without_acp: bool = False  # accept WebSocket upgrades that do not offer the `acp` subprotocol
     warm: str = "auto"  # "auto": `iac-code acp` on stdio hands off to a warm process (started if none); "off"
     warm_idle_seconds: float = 600  # a warm process with no launch for this long exits
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
@@ -222,7 +236,7 @@ def _read_config_file(path: Path) -> dict[str, Any]:
 
 
 def _coerce(source: str, raw: Any, type_name: Any) -> Any:
-    if type_name == "bool | None":
+    if type_name in ("bool | None", "bool"):
         return _switch(source, raw)
     try:
         if type_name in ("int", int):
