@@ -355,7 +355,7 @@ def _refused(request_id: Any, refusal: Refusal) -> dict[str, Any]:
 
 
 def _close_code(refusal: Refusal) -> int:
-    return TRY_AGAIN_LATER if refusal.status == 503 else INTERNAL_ERROR
+    return TRY_AGAIN_LATER if refusal.status in (429, 503) else INTERNAL_ERROR
 
 
 def _text_of(event: Event) -> str:
