@@ -50,9 +50,15 @@ lower-case, e.g. "provider", "mcp_timeout", "acp_http_token"; the environment wi
                               IAC_CODE_ACP_HTTP_TOKEN is the same setting (both set: they must agree)
   IAC_CODE_TOKENS_FILE        the HTTP server's principals and their token digests (`iac-code token add`;
                               default $IAC_CODE_CONFIG_DIR/tokens.json, read when it exists)
-  IAC_CODE_JWKS               bearer JWTs: a JWKS file or URL; with IAC_CODE_JWT_ISSUER, IAC_CODE_JWT_AUDIENCE
+  IAC_CODE_JWKS               bearer JWTs: a JWKS file or https URL; with IAC_CODE_JWT_ISSUER, IAC_CODE_JWT_AUDIENCE
                               (the principal is `sub`; admin when IAC_CODE_JWT_ROLES_CLAIM, default `roles`,
                               holds IAC_CODE_JWT_ADMIN_ROLE, default `admin`)
+  IAC_CODE_INSECURE_JWKS      true: accept an http:// IAC_CODE_JWKS URL (tests only; as --insecure-jwks)
+  IAC_CODE_WEBSOCKET_WITHOUT_ACP  true: serve WebSocket upgrades that do not offer the `acp` subprotocol
+  IAC_CODE_HTTP_HEADER_TIMEOUT  seconds a socket has to send a whole request head (default 10)
+  IAC_CODE_HTTP_MAX_SOCKETS   open sockets at once, past it new ones are closed (default: from the fd limit)
+  IAC_CODE_HTTP_PRINCIPAL_CONNECTIONS, IAC_CODE_HTTP_PRINCIPAL_REQUESTS  what one principal may hold at once:
+                              ACP connections (default 256) and open requests, streams and sockets (1024)
 
 exit codes:
   0  done: the headless turn ended normally, or the ACP server stopped cleanly (stdin closed, SIGTERM)
