@@ -50,13 +50,19 @@ lower-case, e.g. "provider", "mcp_timeout", "acp_http_token"; the environment wi
                               IAC_CODE_ACP_HTTP_TOKEN is the same setting (both set: they must agree)
   IAC_CODE_TOKENS_FILE        the HTTP server's principals and their token digests (`iac-code token add`;
                               default $IAC_CODE_CONFIG_DIR/tokens.json, read when it exists)
-  IAC_CODE_JWKS               bearer JWTs: a JWKS file or URL; with IAC_CODE_JWT_ISSUER, IAC_CODE_JWT_AUDIENCE
+  IAC_CODE_JWKS               bearer JWTs: a JWKS file or https URL; with IAC_CODE_JWT_ISSUER, IAC_CODE_JWT_AUDIENCE
                               (the principal is `sub`; admin when IAC_CODE_JWT_ROLES_CLAIM, default `roles`,
                               holds IAC_CODE_JWT_ADMIN_ROLE, default `admin`)
   IAC_CODE_WORKSPACE_ROOTS    a shared server: the directories its principals may open sessions under
                               (config.json `workspace_roots`: a list, or lists by principal name and "*")
   IAC_CODE_CLIENT_MCP_COMMANDS  a shared server: the absolute paths a client's stdio MCP server may run
   IAC_CODE_CLIENT_MCP_NETWORKS  a shared server: private/loopback/… networks a client's http MCP server may reach
+  IAC_CODE_INSECURE_JWKS      true: accept an http:// IAC_CODE_JWKS URL (tests only; as --insecure-jwks)
+  IAC_CODE_WEBSOCKET_WITHOUT_ACP  true: serve WebSocket upgrades that do not offer the `acp` subprotocol
+  IAC_CODE_HTTP_HEADER_TIMEOUT  seconds a socket has to send a whole request head (default 10)
+  IAC_CODE_HTTP_MAX_SOCKETS   open sockets at once, past it new ones are closed (default: from the fd limit)
+  IAC_CODE_HTTP_PRINCIPAL_CONNECTIONS, IAC_CODE_HTTP_PRINCIPAL_REQUESTS  what one principal may hold at once:
+                              ACP connections (default 256) and open requests, streams and sockets (1024)
 
 exit codes:
   0  done: the headless turn ended normally, or the ACP server stopped cleanly (stdin closed, SIGTERM)
@@ -126,6 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     acp.add_argument(
         "--allowed-origin", action="append", default=[], help="extra Origin allowed to call the HTTP server"
+    )
+    acp.add_argument(
+        "--insecure-jwks",
+        action="store_true",
+        help="accept an http:// IAC_CODE_JWKS URL (tests only: anyone on the path could replace the keys)",
     )
     acp.add_argument(
         "--allowed-host",
@@ -250,14 +261,22 @@ async def _print_audit(args: argparse.Namespace, settings: Settings) -> int:
         if args.json:
             print(json.dumps(record.to_json(), ensure_ascii=False))
             continue
-        line = f"{record.time}  {record.principal}  {record.session}  {record.decision}  {record.source}  {record.tool}"
+        # One record, one line: what a principal, a client or the model chose (a name, a session id, arguments)
+        # cannot start a line of its own or hide text with control characters.
+        fields = (record.principal, record.session, record.decision, record.source, record.tool)
+        line = "  ".join((record.time, *(_printable(field) for field in fields)))
         if record.plan_sha256:
             counts = ", ".join(f"{n} {action}" for action, n in (record.plan_counts or {}).items() if n)
             line += f"  plan {record.plan_sha256[:12]} ({counts or 'no changes'})"
         if record.kind == "outcome":
             line += f"  ran: exit status {record.exit_status}"
-        print(f"{line}  {record.arguments}")
+        print(f"{line}  {_printable(record.arguments)}")
     return 0
+
+
+def _printable(text: str) -> str:
+    """`text` with every character that is not printable (newlines, escapes, bidi controls) escaped."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _add_token(args: argparse.Namespace, settings: Settings) -> int:

@@ -53,6 +53,13 @@ ENV_KEYS = {
     "workspace_roots": "IAC_CODE_WORKSPACE_ROOTS",
     "client_mcp_commands": "IAC_CODE_CLIENT_MCP_COMMANDS",
     "client_mcp_networks": "IAC_CODE_CLIENT_MCP_NETWORKS",
+    # Hardening of the shared HTTP server (issue 37): credentials, sockets and per-principal limits.
+    "insecure_jwks": "IAC_CODE_INSECURE_JWKS",
+    "http_header_timeout": "IAC_CODE_HTTP_HEADER_TIMEOUT",
+    "http_max_sockets": "IAC_CODE_HTTP_MAX_SOCKETS",
+    "http_principal_connections": "IAC_CODE_HTTP_PRINCIPAL_CONNECTIONS",
+    "http_principal_requests": "IAC_CODE_HTTP_PRINCIPAL_REQUESTS",
+    "websocket_without_acp": "IAC_CODE_WEBSOCKET_WITHOUT_ACP",
     # The per-user warm process of `iac-code acp` on stdio (issue 24, warm/): the launcher reads IAC_CODE_WARM
     # (and config.json's "warm") itself, before this module is imported.
     "warm": "IAC_CODE_WARM",
@@ -128,6 +135,13 @@ class Settings:
     workspace_roots: dict[str, tuple[str, ...]] = field(default_factory=dict)
     client_mcp_commands: tuple[str, ...] = ()
     client_mcp_networks: tuple[str, ...] = ()
+    # Hardening of the shared HTTP server (issue 37): credentials, sockets and per-principal limits.
+    insecure_jwks: bool = False  # allow a JWKS fetched over http:// (tests only: anyone on the path could swap it)
+    http_header_timeout: float = 10.0  # seconds a socket has to send a whole request head, else it is closed
+    http_max_sockets: int = 0  # open sockets at once, past it new ones are closed at once; 0: from the fd limit
+    http_principal_connections: int = 256  # ACP connections one principal holds at once; past it 429
+    http_principal_requests: int = 1024  # requests one principal has open at once (streams, sockets); past it 429
+    websocket_without_acp: bool = False  # accept WebSocket upgrades that do not offer the `acp` subprotocol
     warm: str = "auto"  # "auto": `iac-code acp` on stdio hands off to a warm process (started if none); "off"
     warm_idle_seconds: float = 600  # a warm process with no launch for this long exits
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
@@ -250,7 +264,7 @@ def _read_config_file(path: Path) -> dict[str, Any]:
 
 
 def _coerce(source: str, raw: Any, type_name: Any) -> Any:
-    if type_name == "bool | None":
+    if type_name in ("bool | None", "bool"):
         return _switch(source, raw)
     if type_name == "tuple[str, ...]":
         return _strings(source, raw)

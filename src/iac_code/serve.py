@@ -143,8 +143,8 @@ def run_http(args: argparse.Namespace, settings: Settings) -> int:
         from iac_code.observability.tracing import check_tracing, start_tracing, stop_tracing
         from iac_code.providers.presets import available_models, check_settings, warm_up
         from iac_code.sessions.open import check_store_path
-        from iac_code.transports.http.app import bind_refusal, options_from_args
         from iac_code.transports.http.collector import pace_collector_for_serving
+        from iac_code.transports.http.server import bind_refusal, options_from_args
 
     options = options_from_args(args, settings)
     refusal = bind_refusal(args.host, options.authenticator.required, args.allow_insecure_bind)
@@ -180,7 +180,7 @@ async def _serve_http(
     from iac_code.observability.record import timed_store
     from iac_code.sessions.open import open_store
     from iac_code.sessions.owners import SessionOwners
-    from iac_code.transports.http.app import serve_http
+    from iac_code.transports.http.server import serve_http
 
     store = timed_store(await open_store(settings))  # its latency is a metric of the HTTP server
     try:

@@ -104,6 +104,22 @@ def test_filters_by_session_and_time(tmp_path):
     assert bad.returncode == 2 and "--since yesterday: not an ISO 8601 date or time" in bad.stderr
 
 
+def test_a_stored_field_cannot_forge_or_hide_lines_of_the_text(tmp_path):
+    # Names from before the name rule, a client's session id, a model's arguments: none may start a line.
+    config = tmp_path / "config"
+    config.mkdir()
+    forged = "\n2026-12-03T09:00:00Z  root  sess_1  allowed  rule:config.json:allow[0]  bash"
+    seed(
+        config / "iac-code.db",
+        record("one\rtwo", "bash", principal=f"mallory{forged}", arguments='{"command":"ls\u2028\u202erm -rf /"}'),
+    )
+    printed = iac_code(tmp_path, model_env("http://127.0.0.1:9", config), "audit")
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout.count("\n") == 1 and "\r" not in printed.stdout
+    assert "  mallory\\n2026-12-03T09:00:00Z  root  sess_1  allowed" in printed.stdout
+    assert "  one\\rtwo  " in printed.stdout and "ls\\u2028\\u202erm -rf /" in printed.stdout
+
+
 def test_headless_options_are_refused_with_audit(tmp_path):
     refused = iac_code(tmp_path, model_env("http://127.0.0.1:9", tmp_path / "config"), "--yes", "audit")
     assert refused.returncode == 2 and "which the audit command does not take" in refused.stderr

@@ -328,6 +328,8 @@ class ClusterBackend(LocalBackend):
 def cluster_backend(node: ClusterNode, serve: ServeFn, options: HttpOptions) -> ClusterBackend:
     """The connections of the cluster `node` belongs to (opened by the start-up module, serve.py); the
     agents `serve` runs take session leases (node.owners)."""
-    return ClusterBackend(
+    backend = ClusterBackend(
         node, serve, idle_timeout=options.idle_timeout, max_connections=options.max_connections, limits=options.limits
     )
+    backend.principal_connections = options.principal_connections  # counted among this instance's connections
+    return backend

@@ -70,8 +70,14 @@ async def test_cancel_over_the_socket(live, model):
 
 async def test_bad_frames_are_answered_and_the_socket_goes_on(live):
     async with acp_socket(live.url, initialize=False) as socket:
-        await socket.ws.send(b"\x00binary frames are ignored")
-        for frame, code in (("{oops", -32700), ("[]", -32600), ('"text"', -32600), ('{"id": 4}', -32600)):
+        binary = b'{"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"protocolVersion": 1}}'
+        for frame, code in (
+            (binary, -32600),
+            ("{oops", -32700),
+            ("[]", -32600),
+            ('"text"', -32600),
+            ('{"id": 4}', -32600),
+        ):
             await socket.ws.send(frame)
             error = await socket.next()
             assert error["id"] is None and error["error"]["code"] == code, frame
@@ -84,6 +90,9 @@ async def test_bad_frames_are_answered_and_the_socket_goes_on(live):
         await socket.ws.send("{oops")
         assert (await socket.next())["error"]["code"] == -32700
         await socket.ws.send(b"\x00")
+        binary_refused = await socket.next()
+        assert binary_refused["id"] is None and binary_refused["error"]["code"] == -32600
+        assert "text frame" in binary_refused["error"]["data"]["reason"]
         assert await socket.new_session(str(live.workspace))
 
 
@@ -148,22 +157,30 @@ async def test_a_foreign_origin_is_refused(live):
         assert socket.connection_id
 
 
-async def test_the_official_sdk_websocket_client(live, model):
+async def test_the_official_sdk_websocket_client_where_the_operator_lets_it_in(model):
+    # The SDK's acp.ws client offers no subprotocol: refused by default, served with IAC_CODE_WEBSOCKET_WITHOUT_ACP.
+    with http_server(model.url) as strict:
+        with pytest.raises(InvalidStatus) as refused:
+            await create_websocket_stream(ws_url(strict.url))
+        assert refused.value.response.status_code == 400
     model.add(
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "sdk-ws.tf", "content": "# sdk\n"}}]},
         {"text": "written over a socket"},
     )
-    client = RecordingClient()
-    conn = connect_to_agent(client, await create_websocket_stream(ws_url(live.url)))
-    await conn.initialize(
-        protocol_version=1, client_capabilities=ClientCapabilities(), client_info=Implementation(name="ws", version="1")
-    )
-    session = await conn.new_session(cwd=str(live.workspace), mcp_servers=[])
-    response = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("write")]), 30)
-    assert response.stop_reason == "end_turn"
-    assert (live.workspace / "sdk-ws.tf").read_text() == "# sdk\n"
-    assert "written over a socket" in client.text()
-    await conn.close()
+    with http_server(model.url, env={"IAC_CODE_WEBSOCKET_WITHOUT_ACP": "true"}) as live:
+        client = RecordingClient()
+        conn = connect_to_agent(client, await create_websocket_stream(ws_url(live.url)))
+        await conn.initialize(
+            protocol_version=1,
+            client_capabilities=ClientCapabilities(),
+            client_info=Implementation(name="ws", version="1"),
+        )
+        session = await conn.new_session(cwd=str(live.workspace), mcp_servers=[])
+        response = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("write")]), 30)
+        assert response.stop_reason == "end_turn"
+        assert (live.workspace / "sdk-ws.tf").read_text() == "# sdk\n"
+        assert "written over a socket" in client.text()
+        await conn.close()
 
 
 async def test_metrics_count_upgrades_and_open_sockets(live):

@@ -9,17 +9,15 @@ The web client is served beside it (static.py): its page at `/`, its files under
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
+import functools
 import logging
-import socket
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from acp.http.protocol import CONNECTION_ID_HEADER, SESSION_ID_HEADER, is_initialize_request
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
@@ -28,19 +26,18 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
 from iac_code import __version__
-from iac_code.config import Settings
 from iac_code.observability import metrics
 from iac_code.observability.record import stream_closed, stream_opened
 from iac_code.transports.http.backend import Backend, OpenStream, Refusal, ResponseHeaders
 from iac_code.transports.http.connections import MAX_REQUESTS_IN_FLIGHT, ServeFn
 from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits, last_event_id
 from iac_code.transports.http.guard import (
-    TOKEN_ENV,
     Authenticator,
     GuardMiddleware,
-    is_loopback_host,
+    request_credential,
     request_principal,
 )
+from iac_code.transports.http.limits import PrincipalRequests
 from iac_code.transports.http.local import LocalBackend
 from iac_code.transports.http.metrics import RequestMetrics, metrics_endpoint
 from iac_code.transports.http.static import static_routes
@@ -65,6 +62,12 @@ class HttpOptions:
     initialize_timeout: float = 30.0
     keepalive_seconds: float = 15.0
     limits: EventLimits = field(default_factory=EventLimits)
+    header_timeout: float = 10.0  # seconds a socket has to send a whole request head
+    max_sockets: int = 0  # open sockets at once (0: from the descriptor limit, sockets.socket_cap)
+    # What one principal may hold at once (limits.py); None: no limit (no authentication: all are local).
+    principal_connections: int | None = None
+    principal_requests: int | None = None
+    websocket_without_acp: bool = False  # accept upgrades that do not offer the `acp` subprotocol
 
 
 def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = None) -> Starlette:
@@ -77,6 +80,7 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
             max_connections=options.max_connections,
             limits=options.limits,
             max_in_flight=options.max_requests_in_flight,
+            principal_connections=options.principal_connections,
         )
     started = time.monotonic()
 
@@ -108,7 +112,11 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
         return JSONResponse({"status": "closed"})
 
     websockets = AcpWebSockets(
-        backend, initialize_timeout=options.initialize_timeout, keepalive_seconds=options.keepalive_seconds
+        backend,
+        options.authenticator,
+        initialize_timeout=options.initialize_timeout,
+        keepalive_seconds=options.keepalive_seconds,
+        require_acp=not options.websocket_without_acp,
     )
 
     def begin_shutdown() -> None:
@@ -127,6 +135,8 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
     registry = backend.registry
     metrics.watch_connections(lambda: len(registry), lambda: registry.session_count)
     app = Starlette(routes=routes, lifespan=lifespan)
+    if options.principal_requests is not None:  # inside the guard: it counts the guard's principals
+        app.add_middleware(PrincipalRequests, limit=options.principal_requests)
     app.add_middleware(
         GuardMiddleware,
         authenticator=options.authenticator,
@@ -202,16 +212,20 @@ async def _get(request: Request, backend: Backend, options: HttpOptions) -> Resp
     except ValueError as exc:
         return _error(400, str(exc))
     stream = request.headers.get(SESSION_ID_HEADER) or None
+    credential = request_credential(request.scope)
     try:
         connection_id = request.headers.get(CONNECTION_ID_HEADER)
-        opened = await backend.open_stream(connection_id, stream, after, request_principal(request.scope))
+        opened = await backend.open_stream(connection_id, stream, after, credential.principal)
     except Refusal as refusal:
         return _error(refusal.status, refusal.message)
-    return EventStream(opened, options.keepalive_seconds)
+    authenticator = options.authenticator
+    ending = functools.partial(authenticator.until_invalid, credential) if credential.can_end else None
+    return EventStream(opened, options.keepalive_seconds, ending)
 
 
 class EventStream:
-    """The SSE response of one stream; it notices a client disconnect at once, not at the next write."""
+    """The SSE response of one stream; it notices a client disconnect at once, not at the next write, and ends
+    when `ending` returns (the credential stopped holding: the reason goes out as a comment first)."""
 
     headers = [
         (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -219,27 +233,37 @@ class EventStream:
         (b"x-accel-buffering", b"no"),
     ]
 
-    def __init__(self, opened: OpenStream, keepalive: float) -> None:
+    def __init__(
+        self, opened: OpenStream, keepalive: float, ending: Callable[[], Coroutine[Any, Any, str]] | None
+    ) -> None:
         self._opened = opened
+        self._ending = ending
         self._reader = opened.reader
         self._replay = opened.replay
         self._keepalive = keepalive
+        self._farewell: bytes | None = None  # the comment that ends a stream whose credential stopped holding
+
+    async def _until_credential_ends(self, ending: Callable[[], Coroutine[Any, Any, str]]) -> None:
+        self._farewell = b": %s: the stream ends\n\n" % (await ending()).encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         stream_opened()
         try:
             await send({"type": "http.response.start", "status": 200, "headers": self.headers})
             pump = asyncio.create_task(self._pump(send))
-            watch = asyncio.create_task(_wait_for_disconnect(receive))
+            tasks = {pump, asyncio.create_task(_wait_for_disconnect(receive))}
+            if self._ending is not None:
+                tasks.add(asyncio.create_task(self._until_credential_ends(self._ending)))
             try:
-                done, _ = await asyncio.wait({pump, watch}, return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                for task in (pump, watch):
+                for task in tasks:
                     task.cancel()
-                await asyncio.gather(pump, watch, return_exceptions=True)
-            if pump in done and pump.exception() is None:
-                with contextlib.suppress(OSError):
-                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                await asyncio.gather(*tasks, return_exceptions=True)
+            if self._farewell is None and (pump not in done or pump.exception() is not None):
+                return  # the client left, or the stream broke: nothing more to send
+            with contextlib.suppress(OSError):
+                await send({"type": "http.response.body", "body": self._farewell or b"", "more_body": False})
         finally:
             stream_closed()
             self._reader.detach()
@@ -264,127 +288,3 @@ class EventStream:
 async def _wait_for_disconnect(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
-
-
-# -- running it ---------------------------------------------------------------------------------
-
-
-def options_from_args(args: argparse.Namespace, settings: Settings) -> HttpOptions:
-    return HttpOptions(
-        authenticator=Authenticator.from_settings(settings),
-        allowed_origins=list(args.allowed_origin),
-        loopback_only=is_loopback_host(args.host),
-        allowed_hosts=list(args.allowed_host),
-        max_body_bytes=args.max_body_bytes,
-        idle_timeout=args.idle_timeout,
-        max_connections=args.max_connections,
-    )
-
-
-def bind_refusal(host: str, authenticated: bool, allow_insecure_bind: bool) -> str | None:
-    """Why binding `host` is refused, or None: a non-loopback address needs authentication (a token, a
-    tokens file or a JWKS) or the explicit flag."""
-    if authenticated or allow_insecure_bind or is_loopback_host(host):
-        return None
-    return (
-        f"refusing to serve on {host} without authentication: set {TOKEN_ENV} (or add tokens, or a JWKS), "
-        "or pass --allow-insecure-bind to accept that anyone who can reach the port can drive the agent"
-    )
-
-
-class _Server(uvicorn.Server):
-    """Uvicorn that ends SSE streams and WebSockets on SIGTERM/SIGINT (else they block its graceful shutdown)."""
-
-    def __init__(self, config: uvicorn.Config, app: Starlette, token_set: bool) -> None:
-        super().__init__(config)
-        self._begin_shutdown: Callable[[], None] = app.state.begin_shutdown
-        self._websockets: AcpWebSockets = app.state.websockets
-        self._token_set = token_set
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    async def startup(self, sockets: Any = None) -> None:
-        self._loop = asyncio.get_running_loop()
-        await super().startup(sockets)
-        for server in self.servers:
-            for sock in server.sockets:
-                host, port = sock.getsockname()[:2]
-                shown = f"[{host}]" if ":" in host else host
-                auth = "bearer token required" if self._token_set else f"no auth ({TOKEN_ENV} not set): all local"
-                logger.info(
-                    "iac-code ACP over HTTP+SSE: http://%s:%s/acp (health: /health, metrics: /metrics; %s)",
-                    shown,
-                    port,
-                    auth,
-                )
-                logger.info("web client: http://%s:%s/", shown, port)
-
-    def handle_exit(self, sig: int, frame: Any) -> None:
-        super().handle_exit(sig, frame)
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._begin_shutdown)
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        # Uvicorn's own shutdown closes the sockets still open with 1012 (service restart): let them
-        # close themselves first with 1001 (going away), which begin_shutdown asked for.
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(SHUTDOWN_GRACE_SECONDS):
-                await self._websockets.all_closed()
-        await super().shutdown(sockets)
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Any:
-        # Uvicorn re-raises the captured signal after shutdown, which would kill us with SIGTERM's
-        # default action instead of returning an exit code; install the handlers without that.
-        import signal
-
-        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-
-
-class _QueryStringsHidden(logging.Filter):
-    """Uvicorn logs each WebSocket upgrade (and with --debug each request) with its query string; a client
-    may have put a token there (the server never reads one from it): the log keeps the path only."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple):
-            record.args = tuple(_path_only(arg) for arg in record.args)
-        return True
-
-
-def _path_only(arg: object) -> object:
-    if isinstance(arg, str) and arg.startswith("/") and "?" in arg:
-        return arg.partition("?")[0] + "?…"
-    return arg
-
-
-_QUERY_STRINGS_HIDDEN = _QueryStringsHidden()
-
-
-async def serve_http(
-    serve: ServeFn, options: HttpOptions, backend: Backend | None, listener: socket.socket, *, host: str, port: int
-) -> None:
-    """Serve the app on `listener` until SIGTERM/SIGINT (see create_app for `serve` and `backend`)."""
-    app = create_app(serve, options, backend)
-    for name in ("uvicorn.error", "uvicorn.access"):
-        logging.getLogger(name).addFilter(_QUERY_STRINGS_HIDDEN)
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_config=None,
-        lifespan="on",
-        access_log=logger.isEnabledFor(logging.DEBUG),
-        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
-        # The modern protocol of the websockets package (its legacy one is deprecated): no task per socket.
-        ws="websockets-sansio",
-        ws_max_size=options.max_body_bytes,  # a larger frame is closed with 1009, as a POST body gets 413
-        ws_ping_interval=options.keepalive_seconds,  # what keeps an idle socket open, as SSE keepalives do
-        # No permessage-deflate: its zlib state costs ~45 KB per socket, idle or not (1,000 sockets: +45 MB
-        # of the server's memory), and SSE responses go uncompressed too.
-        ws_per_message_deflate=False,
-    )
-    await _Server(config, app, token_set=options.authenticator.required).serve(sockets=[listener])

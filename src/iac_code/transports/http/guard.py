@@ -11,18 +11,25 @@ loopback also insists on a loopback Host.
 WebSocket upgrades (GET /acp) pass the same checks. A browser cannot set headers on a WebSocket, so
 there the token may also come as a subprotocol, `bearer.<the token in base64url, unpadded>`, offered
 beside `acp` (never in a query string: URLs end up in logs and histories).
+
+A credential holds for the life of what it opened, not only at its start: a WebSocket checks it again on
+every message it receives, and a WebSocket or an SSE stream ends when it no longer holds
+(`Authenticator.until_invalid`: a JWT at its `exp`, a token of the tokens file once the file drops it).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hmac
 import ipaddress
 import json
 import re
+import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import Enum
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
@@ -35,11 +42,12 @@ from iac_code.transports.http.static import ASSETS_PREFIX, PAGE_PATH
 from iac_code.transports.http.tokens import SHARED, TokensFile
 
 TOKEN_ENV = ENV_KEYS["http_token"]  # named in the messages that ask for it
-_PRINCIPAL_KEY = "iac_code.principal"  # where the guard leaves a request's principal in its ASGI scope
+_CREDENTIAL_KEY = "iac_code.credential"  # where the guard leaves a request's credential in its ASGI scope
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 BEARER_SUBPROTOCOL_PREFIX = "bearer."
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
 _POLICY_VIOLATION = 1008  # the close code of an upgrade refused where no HTTP answer can be given
+RECHECK_SECONDS = 5.0  # how often an open stream asks the tokens file again whether its token still stands
 
 
 def origin_allowed(origin: str | None, allowed_origins: frozenset[str], host: str | None = None) -> bool:
@@ -108,10 +116,47 @@ def presented_token(scope: Scope, headers: Headers) -> str | None:
     return bearer_token(authorization)
 
 
+class Source(Enum):
+    """Where a credential came from, which says how it can stop holding."""
+
+    NONE = "none"  # no authentication configured: the local user, for good
+    SHARED = "shared"  # the shared token, fixed for the life of the server
+    TOKENS_FILE = "tokens file"  # until the file drops the token (or changes its principal)
+    JWT = "jwt"  # until its exp
+
+
+@dataclass(frozen=True)
+class Credential:
+    """Who a request is, and what it presented to be it (kept to ask again while a stream lasts)."""
+
+    principal: Principal
+    source: Source
+    token: str = field(default="", repr=False)
+    expires_at: float | None = None  # a JWT's exp, seconds since the epoch
+
+    @property
+    def can_end(self) -> bool:
+        return self.source in (Source.TOKENS_FILE, Source.JWT)
+
+
+LOCAL_CREDENTIAL = Credential(LOCAL, Source.NONE)
+
+
+def found_credential(scope: Scope) -> Credential | None:
+    """The credential the guard found for this request; None for a public file (or no HTTP request)."""
+    credential: Credential | None = scope.get(_CREDENTIAL_KEY)
+    return credential
+
+
+def request_credential(scope: Scope) -> Credential:
+    """The credential the guard found for this request."""
+    credential: Credential = scope[_CREDENTIAL_KEY]
+    return credential
+
+
 def request_principal(scope: Scope) -> Principal:
     """The principal the guard found for this request."""
-    principal: Principal = scope[_PRINCIPAL_KEY]
-    return principal
+    return request_credential(scope).principal
 
 
 @dataclass
@@ -136,20 +181,38 @@ class Authenticator:
     def required(self) -> bool:
         return bool(self.shared_token or self.tokens is not None or self.jwts is not None)
 
-    async def principal(self, presented: str | None) -> Principal | None:
-        """The principal of the bearer token the caller `presented`; None: refuse (401)."""
+    async def authenticate(self, presented: str | None) -> Credential | None:
+        """The credential of the bearer token the caller `presented`; None: refuse (401)."""
         if not self.required:
-            return LOCAL
+            return LOCAL_CREDENTIAL
         if not presented:
             return None
         # Compare bytes: str compare_digest rejects non-ASCII input with an exception.
         if self.shared_token and hmac.compare_digest(presented.encode(), self.shared_token.encode()):
-            return Principal(SHARED, admin=True)
+            return Credential(Principal(SHARED, admin=True), Source.SHARED)
         if self.tokens is not None and (found := self.tokens.principal(presented)) is not None:
-            return found
-        if self.jwts is not None and presented.count(".") == 2:
-            return await self.jwts.principal(presented)
+            return Credential(found, Source.TOKENS_FILE, presented)
+        if self.jwts is not None and presented.count(".") == 2 and (verified := await self.jwts.verify(presented)):
+            return Credential(verified[0], Source.JWT, presented, expires_at=verified[1])
         return None
+
+    def still_valid(self, credential: Credential) -> bool:
+        """Whether `credential` still stands for its principal: its JWT has not expired, the tokens file still
+        gives its token the same principal (a role taken away counts too)."""
+        if credential.source is Source.JWT:
+            return credential.expires_at is not None and time.time() < credential.expires_at
+        if credential.source is Source.TOKENS_FILE:
+            return self.tokens is not None and self.tokens.principal(credential.token) == credential.principal
+        return True
+
+    async def until_invalid(self, credential: Credential) -> str:
+        """Wait until `credential` stops holding (only for one that `can_end`); the reason, for a close."""
+        if credential.expires_at is not None:
+            await asyncio.sleep(max(0.0, credential.expires_at - time.time()))
+            return "the token expired"
+        while self.still_valid(credential):
+            await asyncio.sleep(RECHECK_SECONDS)
+        return "the token was revoked"
 
 
 def is_public(scope: Scope) -> bool:
@@ -167,7 +230,7 @@ def _normalise_origin(origin: str) -> str:
 class GuardMiddleware:
     """Rejects a foreign Host (loopback servers) or Origin with 403, then a request no principal stands
     for with 401 (HTTP requests and WebSocket upgrades alike; not the web client's files: `is_public`);
-    leaves the principal in the scope (`request_principal`)."""
+    leaves the credential in the scope (`request_credential`, `request_principal`)."""
 
     def __init__(
         self,
@@ -206,11 +269,11 @@ class GuardMiddleware:
         if is_public(scope):
             await self._app(scope, receive, send)
             return
-        principal = await self._authenticator.principal(presented_token(scope, headers))
-        if principal is None:
+        credential = await self._authenticator.authenticate(presented_token(scope, headers))
+        if credential is None:
             await refuse(scope, receive, send, 401, "Unauthorized", extra=[(b"www-authenticate", b"Bearer")])
             return
-        scope[_PRINCIPAL_KEY] = principal
+        scope[_CREDENTIAL_KEY] = credential
         await self._app(scope, receive, send)
 
 

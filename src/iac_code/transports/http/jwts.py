@@ -1,7 +1,11 @@
 """Bearer JWTs checked against a JWKS (a file, or an https URL fetched and cached by PyJWT): signature,
-issuer, audience and expiry. The principal is the `sub` claim; it is an admin when the roles claim
+issuer, audience and expiry. The principal is the `sub` claim, which must follow the principals' name rule
+(tokens.is_principal_name: it is printed in logs and the audit trail); it is an admin when the roles claim
 (`IAC_CODE_JWT_ROLES_CLAIM`, default `roles`: a list of strings or one string) holds the admin role
-(`IAC_CODE_JWT_ADMIN_ROLE`, default `admin`)."""
+(`IAC_CODE_JWT_ADMIN_ROLE`, default `admin`).
+
+A JWKS fetched over plain http could be swapped by anyone on the path, who would then sign any token: only
+https, unless the operator says `--insecure-jwks` (`IAC_CODE_INSECURE_JWKS`, for tests)."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import jwt
 
 from iac_code.config import ConfigError, Settings
 from iac_code.principals import Principal
-from iac_code.transports.http.tokens import RESERVED_NAMES
+from iac_code.transports.http.tokens import NAME_RULE, is_principal_name
 
 logger = logging.getLogger(__name__)
 
@@ -32,13 +36,19 @@ class JwtVerifier:
         self._admin_role = settings.jwt_admin_role
         self._keys: jwt.PyJWKSet | None = None
         self._client: jwt.PyJWKClient | None = None
+        if settings.jwks.startswith("http://") and not settings.insecure_jwks:
+            raise ConfigError(
+                "IAC_CODE_JWKS must be an https:// URL or a file: a JWKS over http:// can be replaced on its way "
+                "(--insecure-jwks or IAC_CODE_INSECURE_JWKS=true allows it, for tests)"
+            )
         if settings.jwks.startswith(("https://", "http://")):
             self._client = jwt.PyJWKClient(settings.jwks, cache_keys=True, lifespan=300)
         else:
             self._keys = _read_jwks(Path(settings.jwks).expanduser())
 
-    async def principal(self, token: str) -> Principal | None:
-        """The token's principal, or None when it does not pass (the reason is logged, the token never)."""
+    async def verify(self, token: str) -> tuple[Principal, float] | None:
+        """The token's principal and its expiry (`exp`, seconds since the epoch), or None when it does not
+        pass (the reason is logged, the token never)."""
         try:
             key = await self._signing_key(token)
             claims: dict[str, Any] = jwt.decode(
@@ -54,12 +64,12 @@ class JwtVerifier:
             logger.info("bearer JWT refused: %s", exc)
             return None
         subject = claims["sub"]
-        if not isinstance(subject, str) or not subject or subject in RESERVED_NAMES:
-            logger.info("bearer JWT refused: its sub must be a name other than local or shared")
+        if not is_principal_name(subject):  # never logged: it may carry newlines that forge log lines
+            logger.info("bearer JWT refused: its sub must be %s", NAME_RULE)
             return None
         roles = claims.get(self._roles_claim, [])
         roles = [roles] if isinstance(roles, str) else roles
-        return Principal(subject, admin=isinstance(roles, list) and self._admin_role in roles)
+        return Principal(subject, admin=isinstance(roles, list) and self._admin_role in roles), float(claims["exp"])
 
     async def _signing_key(self, token: str) -> Any:
         if self._client is not None:  # may fetch the JWKS: off the event loop

@@ -17,6 +17,7 @@ from iac_code.transports.http.connections import (
     ServeFn,
 )
 from iac_code.transports.http.events import EventLimits, StreamKey
+from iac_code.transports.http.limits import connections_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +34,7 @@ class LocalBackend:
         limits: EventLimits,
         max_in_flight: int = MAX_REQUESTS_IN_FLIGHT,
         make_connection: Callable[[str], HttpConnection] | None = None,
+        principal_connections: int | None = None,  # None: no per-principal limit (no authentication)
     ) -> None:
         self.registry = ConnectionRegistry(
             serve,
@@ -42,6 +44,7 @@ class LocalBackend:
             make_connection=make_connection,
         )
         self.max_connections = max_connections
+        self.principal_connections = principal_connections
         self._reaper: asyncio.Task[None] | None = None
 
     @property
@@ -66,8 +69,13 @@ class LocalBackend:
         return conn.id, await answer_initialize(self.registry, conn, message, timeout)
 
     def new_connection(self, principal: Principal, connection_id: str | None = None) -> HttpConnection:
-        """A connection of `principal` with its agent started (503 when shutting down or at --max-connections)."""
+        """A connection of `principal` with its agent started (503 when shutting down or at --max-connections,
+        429 when `principal` holds its limit of connections)."""
         self.check_room()
+        limit = self.principal_connections
+        if limit is not None and self.registry.count_of(principal) >= limit:
+            logger.warning("refused a connection of %s: it holds %d, its limit", principal.name, limit)
+            raise Refusal(429, connections_refusal(principal, limit))
         return self.registry.create(principal, connection_id)
 
     def check_room(self) -> None:

@@ -29,6 +29,15 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,127}")
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
+def is_principal_name(name: object) -> bool:
+    """The one rule for a principal's name, whichever way it authenticates (tokens file, JWT `sub`): it is
+    printed in logs and in `iac-code audit`, so no spaces, newlines or other control characters."""
+    return isinstance(name, str) and bool(_NAME.fullmatch(name)) and name not in RESERVED_NAMES
+
+
+NAME_RULE = "letters, digits, '.', '_', '@' or '-' (at most 128, not local or shared)"
+
+
 def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -63,8 +72,8 @@ def _entry_problem(entry: object) -> str | None:
     if not isinstance(entry, dict):
         return "not a JSON object"
     name, sha256, role = entry.get("name"), entry.get("sha256"), entry.get("role")
-    if not isinstance(name, str) or not _NAME.fullmatch(name) or name in RESERVED_NAMES:
-        return "name must be letters, digits, '.', '_', '@' or '-' (and not local or shared)"
+    if not is_principal_name(name):
+        return f"name must be {NAME_RULE}"
     if not isinstance(sha256, str) or not _DIGEST.fullmatch(sha256.lower()):
         return "sha256 must be the hex SHA-256 digest of the token"
     if role not in (None, "admin"):
@@ -75,8 +84,8 @@ def _entry_problem(entry: object) -> str | None:
 def add_token(path: Path, name: str, *, admin: bool) -> str:
     """A new random token for `name`, its digest added to the file (created 0600); the token itself is
     returned and stored nowhere. ValueError for a bad or taken name."""
-    if not _NAME.fullmatch(name) or name in RESERVED_NAMES:
-        raise ValueError(f"invalid principal name {name!r}: letters, digits, '.', '_', '@' or '-', not local or shared")
+    if not is_principal_name(name):
+        raise ValueError(f"invalid principal name {name!r}: {NAME_RULE}")
     entries = read_tokens(path)
     if any(entry.principal.name == name for entry in entries):
         raise ValueError(f"{name} already has a token in {path}")

@@ -10,10 +10,16 @@ limits, principals and failover.
   come within `initialize_timeout` (else close 1008). When the client ends the socket, the connection closes.
 - An upgrade naming `Acp-Connection-Id` attaches to that connection (opened by a POST `initialize`, maybe
   on another instance), after `Last-Event-ID` if given; its end only detaches, like an SSE stream's.
-- Bad input never ends the socket: invalid JSON gets a -32700 error, anything else that is not one
-  JSON-RPC message -32600 (id null, as JSON-RPC says); a request before `initialize`, or one the backend
-  refuses, an error response to its id. Binary frames are ignored. uvicorn closes a frame over
-  `max_body_bytes` with 1009 (`ws_max_size`).
+- The upgrade must offer the `acp` subprotocol (else 400; `IAC_CODE_WEBSOCKET_WITHOUT_ACP` lets clients
+  that offer none in, such as the ACP Python SDK's `acp.ws` client); the 101 picks it.
+- Bad input never ends the socket: invalid JSON gets a -32700 error, a binary frame or anything else that
+  is not one JSON-RPC message -32600 (id null, as JSON-RPC says); a request before `initialize`, or one the
+  backend refuses, an error response to its id. uvicorn closes a frame over `max_body_bytes` with 1009
+  (`ws_max_size`).
+- The credential of the upgrade is checked again on every frame received, and the socket is closed with
+  4401 (reason "the token expired" or "the token was revoked") when it stops holding: at a JWT's `exp`,
+  or when the tokens file drops the token (guard.Authenticator.until_invalid); a socket that opened its
+  connection closes it then, as on any end.
 - Nothing is sent while idle: uvicorn's pings keep the socket alive. On shutdown every socket closes with
   1001 and leaves its connection to the backend's shutdown (with PostgreSQL another instance adopts it,
   and the client may attach to it there).
@@ -36,7 +42,7 @@ from iac_code.principals import Principal
 from iac_code.safe_json import dumps_bytes
 from iac_code.transports.http.backend import Backend, OpenStream, Reader, Refusal
 from iac_code.transports.http.events import Event, last_event_id
-from iac_code.transports.http.guard import refuse, request_principal
+from iac_code.transports.http.guard import Authenticator, Credential, refuse, request_credential
 from iac_code.transports.jsonrpc import (
     INVALID_REQUEST_CODE,
     SERVER_ERROR_CODE,
@@ -47,7 +53,8 @@ from iac_code.transports.jsonrpc import (
 
 logger = logging.getLogger(__name__)
 
-ACP_SUBPROTOCOL = "acp"  # accepted whenever offered: a browser fails a handshake that picks none of its offers
+ACP_SUBPROTOCOL = "acp"  # required (unless the operator says otherwise), and picked: a browser fails a handshake
+# that picks none of its offers
 # A WebSocket carries no event ids, so a `lost` notice (events trimmed before a reader got them) becomes
 # an extension notification (ACP reserves names starting with "_"), its params the notice itself.
 EVENTS_LOST_METHOD = "_iac-code/events_lost"
@@ -57,6 +64,7 @@ GOING_AWAY = 1001
 POLICY_VIOLATION = 1008
 INTERNAL_ERROR = 1011
 TRY_AGAIN_LATER = 1013
+CREDENTIALS_ENDED = 4401  # application range (4000-4999): HTTP's 401, so a client knows to get a new token
 
 
 class _Close(Exception):
@@ -75,8 +83,18 @@ class _ClientGone(Exception):
 class AcpWebSockets:
     """The WebSockets of one app; `begin_shutdown` (from the signal handler) ends them all."""
 
-    def __init__(self, backend: Backend, *, initialize_timeout: float, keepalive_seconds: float) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        authenticator: Authenticator,
+        *,
+        initialize_timeout: float,
+        keepalive_seconds: float,
+        require_acp: bool = True,
+    ) -> None:
         self._backend = backend
+        self._authenticator = authenticator
+        self._require_acp = require_acp
         self._initialize_timeout = initialize_timeout
         self._keepalive_seconds = keepalive_seconds
         self._shutdown = asyncio.Event()
@@ -93,7 +111,12 @@ class AcpWebSockets:
 
     async def serve(self, websocket: WebSocket) -> None:
         """The endpoint of `GET /acp` upgrades (the guard let it in and named its principal)."""
-        principal = request_principal(websocket.scope)
+        credential = request_credential(websocket.scope)
+        principal = credential.principal
+        if self._require_acp and ACP_SUBPROTOCOL not in websocket.scope.get("subprotocols", ()):
+            reason = f"offer the {ACP_SUBPROTOCOL!r} WebSocket subprotocol (Sec-WebSocket-Protocol: {ACP_SUBPROTOCOL})"
+            await refuse(websocket.scope, websocket.receive, websocket.send, 400, reason)
+            return
         attach_to = websocket.headers.get(CONNECTION_ID_HEADER)
         try:
             opened = await self._attach(websocket, attach_to, principal) if attach_to else None
@@ -101,7 +124,9 @@ class AcpWebSockets:
             await refuse(websocket.scope, websocket.receive, websocket.send, refusal.status, refusal.message)
             return
         connection_id = attach_to or str(uuid.uuid4())
-        socket = _Socket(websocket, self._backend, principal, connection_id, opened, self._keepalive_seconds)
+        socket = _Socket(
+            websocket, self._backend, credential, connection_id, opened, self._keepalive_seconds, self._authenticator
+        )
         websocket_opened()
         self._open += 1
         self._none_open.clear()
@@ -142,14 +167,17 @@ class _Socket:
         self,
         websocket: WebSocket,
         backend: Backend,
-        principal: Principal,
+        credential: Credential,
         connection_id: str,
         opened: OpenStream | None,  # attached to an existing connection; None: open one with initialize
         keepalive_seconds: float,
+        authenticator: Authenticator,
     ) -> None:
         self._websocket = websocket
         self._backend = backend
-        self._principal = principal
+        self._credential = credential
+        self._principal = credential.principal
+        self._authenticator = authenticator  # checks the credential again while the socket lasts
         self._connection_id = connection_id
         self._opened = opened
         self._keepalive_seconds = keepalive_seconds
@@ -222,14 +250,15 @@ class _Socket:
 
     async def _exchange(self, opened: OpenStream) -> None:
         """Messages in and events out until either side ends."""
-        pump = asyncio.create_task(self._pump(opened))
-        inbound = asyncio.create_task(self._forward_forever())
+        tasks = {asyncio.create_task(self._pump(opened)), asyncio.create_task(self._forward_forever())}
+        if self._credential.can_end:
+            tasks.add(asyncio.create_task(self._close_when_credential_ends()))
         try:
-            await asyncio.wait({pump, inbound}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (pump, inbound):
+            for task in tasks:
                 task.cancel()
-            outcomes = await asyncio.gather(pump, inbound, return_exceptions=True)
+            outcomes = await asyncio.gather(*tasks, return_exceptions=True)
         for outcome in outcomes:
             if isinstance(outcome, Exception):
                 raise outcome
@@ -238,6 +267,17 @@ class _Socket:
         if not self._backend.accepting:
             raise _Close(GOING_AWAY, "the server is shutting down")
         raise _Close(NORMAL_CLOSURE, "the connection closed, or another stream took it over")
+
+    async def _close_when_credential_ends(self) -> None:
+        reason = await self._authenticator.until_invalid(self._credential)
+        logger.info("connection %s of %s: closing its WebSocket: %s", self._connection_id, self._principal.name, reason)
+        raise _Close(CREDENTIALS_ENDED, reason)
+
+    def _check_credential(self) -> None:
+        """Every frame is the credential's again: one that stopped holding closes the socket first."""
+        if not self._authenticator.still_valid(self._credential):
+            expired = self._credential.expires_at is not None
+            raise _Close(CREDENTIALS_ENDED, "the token expired" if expired else "the token was revoked")
 
     async def _forward_forever(self) -> None:
         while True:
@@ -257,9 +297,11 @@ class _Socket:
             frame = await self._websocket.receive()
             if frame["type"] == "websocket.disconnect":
                 raise _ClientGone
+            self._check_credential()
             text = frame.get("text")
             if text is None:
-                logger.debug("connection %s: ignored a binary frame", self._connection_id)
+                reason = "binary frames carry no JSON-RPC here: send each message as one text frame"
+                await self._send_json(error_response(None, INVALID_REQUEST_CODE, reason))
                 continue
             message, (code, reason) = parse_message(text)
             if message is not None:
@@ -313,7 +355,7 @@ def _refused(request_id: Any, refusal: Refusal) -> dict[str, Any]:
 
 
 def _close_code(refusal: Refusal) -> int:
-    return TRY_AGAIN_LATER if refusal.status == 503 else INTERNAL_ERROR
+    return TRY_AGAIN_LATER if refusal.status in (429, 503) else INTERNAL_ERROR
 
 
 def _text_of(event: Event) -> str:

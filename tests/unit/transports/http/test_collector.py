@@ -50,6 +50,7 @@ def test_run_http_serves_with_the_spaced_out_collector(threshold, monkeypatch, t
         idle_timeout=60.0,
         max_connections=10,
         allow_insecure_bind=False,
+        insecure_jwks=False,
     )
     assert start_up.run_http(args, Settings(config_dir=tmp_path)) == 0
     assert seen == [(YOUNG_COLLECTION_EVERY, 10, 10)]

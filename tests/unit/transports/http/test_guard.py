@@ -6,7 +6,6 @@ from starlette.responses import PlainTextResponse
 from starlette.testclient import TestClient
 
 from iac_code.principals import LOCAL, Principal
-from iac_code.transports.http.app import bind_refusal
 from iac_code.transports.http.guard import (
     Authenticator,
     GuardMiddleware,
@@ -16,6 +15,7 @@ from iac_code.transports.http.guard import (
     presented_token,
     subprotocol_token,
 )
+from iac_code.transports.http.server import bind_refusal
 
 
 def test_origins():
@@ -30,13 +30,16 @@ def test_origins():
 def test_the_shared_token_is_one_admin_principal():
     shared = Authenticator(shared_token="abc")
     for authorization in ("Bearer abc", "bearer abc"):
-        assert asyncio.run(shared.principal(bearer_token(authorization))) == Principal("shared", admin=True)
+        credential = asyncio.run(shared.authenticate(bearer_token(authorization)))
+        assert credential is not None and credential.principal == Principal("shared", admin=True)
+        assert not credential.can_end and shared.still_valid(credential)
     for refused in ("Bearer abd", "abc", None, "Bearer ünïcode", "Bearer "):
-        assert asyncio.run(shared.principal(bearer_token(refused))) is None, refused
+        assert asyncio.run(shared.authenticate(bearer_token(refused))) is None, refused
 
 
 def test_without_any_authentication_everyone_is_the_local_user():
-    assert asyncio.run(Authenticator().principal(None)) == LOCAL
+    credential = asyncio.run(Authenticator().authenticate(None))
+    assert credential is not None and credential.principal == LOCAL and not credential.can_end
 
 
 def test_bind_refusal():

@@ -13,7 +13,7 @@ from tests.unit.transports.http.conftest import (
     post,
     prompt,
 )
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from iac_code.transports.http.app import HttpOptions
 from iac_code.transports.http.events import EventLimits
@@ -68,9 +68,18 @@ async def test_an_sse_stream_taking_the_connection_over_ends_the_socket_not_the_
                 await events.until(is_response(7))
 
 
-async def test_the_101_names_the_connection_and_acp_is_accepted_only_when_offered(client):
+async def test_the_101_names_the_connection_and_an_upgrade_must_offer_acp(client):
     async with live_server() as server:
-        async with acp_socket(f"{server.url}/acp", subprotocols=[]) as socket:
+        with pytest.raises(InvalidStatus) as refused:
+            async with acp_socket(f"{server.url}/acp", subprotocols=[], initialize=False):
+                pass
+        assert refused.value.response.status_code == 400
+        assert b"acp" in refused.value.response.body and len(server.registry) == 0
+        async with acp_socket(f"{server.url}/acp", subprotocols=["acp"]) as socket:
+            assert socket.ws.subprotocol == "acp"
+            assert server.registry.get(socket.connection_id) is not None
+    async with live_server(HttpOptions(websocket_without_acp=True)) as server:
+        async with acp_socket(f"{server.url}/acp", subprotocols=[]) as socket:  # the operator let such clients in
             assert socket.ws.subprotocol is None
             assert server.registry.get(socket.connection_id) is not None
 
