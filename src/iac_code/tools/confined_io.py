@@ -68,6 +68,8 @@ def _parent(workspace: Path, path: Path, *, create: bool) -> Iterator[int]:
     if path == root:
         raise ToolError(f"{path} is a directory")
     parts = path.relative_to(root).parts[:-1]
+    if any(part in (".", "..") for part in path.relative_to(root).parts):  # `..` is no link: O_NOFOLLOW passes it
+        raise ToolError(f"{path} is not a plain path inside the workspace; refused")
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for index, part in enumerate(parts):

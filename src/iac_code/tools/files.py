@@ -25,7 +25,13 @@ from iac_code.tools.base import (
 )
 from iac_code.tools.confined_io import read_file_bytes, replace_file
 from iac_code.tools.file_work import run_file_work
-from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten, truncate_middle
+from iac_code.tools.workspace import (
+    judged_or_resolved,
+    relative_to_workspace,
+    resolve_in_workspace,
+    shorten,
+    truncate_middle,
+)
 
 READ_BYTE_CAP = 256 * 1024  # per call: the model pages through bigger files with `offset`
 READ_DEFAULT_LINES = 2000
@@ -85,7 +91,7 @@ class ReadFileTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
+        path = judged_or_resolved(ctx.workspace, required_text(args, "path"), ctx.judged_path)
         offset = integer_arg(args, "offset", 1, low=1)
         limit = integer_arg(args, "limit", READ_DEFAULT_LINES, low=1)
         text = await ctx.io.read_text(path)
@@ -223,7 +229,7 @@ class WriteFileTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
+        path = judged_or_resolved(ctx.workspace, required_text(args, "path"), ctx.judged_path)
         content = args.get("content")
         if not isinstance(content, str):
             raise ToolError("'content' must be a string")
@@ -273,7 +279,7 @@ class EditFileTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
+        path = judged_or_resolved(ctx.workspace, required_text(args, "path"), ctx.judged_path)
         old, new = args.get("old_string"), args.get("new_string")
         if not isinstance(old, str) or not isinstance(new, str):
             raise ToolError("'old_string' and 'new_string' must be strings")
