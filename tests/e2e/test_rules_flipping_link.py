@@ -1,8 +1,8 @@
 """Read and Write rules hold against a symbolic link flipped while the calls run (issue 37): a real `iac-code -p`
-reads and writes `link` many times, while a thread of the test flips it between a public file and a file
+reads, greps and writes `link` many times, while a thread of the test flips it between a public file and a file
 `Read(secrets/**)` / `Write(secrets/**)` deny. The loop resolves each call's path once, the rules judge that
-path, and the tool opens that path without following links: not one read returns the denied file, and not
-one write reaches it. (Before, the rules judged one resolution and the tool opened another: 6 leaks in 25.)"""
+path, and the tool opens that path without following links: not one read or search returns the denied file,
+and not one write reaches it. (Before, the rules judged one resolution and the tool opened another: 6 leaks in 25.)"""
 
 from __future__ import annotations
 
@@ -80,6 +80,18 @@ def test_no_read_of_a_flipping_link_returns_the_denied_file(workspace: Path) -> 
     leaked = [text for text in results if SECRET in text]
     assert leaked == [], f"{len(leaked)} of {TRIES} reads returned the denied file"
     assert any("public" in text for text in results)
+
+
+def test_no_grep_of_a_flipping_link_returns_the_denied_file(workspace: Path) -> None:
+    prepared(workspace)
+    with ScriptedOpenAI([calls("grep", pattern="."), {"text": "done"}]) as model:
+        result = run_with_flipping_link(workspace, model)
+    assert result.returncode == 0, result.stderr
+    results = tool_results(model)
+    assert len(results) == TRIES
+    leaked = [text for text in results if SECRET in text]
+    assert leaked == [], f"{len(leaked)} of {TRIES} searches returned the denied file"
+    assert any(text.startswith("public.txt:1:public") for text in results)
 
 
 def test_no_write_through_a_flipping_link_reaches_the_denied_file(workspace: Path) -> None:
