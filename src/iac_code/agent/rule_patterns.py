@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from iac_code.infra_commands.rule import program_name, simple_commands
+from iac_code.infra_commands.rule import Assignments, program_name, simple_commands, terraform_assignments
 from iac_code.infra_commands.rule_readings import rule_readings
-from iac_code.infra_commands.shell_syntax import Word
+from iac_code.infra_commands.shell_syntax import ShellSyntaxError, Word, parse_commands
 from iac_code.tools.base import AccessDetails, ToolError
 from iac_code.tools.workspace import resolved_path
 
@@ -76,6 +76,18 @@ class CallView:
         asked = self.details.command if self.details is not None else ""
         command = asked or self.arguments.get("command")
         return simple_commands(command) if self.subject == "bash" and isinstance(command, str) else []
+
+    @cached_property
+    def terraform_env(self) -> Assignments:
+        """The values the line gives TF_CLI_ARGS* anywhere (terraform takes arguments from them)."""
+        asked = self.details.command if self.details is not None else ""
+        command = asked or self.arguments.get("command")
+        if self.subject != "bash" or not isinstance(command, str):
+            return {}
+        try:
+            return terraform_assignments([word for parsed in parse_commands(command) for word in parsed.words])
+        except (ShellSyntaxError, RecursionError):
+            return {}
 
     @cached_property
     def programs(self) -> set[str] | None:
@@ -198,7 +210,7 @@ class Pattern:
             return call.subject.startswith(MCP_PREFIX) and self._glob(call.subject[len(MCP_PREFIX) :])
         return any(self._fits_resource(addresses, actions) for addresses, actions in call.resources)  # Plan
 
-    def fits_command(self, words: Sequence[Word], fit: Fit) -> bool:
+    def fits_command(self, words: Sequence[Word], fit: Fit, env: Assignments | None = None) -> bool:
         """Whether one simple command fits a Bash rule. A word computed at run time may be anything: it fits
         a deny or ask rule's words (`$X pod` may be `kubectl delete pod`), an allow rule's only where it says `*`.
         A deny or ask rule also fits the command read without its CLI's global options (`terraform -chdir=.
@@ -207,7 +219,7 @@ class Pattern:
             return False
         if fit == "all":
             return self._fits_reading(words, fit)
-        return any(self._fits_reading(reading, fit) for reading in rule_readings(words))
+        return any(self._fits_reading(reading, fit) for reading in rule_readings(words, env))
 
     def _fits_reading(self, words: Sequence[Word], fit: Fit) -> bool:
         first, expected = words[0], self.words[0]
@@ -230,7 +242,7 @@ class Pattern:
             return any(self.fits_command(words[start:], fit) for start in range(len(words)))
         if fit == "all":
             return bool(commands) and all(self.fits_command(words, fit) for words in commands)
-        return any(self.fits_command(words, fit) for words in commands)
+        return any(self.fits_command(words, fit, call.terraform_env) for words in commands)
 
     def _fits_words(self, rule_at: int, words: Sequence[Word], at: int, fit: Fit) -> bool:
         if rule_at == len(self.words):

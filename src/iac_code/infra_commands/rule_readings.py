@@ -4,8 +4,9 @@
 (`terraform -chdir=. destroy`, `kubectl --context prod -n app delete pod x`) or spell the verb otherwise
 (`terraform apply -destroy`). A reading is the command with the CLI's global options and their values left
 out (options.py's tables; an option neither table knows is read both ways, as the change rule reads it),
-and for terraform and its kin, `apply -destroy` read as `destroy`. kubectl, oc, helm and pulumi (pflag,
-options anywhere) also lose their global options placed after the verb (`kubectl delete -n prod pod x`).
+and for terraform and its kin, `apply -destroy` read as `destroy`, also where TF_CLI_ARGS* put it. kubectl,
+oc, helm and pulumi (pflag, options anywhere) also lose their global options placed after the verb
+(`kubectl delete -n prod pod x`).
 
 Only deny and ask rules take these readings (agent/rule_patterns.py): an allow rule fits the command as
 written, since a global option changes what runs (`--kubeconfig` may name a credential plugin, `-chdir`
@@ -24,7 +25,7 @@ from iac_code.infra_commands.clis import (
     TERRAFORM_OPTIONS,
 )
 from iac_code.infra_commands.options import Options, is_option, operand_readings, options_end
-from iac_code.infra_commands.rule import TERRAFORM_PROGRAMS, program_name
+from iac_code.infra_commands.rule import TERRAFORM_PROGRAMS, Assignments, program_name, terraform_readings
 from iac_code.infra_commands.shell_syntax import Word
 
 # program → its global options, and whether they may also follow the verb (pflag's interspersed options)
@@ -40,8 +41,10 @@ _DESTROY_FLAGS = frozenset({"-destroy", "--destroy"})
 _GO_TRUE = frozenset({"1", "t", "T", "true", "TRUE", "True"})
 
 
-def rule_readings(words: Sequence[Word]) -> list[list[Word]]:
-    """`words` as written, then each other form a deny or ask rule should see; the first word is kept."""
+def rule_readings(words: Sequence[Word], env: Assignments | None = None) -> list[list[Word]]:
+    """`words` as written, then each other form a deny or ask rule should see; the first word is kept.
+    `env`: the values the line gives TF_CLI_ARGS* (rule.terraform_assignments): terraform's changing
+    readings with them folded in are read too (`TF_CLI_ARGS_apply=-destroy terraform apply` destroys)."""
     found: list[list[Word]] = [list(words)]
     if not words or words[0].dynamic:
         return found
@@ -50,11 +53,13 @@ def rule_readings(words: Sequence[Word]) -> list[list[Word]]:
     if table is None:
         return found
     options, interspersed = table
-    for reading in _without_global_options(words, options, interspersed):
-        if name in TERRAFORM_PROGRAMS or CANONICAL_NAMES.get(name) == "terraform":
-            reading = _apply_destroy_as_destroy(reading)
-        if reading not in found:
-            found.append(reading)
+    terraform = name in TERRAFORM_PROGRAMS
+    bases = [list(words), *(terraform_readings(words, env) if terraform and env else [])]
+    for base in bases:
+        for reading in [base, *_without_global_options(base, options, interspersed)]:
+            reading = _apply_destroy_as_destroy(reading) if terraform else reading
+            if reading not in found:
+                found.append(reading)
     return found
 
 

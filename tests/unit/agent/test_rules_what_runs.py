@@ -46,6 +46,9 @@ DENY = rules_of({"deny": ["Bash(terraform destroy *)", "Bash(kubectl delete pod 
         "kubectl --unknown-flag delete pod a",  # an option no table knows: read both ways
         "helm --kube-context prod -n app uninstall web",
         "kubectl -v 9 delete pod a",
+        "TF_CLI_ARGS_apply=-destroy terraform apply -auto-approve",  # terraform takes arguments from them
+        "export TF_CLI_ARGS='-destroy'; terraform apply",
+        "env TF_CLI_ARGS_apply=-destroy terraform -chdir=x apply",
     ],
 )
 def test_a_deny_rule_fits_the_command_past_its_global_options(command: str) -> None:
@@ -61,6 +64,7 @@ def test_a_deny_rule_fits_the_command_past_its_global_options(command: str) -> N
         "kubectl --context prod get pod a",
         "kubectl delete -n prod deployment a",
         "echo terraform -chdir=. destroy",
+        "TF_CLI_ARGS_plan=-destroy terraform apply",
     ],
 )
 def test_a_deny_rule_does_not_reach_other_commands(command: str) -> None:
