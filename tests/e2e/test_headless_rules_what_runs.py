@@ -1,7 +1,8 @@
-"""Plan rules on plans real terraform makes (terraform_data only), through `iac-code -p --allow-infra-changes`:
-a deny rule naming a resource still refuses the apply when a `moved` block plans its destroy under a new
-address, when a `count` change destroys one of its instances, and (with `**.`) inside a module. Each refused
-apply leaves the state as it was."""
+"""Rules match what runs, on real terraform (terraform_data only) through `iac-code -p --allow-infra-changes`:
+`Bash(terraform destroy *)` refuses a destroy written past `-chdir=` or as `apply -destroy`; a Plan rule naming
+a resource still refuses the apply when a `moved` block plans its destroy under a new address, when a `count`
+change destroys one of its instances, and (with `**.`) at the root and inside a module. Each refused command
+leaves the state as it was."""
 
 from __future__ import annotations
 
@@ -31,17 +32,26 @@ def serial(directory: Path) -> int:
     return int(json.loads((directory / "terraform.tfstate").read_text())["serial"])
 
 
-def refused_apply(workspace: Path, directory: Path, rule: str) -> None:
-    """An apply in `directory` under the deny `rule`: refused, naming the rule, the state unchanged."""
+def refused_apply(workspace: Path, directory: Path, rule: str, command: str = "apply -auto-approve") -> None:
+    """`terraform -chdir=<directory> <command>` under the deny `rule`: refused, naming the rule, the state
+    unchanged."""
     file = project_rules(workspace, {"deny": [rule]})
     before = serial(directory)
-    apply = bash(f"terraform -chdir={directory.name} apply -auto-approve")
+    apply = bash(f"terraform -chdir={directory.name} {command}")
     with ScriptedOpenAI([apply, {"text": "refused"}]) as model:
         result = run(workspace, model, "-p", "apply it", "--yes", "--allow-infra-changes")
     assert result.returncode == 0, result.stderr
     (told,) = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
     assert told == f'Denied by rule "{rule}" in {file}'
     assert serial(directory) == before
+
+
+@pytest.mark.parametrize("command", ["destroy -auto-approve", "apply -destroy -auto-approve"])
+def test_a_destroy_rule_sees_past_chdir_and_reads_apply_destroy_as_destroy(workspace: Path, command: str) -> None:
+    net = applied_then_edited(
+        workspace / "net", 'resource "terraform_data" "db" {}\n', 'resource "terraform_data" "db" {}\n'
+    )
+    refused_apply(workspace, net, "Bash(terraform destroy *)", command)
 
 
 def test_a_moved_block_does_not_take_a_resource_out_of_its_rule(workspace: Path) -> None:
