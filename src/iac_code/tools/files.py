@@ -155,7 +155,7 @@ class ListFilesTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        directory = resolve_in_workspace(ctx.workspace, str(args.get("path") or "."))
+        directory = judged_or_resolved(ctx.workspace, str(args.get("path") or "."), ctx.judged_path)
         depth = integer_arg(args, "depth", 1, low=1, high=LIST_MAX_DEPTH)
         if not directory.is_dir():
             raise ToolError(f"not a directory: {directory}")
