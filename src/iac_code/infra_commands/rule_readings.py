@@ -57,9 +57,9 @@ def rule_readings(words: Sequence[Word], env: Assignments | None = None) -> list
     bases = [list(words), *(terraform_readings(words, env) if terraform and env else [])]
     for base in bases:
         for reading in [base, *_without_global_options(base, options, interspersed)]:
-            reading = _apply_destroy_as_destroy(reading) if terraform else reading
-            if reading not in found:
-                found.append(reading)
+            for form in (reading, _apply_destroy_as_destroy(reading) if terraform else reading):
+                if form not in found:
+                    found.append(form)
     return found
 
 

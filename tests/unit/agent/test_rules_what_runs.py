@@ -80,6 +80,11 @@ def test_an_allow_rule_fits_only_the_command_as_written() -> None:
     assert decision(rules, "terraform -chdir=../other plan") is None
 
 
+def test_a_rule_naming_apply_still_fits_apply_destroy_past_global_options() -> None:
+    rules = rules_of({"deny": ["Bash(terraform apply *)"]})
+    assert decision(rules, "terraform -chdir=envs/prod apply -destroy -auto-approve") == "deny"
+
+
 def test_an_ask_rule_fits_past_global_options_too() -> None:
     rules = rules_of({"ask": ["Bash(terraform destroy)"]})
     assert decision(rules, "terraform -chdir=envs/prod apply -destroy -auto-approve") == "ask"
