@@ -14,6 +14,7 @@ from iac_code import __version__
 from iac_code.config import ConfigError, Settings, load_settings
 from iac_code.credentials import withhold_from_environment
 from iac_code.logs import configure_logging
+from iac_code.system.own_state import keep_out
 
 ENVIRONMENT_HELP = """\
 environment variables (the same settings in $IAC_CODE_CONFIG_DIR/config.json: the name without IAC_CODE_,
@@ -178,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(debug=getattr(args, "debug", False), log_file=getattr(args, "log_file", None))
     try:
         settings = load_settings()
+        keep_out(settings)  # the config dir, database and tokens: out of every tool's reach
         _check_user_rules(settings)
         withhold_from_environment()  # the settings keep the keys; nothing the agent runs may read them
         if args.command == "acp":

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
 from iac_code.tools.base import Access, AccessDetails
@@ -131,12 +132,14 @@ Verdict = Run | Ask | Refuse
 class JudgedCall:
     """What a judge looks at: the tool's name (or, for a request in the middle of a call, its subject:
     "iac_check:tflint"), how the call is judged (its Access), the call's arguments, and what the request
-    shows (a bound apply's plan contract)."""
+    shows (a bound apply's plan contract). `opened`: the path a file tool will open, resolved once
+    (tool_calls.py); Read and Write rules judge it, and the tool opens it as it is."""
 
     subject: str
     access: Access
     arguments: Mapping[str, Any] = field(default_factory=dict)
     details: AccessDetails | None = None
+    opened: Path | None = None
 
 
 # How one session judges a call. The loop calls it.

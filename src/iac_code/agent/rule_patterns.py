@@ -3,15 +3,18 @@
 Forms (rules.py has the sources and the order):
 - `Bash(<words>)`: a command whose first words fit the rule's (a prefix: `Bash(terraform plan)` fits
   `terraform plan -out x`); a word may hold globs (`kube*`), a lone `*` stands for any words. The
-  program is compared by base name (`/usr/bin/kubectl` is `kubectl`).
+  program is compared by base name (`/usr/bin/kubectl` is `kubectl`). A deny or ask rule also fits the
+  command read without its CLI's global options (infra_commands/rule_readings.py); an allow rule does not.
 - `Read(<glob>)`, `Write(<glob>)`: the path argument of a read tool (read_file, grep, glob, list_files) or a
   write tool (write_file, edit_file), relative to the workspace; `*` stays within a directory, `**` crosses
-  them, a trailing `/` means everything under it.
+  them, a trailing `/` means everything under it. The path is resolved once (`opened_path`, by the loop):
+  the rules judge it and the tool opens it.
 - `WebFetch(<domain>)`: web_fetch's host (globs: `*.example.com`).
 - `Mcp(<server>)`, `Mcp(<server>__<tool>)`: MCP tools by their server and name as the model sees them.
 - `Plan(<action> <address glob>)`: a resource of a reviewed plan (a bound apply's question carries it) whose
   action (create, update, delete, replace, forget, move, or `*`) and address fit; `delete` also fits the
-  delete half of a replace.
+  delete half of a replace. The address, its `previousAddress`, and both without instance keys are tried; a
+  leading `**.` is the root module or any module.
 - a bare tool name (`iac_check`, `mcp__github__create_issue`), or `Bash`, `Read`, `Write`, `WebFetch` alone:
   every call of that tool or family.
 """
@@ -29,9 +32,11 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from iac_code.infra_commands.rule import program_name, simple_commands
-from iac_code.infra_commands.shell_syntax import Word
-from iac_code.tools.base import AccessDetails
+from iac_code.infra_commands.rule import Assignments, program_name, simple_commands, terraform_assignments
+from iac_code.infra_commands.rule_readings import rule_readings
+from iac_code.infra_commands.shell_syntax import ShellSyntaxError, Word, parse_commands
+from iac_code.tools.base import AccessDetails, ToolError
+from iac_code.tools.workspace import resolved_path
 
 READ_TOOLS = frozenset({"read_file", "grep", "glob", "list_files"})
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
@@ -63,6 +68,7 @@ class CallView:
     arguments: Mapping[str, Any]
     details: AccessDetails | None
     workspace: Path
+    opened: Path | None = None  # the path the tool will open, resolved once (opened_path)
 
     @cached_property
     def commands(self) -> list[list[Word]] | None:
@@ -70,6 +76,18 @@ class CallView:
         asked = self.details.command if self.details is not None else ""
         command = asked or self.arguments.get("command")
         return simple_commands(command) if self.subject == "bash" and isinstance(command, str) else []
+
+    @cached_property
+    def terraform_env(self) -> Assignments:
+        """The values the line gives TF_CLI_ARGS* anywhere (terraform takes arguments from them)."""
+        asked = self.details.command if self.details is not None else ""
+        command = asked or self.arguments.get("command")
+        if self.subject != "bash" or not isinstance(command, str):
+            return {}
+        try:
+            return terraform_assignments([word for parsed in parse_commands(command) for word in parsed.words])
+        except (ShellSyntaxError, RecursionError):
+            return {}
 
     @cached_property
     def programs(self) -> set[str] | None:
@@ -97,6 +115,8 @@ class CallView:
     def path(self) -> str | None:
         if self.subject not in READ_TOOLS | WRITE_TOOLS:
             return None
+        if self.opened is not None:
+            return as_rules_see(self.workspace, str(self.opened))
         raw = self.arguments.get("path")
         return workspace_relative(self.workspace, raw if isinstance(raw, str) and raw else ".")
 
@@ -111,17 +131,30 @@ class CallView:
             return ""
 
     @cached_property
-    def resources(self) -> list[tuple[str, frozenset[str]]]:
-        """The plan's resources: (address, its action and terraform's actions)."""
+    def resources(self) -> list[tuple[frozenset[str], frozenset[str]]]:
+        """The plan's resources: (the addresses a rule may name it by, its action and terraform's actions)."""
         plan = self.details.plan if self.details is not None else None
         found = plan.get("resources") if isinstance(plan, dict) else None
         return [_resource(r) for r in found if isinstance(r, dict)] if isinstance(found, list) else []
 
 
-def _resource(resource: Mapping[str, Any]) -> tuple[str, frozenset[str]]:
+def _resource(resource: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+    """A resource's names and actions. Its names: its address, the address it had before a `moved` block
+    (`previousAddress`: the destroy of the resource the rule named is planned under the new one), and both
+    without their instance keys (`terraform_data.db[0]` is `terraform_data.db`: a `count` added or changed
+    must not take a resource out of its rule's reach)."""
     actions = resource.get("actions")
     named = [resource.get("action"), *(actions if isinstance(actions, list) else [])]
-    return str(resource.get("address", "")), frozenset(a for a in named if isinstance(a, str))
+    written = [resource.get("address"), resource.get("previousAddress")]
+    addresses = {text for address in written if isinstance(address, str) and address for text in _forms(address)}
+    return frozenset(addresses), frozenset(a for a in named if isinstance(a, str))
+
+
+_INSTANCE_KEY = re.compile(r'\[(?:"(?:[^"\\]|\\.)*"|[^\]"]*)\]')  # `[0]`, `["a.b]"]`
+
+
+def _forms(address: str) -> tuple[str, str]:
+    return address, _INSTANCE_KEY.sub("", address)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -133,9 +166,25 @@ def program_names(text: str) -> frozenset[str]:
 def workspace_relative(workspace: Path, raw: str) -> str:
     """A path argument as rules see it: relative to the workspace ("." for itself), or absolute when outside;
     symbolic links followed, as the tools follow them (a link to `.env` is `.env`)."""
-    full = os.path.realpath(os.path.join(workspace, os.path.expanduser(raw)))
+    return as_rules_see(workspace, os.path.realpath(os.path.join(workspace, os.path.expanduser(raw))))
+
+
+def as_rules_see(workspace: Path, full: str) -> str:
     relative = os.path.relpath(full, workspace)
     return full if relative == ".." or relative.startswith("../") else relative
+
+
+def opened_path(subject: str, arguments: Mapping[str, Any], workspace: Path) -> Path | None:
+    """The path a file tool's call will open, resolved once: the rules judge this path and the tool opens it
+    without following links (confined_io.py), so a link flipped between the two cannot send the open to a
+    file the rules deny. None for other tools, or a path that cannot be resolved (the tool says why)."""
+    if subject not in READ_TOOLS | WRITE_TOOLS:
+        return None
+    raw = arguments.get("path")
+    try:
+        return resolved_path(workspace, raw if isinstance(raw, str) and raw else ".")
+    except ToolError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -159,13 +208,20 @@ class Pattern:
             return call.host is not None and self._glob(call.host)
         if self.kind == "Mcp":
             return call.subject.startswith(MCP_PREFIX) and self._glob(call.subject[len(MCP_PREFIX) :])
-        return any(self._fits_resource(address, actions) for address, actions in call.resources)  # Plan
+        return any(self._fits_resource(addresses, actions) for addresses, actions in call.resources)  # Plan
 
-    def fits_command(self, words: Sequence[Word], fit: Fit) -> bool:
+    def fits_command(self, words: Sequence[Word], fit: Fit, env: Assignments | None = None) -> bool:
         """Whether one simple command fits a Bash rule. A word computed at run time may be anything: it fits
-        a deny or ask rule's words (`$X pod` may be `kubectl delete pod`), an allow rule's only where it says `*`."""
+        a deny or ask rule's words (`$X pod` may be `kubectl delete pod`), an allow rule's only where it says `*`.
+        A deny or ask rule also fits the command read without its CLI's global options (`terraform -chdir=.
+        destroy`, `terraform apply -destroy`: rule_readings.py); an allow rule only the command as written."""
         if self.kind != "Bash" or self.subjects or not words:
             return False
+        if fit == "all":
+            return self._fits_reading(words, fit)
+        return any(self._fits_reading(reading, fit) for reading in rule_readings(words, env))
+
+    def _fits_reading(self, words: Sequence[Word], fit: Fit) -> bool:
         first, expected = words[0], self.words[0]
         if first.dynamic or expected is None:
             return self._fits_words(0, words, 0, fit)
@@ -186,7 +242,7 @@ class Pattern:
             return any(self.fits_command(words[start:], fit) for start in range(len(words)))
         if fit == "all":
             return bool(commands) and all(self.fits_command(words, fit) for words in commands)
-        return any(self.fits_command(words, fit) for words in commands)
+        return any(self.fits_command(words, fit, call.terraform_env) for words in commands)
 
     def _fits_words(self, rule_at: int, words: Sequence[Word], at: int, fit: Fit) -> bool:
         if rule_at == len(self.words):
@@ -208,8 +264,8 @@ class Pattern:
     def _glob(self, text: str) -> bool:
         return self.glob is not None and self.glob.fullmatch(text) is not None
 
-    def _fits_resource(self, address: str, actions: frozenset[str]) -> bool:
-        return (self.action == "*" or self.action in actions) and self._glob(address)
+    def _fits_resource(self, addresses: frozenset[str], actions: frozenset[str]) -> bool:
+        return (self.action == "*" or self.action in actions) and any(self._glob(a) for a in addresses)
 
 
 def parse_pattern(entry: object) -> Pattern:
@@ -240,7 +296,7 @@ def parse_pattern(entry: object) -> Pattern:
         action, _, address = body.partition(" ")
         if action not in PLAN_ACTIONS or not address.strip():
             raise RuleError(f"Plan(<action> <address glob>): the action is one of {', '.join(sorted(PLAN_ACTIONS))}")
-        return Pattern(entry, kind, action=action, glob=word_glob(address.strip()))
+        return Pattern(entry, kind, action=action, glob=address_glob(address.strip()))
     raise RuleError(f"unknown form {kind}(…): expected Bash, Read, Write, WebFetch, Mcp or Plan")
 
 
@@ -257,6 +313,14 @@ def _command_words(body: str) -> tuple[re.Pattern[str] | str | None, ...]:
 def word_glob(text: str) -> re.Pattern[str]:
     """`*` any characters, `?` one, `[…]` a class."""
     return re.compile(_translate(text, star="[\\s\\S]*", one="[\\s\\S]"))
+
+
+def address_glob(text: str) -> re.Pattern[str]:
+    """A Plan rule's address: word_glob's, and a leading `**.` for the root module or any module below it
+    (`**.aws_db_instance.*` fits `aws_db_instance.main` and `module.a.module.b["x"].aws_db_instance.main`)."""
+    if not text.startswith("**."):
+        return word_glob(text)
+    return re.compile("(?:[\\s\\S]*\\.)?" + _translate(text[3:], star="[\\s\\S]*", one="[\\s\\S]"))
 
 
 def path_glob(text: str) -> re.Pattern[str]:

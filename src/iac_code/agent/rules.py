@@ -73,7 +73,7 @@ class Rules:
         ask rule, else an allow rule when allow rules fit all of it (each command of a line)."""
         if not (self.deny or self.ask or self.allow):
             return None
-        view = CallView(call.subject, call.arguments, call.details, self.workspace)
+        view = CallView(call.subject, call.arguments, call.details, self.workspace, call.opened)
         for decision in ("deny", "ask"):
             for rule in self._indexes[decision].candidates(view):
                 if rule.pattern.fits(view, "any"):

@@ -26,6 +26,7 @@ from iac_code.agent.events import (
     ToolUseStart,
 )
 from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, JudgedCall, Refuse, Verdict
+from iac_code.agent.rule_patterns import opened_path
 from iac_code.agent.secrets import redacted_result
 from iac_code.agent.subagent import follow_subagent
 from iac_code.messages import Message, ToolCall
@@ -87,6 +88,7 @@ class ToolCalls:
         self._turn = turn
         self._announced = announced
         self._emit = emit
+        self._opened: dict[str, Path] = {}  # a file tool's path as it was judged, by call id (ToolContext.judged_path)
 
     async def run(self, calls: list[ToolCall]) -> None:
         ctx = ToolContext(workspace=self._turn.workspace, io=self._turn.io)
@@ -137,6 +139,7 @@ class ToolCalls:
             io=self._turn.io,
             progress=progress,
             request_access=request_access,
+            judged_path=self._opened.get(call.id),
         )
 
     async def _request_access(
@@ -174,8 +177,11 @@ class ToolCalls:
         """Whether the Judge (and the user, when it asks) lets the call run; a call that may not is
         answered here with the reason."""
         call = start.call
-        verdict = self._turn.judge(JudgedCall(call.name, tool.access(call.arguments), call.arguments))
+        opened = opened_path(call.name, call.arguments, self._turn.workspace)
+        verdict = self._turn.judge(JudgedCall(call.name, tool.access(call.arguments), call.arguments, opened=opened))
         reason = await self._refusal(start, verdict, call.name)
+        if opened is not None:
+            self._opened[call.id] = opened
         if reason is not None:
             tool_call_not_run(call.name, "refused")
             await self._finish(call, ToolResult(reason, is_error=True))

@@ -2,7 +2,8 @@
 
 ripgrep (bundled with the project) walks in parallel and applies every .gitignore, .ignore and
 .git/info/exclude the way git does, even outside a git checkout. `.terraform/` (provider binaries and
-downloaded modules) and `node_modules/` are never entered. It lists regular files only (no symlinks, FIFOs
+downloaded modules), `node_modules/` and the agent's own state (system/own_state.py: a workspace may hold the
+config dir) are never entered. It lists regular files only (no symlinks, FIFOs
 or devices); files over the size cap are listed, so that the reader can count them as left out.
 """
 
@@ -12,6 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from iac_code.system.own_state import is_kept_out, ripgrep_exclusions
 from iac_code.system.ripgrep import COMMON_FLAGS, MISSING, find_ripgrep
 
 MAX_FILES = 20_000
@@ -57,12 +59,15 @@ def walk_candidates(directory: Path, limit: int | None = None) -> Candidates:
     """The infrastructure candidates under `directory`: the first `limit` (default MAX_FILES) in sorted
     order, and how many were left out beyond it."""
     limit = MAX_FILES if limit is None else limit
+    if is_kept_out(directory.resolve()):
+        return Candidates([], 0)
     flags = [
         "--files",
         *COMMON_FLAGS,
         "--glob-case-insensitive",
         *(f"--glob={glob}" for glob in CANDIDATE_GLOBS),
         *(f"--glob={glob}" for glob in EXCLUDED_GLOBS),
+        *ripgrep_exclusions(directory.resolve()),
     ]
     ripgrep = find_ripgrep()
     if ripgrep is None:

@@ -113,7 +113,7 @@ def command_changes(
         if inner is not None:
             return command_changes(inner, command, depth + 1, env)
     if program in TERRAFORM_PROGRAMS and env:
-        return _terraform_changes(words, env)
+        return terraform_readings(words, env)
     if program in CHANGE_CHECKS:
         return [list(words)] if CHANGE_CHECKS[program](args) else []
     if program in SHELLS:
@@ -132,7 +132,7 @@ def terraform_assignments(words: Sequence[Word], inherited: Assignments | None =
     return found
 
 
-def _terraform_changes(words: Sequence[Word], env: Assignments) -> list[Pattern]:
+def terraform_readings(words: Sequence[Word], env: Assignments) -> list[Pattern]:
     """Every reading of a terraform command under the values the line gives its variables (each one, or none)
     that changes, with those arguments folded in as terraform places them (terraform_env.py)."""
     program, args = words[0], words[1:]

@@ -8,6 +8,7 @@ workspace before anything else.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Protocol
@@ -16,7 +17,7 @@ from iac_code.tools.base import MAX_OUTPUT_CHARS
 from iac_code.tools.file_work import run_file_work
 from iac_code.tools.files import read_text_file, write_text_file
 from iac_code.tools.shell import CommandRun, run_bash
-from iac_code.tools.workspace import resolve_in_workspace
+from iac_code.tools.workspace import confined, resolve_in_workspace
 
 # Called with the client's terminal id as soon as the terminal exists, so the tool call can show its
 # live output before the command ends.
@@ -57,11 +58,18 @@ class LocalIO:
         self.workspace = workspace
 
     async def read_text(self, path: str | Path) -> str:
-        return await run_file_work(read_text_file, self.workspace, resolve_in_workspace(self.workspace, str(path)))
+        return await run_file_work(read_text_file, self.workspace, self._target(path))
 
     async def write_text(self, path: str | Path, text: str) -> str | None:
-        target = resolve_in_workspace(self.workspace, str(path))
-        return await run_file_work(write_text_file, self.workspace, target, text)
+        return await run_file_work(write_text_file, self.workspace, self._target(path), text)
+
+    def _target(self, path: str | Path) -> Path:
+        """An absolute path (a tool resolved it, and the rules judged it) is opened as it is: resolving it
+        again would follow a link flipped since, and confined_io refuses a link on any of its components;
+        a relative one is resolved here."""
+        if Path(path).is_absolute():
+            return confined(self.workspace, Path(os.path.normpath(path)), str(path))
+        return resolve_in_workspace(self.workspace, str(path))
 
     async def run(
         self,

