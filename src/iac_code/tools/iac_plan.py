@@ -111,8 +111,7 @@ def plan_request(args: dict[str, Any], workspace: Path) -> PlanRequest:
         raise ToolError(f"path not found: {path}")
     directory = target if target.is_dir() else target.parent
     var_files = _strings(args, "var_files")
-    for var_file in var_files:
-        resolve_in_workspace(workspace, str(directory.relative_to(workspace.resolve()) / var_file))
+    confine_var_files(workspace, directory, var_files)
     variables = args.get("vars") or {}
     if not isinstance(variables, dict) or not all(isinstance(k, str) for k in variables):
         raise ToolError("'vars' must be an object of variable names to values")
@@ -125,6 +124,13 @@ def plan_request(args: dict[str, Any], workspace: Path) -> PlanRequest:
         var_files=var_files,
         variables={name: value if isinstance(value, str) else json.dumps(value) for name, value in variables.items()},
     )
+
+
+def confine_var_files(workspace: Path, directory: Path, var_files: list[str]) -> None:
+    """ToolError unless each var file (relative to the root module `directory`, as terraform reads it) is in
+    the workspace: terraform quotes a var file's lines in its errors."""
+    for var_file in var_files:
+        resolve_in_workspace(workspace, str(directory.relative_to(workspace.resolve()) / var_file))
 
 
 def preview_call(arguments: str) -> ToolCall:

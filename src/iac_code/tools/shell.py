@@ -170,13 +170,15 @@ class BashTool:
                 run = await ctx.io.run(line, cwd=cwd, env=env, timeout=timeout, on_terminal=show_terminal)
             finally:
                 decision.close()
+                if approved is not None:
+                    approved.discard(self.plans)
         if decision.interruption is not None:  # the user cancelled the turn at the shim's question
             raise decision.interruption
         result = bash_result(run, timeout)
         if token := env.get(GUARD_TOKEN):  # `env` would print it: redacted with the session's secrets
             result.secrets[GUARD_TOKEN_NAME] = token
         if approved is not None and approved.contract is not None:
-            result = applied_result(result, approved, run.output, self.plans)
+            result = applied_result(result, approved, run.output)
         if run.terminal_id is not None:  # the editor keeps showing a released terminal's output
             result.terminal_id = run.terminal_id
         return result

@@ -1,9 +1,9 @@
 """Making a saved plan: `<tool> plan -input=false -out=<file>` in a root module, then `<tool> show -json <file>`.
 
 `make_plan` is the one way to make one (the iac_plan tool; later, bash's bound apply), `apply_argv` the one
-way to apply it, `still_reviewed` the check that the file is the one whose sha256 was shown. Never `init`:
-it downloads providers and modules (network, and code to run), which is a command the user approves, not
-a side effect of a read-only look. The child runs like every command the agent starts
+way to apply it (given the store's `applied_copy`: the bytes whose sha256 was shown, in a place of their
+own). Never `init`: it downloads providers and modules (network, and code to run), which is a command the
+user approves, not a side effect of a read-only look. The child runs like every command the agent starts
 (`system.processes`: its own process group, under the reaper so provider plugins die with it, the
 command environment without the agent's keys).
 """
@@ -178,19 +178,14 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def still_reviewed(contract: Mapping[str, Any]) -> bool:
-    """Whether the contract's plan file is still the one whose sha256 the reviewer saw."""
-    try:
-        return file_sha256(Path(contract["planFile"])) == str(contract["sha256"])
-    except OSError:
-        return False
-
-
-def apply_argv(contract: Mapping[str, Any], program: str | None = None, options: Sequence[str] = ()) -> list[str]:
-    """The command that applies exactly the reviewed plan (run in contract["directory"]). `program`: the
-    binary's path (default: the tool's name, looked up on PATH); `options`: apply's own that change nothing
-    of what is applied (`-lock-timeout=…`, `-parallelism=…`, `-no-color`)."""
-    return [program or str(contract["tool"]), "apply", "-input=false", *options, str(contract["planFile"])]
+def apply_argv(
+    contract: Mapping[str, Any], plan_file: Path, program: str | None = None, options: Sequence[str] = ()
+) -> list[str]:
+    """The command that applies `plan_file`, the reviewed plan's private copy (PlanStore.applied_copy), run in
+    contract["directory"]. `program`: the binary's path (default: the tool's name, looked up on PATH);
+    `options`: apply's own that change nothing of what is applied (`-lock-timeout=…`, `-parallelism=…`,
+    `-no-color`)."""
+    return [program or str(contract["tool"]), "apply", "-input=false", *options, str(plan_file)]
 
 
 async def _run(argv: list[str], cwd: Path, environment: Mapping[str, str], timeout: float) -> tuple[int, str, str]:
