@@ -165,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings()
         _check_user_rules(settings)
         withhold_from_environment()  # the settings keep the keys; nothing the agent runs may read them
+        from iac_code.system.processes import hide_agent_state
+
+        hide_agent_state([settings.config_dir, settings.tokens_path])  # nor its database, tokens, plans
         if args.command == "acp":
             return _run_acp(args, settings)
         if args.command == "audit":
