@@ -6,6 +6,7 @@ config dir cannot be read by iac_plan's terraform (its addresses carry nothing o
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +107,27 @@ def test_a_bash_command_cannot_read_the_config_dir(started, model, workspace, tm
     assert "No such file or directory" in text and "end" in text
     assert STATE_SECRET not in text and "SQLite format" not in text and "iac-code.db" not in text.split("\n")[0]
     assert (config / "iac-code.db").read_bytes().startswith(b"SQLite format 3")  # the agent's own view is whole
+
+
+def test_iac_checks_terraform_cannot_read_what_a_read_rule_denies(
+    started, model, workspace, secrets, tmp_path, namespaces_here
+):
+    needs_namespaces(namespaces_here)
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.json").write_text(json.dumps({"permissions": {"deny": ["Read(../secrets/**)"]}}))
+    net = workspace / "net"
+    net.mkdir()
+    (net / "main.tf").write_text(
+        f'locals {{ n = tonumber(file("{secrets}")) }}\nresource "terraform_data" "a" {{ input = local.n }}\n'
+    )
+    subprocess.run(["terraform", "init", "-input=false"], cwd=net, check=True, capture_output=True)
+    (net / ".terraform").mkdir(exist_ok=True)  # (a module of built-in resources alone leaves none)
+    agent = started()
+    session_id = agent.new_session(workspace)
+    call = {"name": "iac_check", "arguments": {"path": "net", "checks": ["terraform-validate"]}}
+    model.add({"tool_calls": [call]}, {"text": "checked"})
+    _, seen = agent.prompt(session_id, "check net")
+    _, text = finished(seen)
+    assert "main.tf" in text  # validate ran and reported the local it could not compute
+    assert SECRET not in text and SECRET not in what_the_model_read(model)
