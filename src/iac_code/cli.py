@@ -167,7 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         withhold_from_environment()  # the settings keep the keys; nothing the agent runs may read them
         from iac_code.system.processes import hide_agent_state
 
-        hide_agent_state([settings.config_dir, settings.tokens_path])  # nor its database, tokens, plans
+        # nor its database, tokens, plans; the user's skills stay, their scripts run through bash (the folder is
+        # skills/discovery.USER_SKILL_DIR, not imported here: it loads yaml, 60 ms of every start)
+        hide_agent_state([settings.config_dir, settings.tokens_path], [settings.config_dir / "skills"])
         if args.command == "acp":
             return _run_acp(args, settings)
         if args.command == "audit":

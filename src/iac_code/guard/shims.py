@@ -118,7 +118,8 @@ class Guard:
     ) -> MountPlan:
         """The namespaces of a command whose PATH is `path_entries` (see `environment`)."""
         guard_directory = str(self.directory)
-        state = coverable(agent_state(), (), guard_directory)
+        state_paths, shown = agent_state()
+        state = coverable(state_paths, (), guard_directory)
         masked = [path for path in state if os.path.isdir(path)]
         hidden = coverable(
             [*credential_paths(), *unreadable, *(p for p in state if p not in masked)], (), guard_directory
@@ -133,7 +134,7 @@ class Guard:
             empty_file=str(self.directory / EMPTY_FILE_NAME),
             own_pids=self.namespaces.own_pids,
             masked=masked,
-            kept=[real for real in map(os.path.realpath, kept) if beneath_any(real, masked)],
+            kept=[p for p in (*map(os.path.realpath, kept), *shown) if beneath_any(p, masked) and os.path.lexists(p)],
         )
 
     def close(self) -> None:

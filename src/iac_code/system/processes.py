@@ -41,17 +41,21 @@ _unreadable: contextvars.ContextVar[Sequence[str]] = contextvars.ContextVar("unr
 
 
 _agent_state: list[str] = []  # hide_agent_state's paths, symlinks resolved
+_shown_state: list[str] = []  # … and what shows of them all the same
 
 
-def hide_agent_state(paths: Iterable[Path]) -> None:
+def hide_agent_state(paths: Iterable[Path], shown: Iterable[Path] = ()) -> None:
     """From now on, every guarded command the agent starts (the bash tool's, the checks', iac_plan's) runs
     where these paths (its config dir, a tokens file kept elsewhere) cannot be read, in namespace mode: a
-    folder shows as an empty tmpfs, a file empty (guard/shims.py)."""
+    folder shows as an empty tmpfs, a file empty (guard/shims.py); but for the `shown` paths in them (the
+    user's own skills, whose scripts commands run)."""
     _agent_state[:] = [os.path.realpath(path) for path in paths]
+    _shown_state[:] = [os.path.realpath(path) for path in shown]
 
 
-def agent_state() -> list[str]:
-    return list(_agent_state)
+def agent_state() -> tuple[list[str], list[str]]:
+    """(the agent's state, what shows of it to every command): hide_agent_state's."""
+    return list(_agent_state), list(_shown_state)
 
 
 def use_guard(add_guard: Callable[[dict[str, str], Sequence[str], Sequence[str]], None]) -> None:

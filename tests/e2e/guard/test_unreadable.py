@@ -97,14 +97,17 @@ def test_a_bash_command_cannot_read_the_config_dir(started, model, workspace, tm
     config = tmp_path / "config"
     config.mkdir()
     (config / "kept.txt").write_text(STATE_SECRET)
+    skill = config / "skills" / "hello"  # the user's own skills stay: their scripts run through bash
+    skill.mkdir(parents=True)
+    (skill / "run.sh").write_text("echo hello from the skill\n")
     agent = started()
     session_id = agent.new_session(workspace)
-    line = f"ls -A {config}; cat {config}/kept.txt; head -c 15 {config}/iac-code.db; echo end"
+    line = f"ls -A {config}; cat {config}/kept.txt; head -c 15 {config}/iac-code.db; sh {skill}/run.sh; echo end"
     model.add({"tool_calls": [{"name": "bash", "arguments": {"command": line}}]}, {"text": "looked"})
     allow = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
     _, seen = agent.prompt(session_id, "look", on_permission=lambda request: allow)
     _, text = finished(seen)
-    assert "No such file or directory" in text and "end" in text
+    assert "No such file or directory" in text and "hello from the skill\nend" in text
     assert STATE_SECRET not in text and "SQLite format" not in text and "iac-code.db" not in text.split("\n")[0]
     assert (config / "iac-code.db").read_bytes().startswith(b"SQLite format 3")  # the agent's own view is whole
 
