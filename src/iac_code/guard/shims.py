@@ -180,7 +180,6 @@ def _real_binaries(entries: Iterable[str]) -> list[str]:
 
 _guard: Guard | None = None
 _guard_failure: str | None = None
-
 _guard_lock = threading.Lock()
 
 

@@ -16,6 +16,7 @@ the plan in the question, then apply exactly the reviewed plan file.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 from dataclasses import dataclass, field
@@ -122,7 +123,7 @@ async def _ask_with_plan(
         if made_here:
             store.discard(Path(contract["planFile"]))
         return ToolResult(refusal, is_error=True)
-    applied = store.applied_copy(Path(contract["planFile"]), str(contract["sha256"]))
+    applied = await asyncio.to_thread(store.applied_copy, Path(contract["planFile"]), str(contract["sha256"]))
     if applied is None:
         store.discard(Path(contract["planFile"]))
         return ToolResult(
