@@ -23,7 +23,7 @@ from pathlib import Path
 from iac_code.cloud_credentials import is_credential_variable
 from iac_code.guard import Guard, refuse_changes
 from iac_code.guard.namespace import NamespaceSupport
-from iac_code.system.processes import command_environment
+from iac_code.system.processes import command_environment, hide_agent_state
 from iac_code.tools.base import ToolContext
 from iac_code.tools.shell import BashTool, run_bash
 
@@ -59,6 +59,14 @@ def main(rounds: int) -> None:
         path_only.environment(shimmed, path_only.register(refuse_changes))
         namespaced = dict(plain)
         with_namespace.environment(namespaced, with_namespace.register(refuse_changes))
+        # (issue 37) the agent's config dir masked by a tmpfs, one plan file kept in it, as iac_plan's terraform runs
+        config = Path(scratch) / "config"
+        (config / "plans" / "s").mkdir(parents=True)
+        (config / "plans" / "s" / "p.tfplan").write_text("")
+        hide_agent_state([config])
+        masked = dict(plain)
+        kept = [str(config / "plans" / "s" / "p.tfplan")]
+        with_namespace.environment(masked, with_namespace.register(refuse_changes), kept=kept)
         # An approved change, handed over: every run allowed, and a credential to hand.
         handed = dict(plain)
         path_only.environment(handed, path_only.register(lambda request: None))
@@ -88,11 +96,13 @@ def main(rounds: int) -> None:
             "bash `true`, no guard": bash_true(plain),
             "bash `true`, PATH shims": bash_true(shimmed),
             "bash `true`, PATH shims + mount namespace": bash_true(namespaced),
+            "bash `true`, PATH shims + mount namespace + state masked": bash_true(masked),
             "bash tool call `true`, as the agent runs it": bash_tool_true,
         }
         if not with_namespace.namespaces.usable:
             print(f"no mount namespaces here: {with_namespace.namespaces.why_not}")
             del variants["bash `true`, PATH shims + mount namespace"]
+            del variants["bash `true`, PATH shims + mount namespace + state masked"]
         samples: dict[str, list[float]] = {name: [] for name in variants}
         for run in variants.values():  # warm-up
             run()
@@ -103,7 +113,7 @@ def main(rounds: int) -> None:
         with_namespace.close()
     print(f"medians of {rounds} runs (ms), {os.cpu_count()} CPUs, guard: {with_namespace.protection}")
     for name, values in samples.items():
-        print(f"  {name:48} {_median_ms(values):7.2f}")
+        print(f"  {name:58} {_median_ms(values):7.2f}")
     shim_cost = _median_ms(samples["terraform plan, through the PATH shim"]) - _median_ms(
         samples["terraform plan, the real binary"]
     )

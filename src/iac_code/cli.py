@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(debug=getattr(args, "debug", False), log_file=getattr(args, "log_file", None))
     try:
         settings = load_settings()
-        keep_out(settings)  # the config dir, database and tokens: out of every tool's reach
+        keep_out(settings)  # the config dir, database and tokens: out of every tool's and command's reach
         _check_user_rules(settings)
         withhold_from_environment()  # the settings keep the keys; nothing the agent runs may read them
         if args.command == "acp":

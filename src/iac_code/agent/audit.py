@@ -5,7 +5,9 @@ A record carries the call's arguments twice: a sha256 of them all (canonical JSO
 person reads, with secrets redacted: values of arguments and `NAME=value` / `--name value` pairs whose
 name says secret (password, token, key, …); the agent's own secrets never reach the model (credentials.py).
 A reviewed plan's contract carries only addresses and actions (never values), so
-its sha256 and counts are recorded as they are.
+its sha256 and counts are recorded as they are (the apply is handed a private copy whose bytes were hashed
+to that sha256 as they were copied: tools/reviewed_apply.py). A question a guard's shim asked during a bash
+call records the command that was approved (the shim's argv, shell-quoted), not the call's line.
 """
 
 from __future__ import annotations
@@ -85,13 +87,14 @@ class TrailRecorder:
     ) -> None:
         allowed = not isinstance(verdict, Refuse) if answer is None else answer.startswith("allow")
         plan = details.plan if details is not None else None
+        judged = _judged_arguments(call, details)
         record = AuditRecord(
             kind="decision",
             principal=self._principal(),
             session=self._session_id,
             tool=subject,
-            digest=arguments_digest(call.arguments),
-            arguments=self.short_form(call.arguments),
+            digest=arguments_digest(judged),
+            arguments=self.short_form(judged),
             decision="allowed" if allowed else "denied",
             source=self._source(verdict, answer),
             plan_sha256=str(plan["sha256"]) if plan else None,
@@ -161,6 +164,14 @@ async def record_server_start(
         raise
     except Exception as exc:
         raise AuditUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _judged_arguments(call: ToolCall, details: AccessDetails | None) -> dict[str, Any]:
+    """What the decision was about: the command a guard's shim asked about (the argv about to run), else the
+    call's arguments."""
+    if details is not None and details.command:
+        return {"command": details.command}
+    return call.arguments
 
 
 def arguments_digest(arguments: dict[str, Any]) -> str:

@@ -37,6 +37,8 @@ class LoopParts:
     session_id: str = ""  # names the session's private folder of saved plans (iac_plan) and its turns' spans
     recorder: Recorder | None = None  # where the loop records each permission decision; None: nowhere
     skills: SkillCatalog | None = None  # the session's skills: listed in the system prompt, loaded by `skill`
+    # the paths the session's Read rules deny, now: hidden from the programs tools start (agent/read_denials.py)
+    unreadable: Callable[[], list[str]] | None = None
 
 
 # the session's parts → its loop; the ACP server and headless bind the settings and the workspace
@@ -56,7 +58,9 @@ def build_loop(
     plans_dir = session_plans_dir(settings.config_dir, parts.session_id or "unsaved")
     return AgentLoop(
         provider,
-        default_tools(settings.iac_cache_path, plans_dir, settings.provider_schema_cache_path, parts.skills),
+        default_tools(
+            settings.iac_cache_path, plans_dir, settings.provider_schema_cache_path, parts.skills, parts.unreadable
+        ),
         workspace,
         judge=parts.judge,
         history=list(parts.history),

@@ -22,6 +22,7 @@ from iac_code.agent.commands import parse_invocation
 from iac_code.agent.events import Event, PermissionRequest, TurnEnd
 from iac_code.agent.factory import LoopFactory, LoopParts
 from iac_code.agent.policy import Choice, JudgedCall, Mode, Remembered, Verdict, decide, remembered_after
+from iac_code.agent.read_denials import denied_read_paths
 from iac_code.agent.rules import Rules, remember_trust
 from iac_code.agent.session_commands import (
     CommandError,
@@ -143,6 +144,7 @@ class Session:
             session_id=session_id,
             recorder=recorder,
             skills=self.skills,
+            unreadable=lambda: denied_read_paths(self.rules),
         )
         self.loop = make_loop(parts)
         # a skill wins a name clash with a Markdown command (but not with /init or the session's own commands)

@@ -38,9 +38,11 @@ class NamespaceSupport:
 
 @dataclass(frozen=True)
 class MountPlan:
-    """What the reaper does for one command: `hidden` (the cloud credentials' files and folders) shown empty
-    (bound over by `empty_folder` or `empty_file`), the whole file system kept under `real_root`, the `shim`
-    bound over every `covered` binary; with `own_pids`, a PID namespace and its own /proc."""
+    """What the reaper does for one command: `hidden` (the cloud credentials' files and folders, the paths Read
+    rules deny) shown empty (bound over by `empty_folder` or `empty_file`), each `masked` folder (the agent's
+    own state) covered by an empty tmpfs but for the `kept` paths inside it, the whole file system kept under
+    `real_root`, the `shim` bound over every `covered` binary; with `own_pids`, a PID namespace and its own
+    /proc."""
 
     shim: str
     real_root: str
@@ -49,11 +51,33 @@ class MountPlan:
     empty_folder: str = ""
     empty_file: str = ""
     own_pids: bool = False
+    masked: Sequence[str] = ()
+    kept: Sequence[str] = ()
 
     def encode(self) -> str:
-        """The reaper's MOUNT_PLAN_VARIABLE: one path a line, a covered binary marked `c`, a hidden path `h`."""
+        """The reaper's MOUNT_PLAN_VARIABLE: one path a line, a covered binary marked `c`, a hidden path `h`, a
+        masked folder `m`, a kept path `k`."""
         head = ["pids" if self.own_pids else "-", self.shim, self.real_root, self.empty_folder, self.empty_file]
-        return "\n".join([*head, *(f"c{path}" for path in self.covered), *(f"h{path}" for path in self.hidden)])
+        marked = [("c", self.covered), ("h", self.hidden), ("m", self.masked), ("k", self.kept)]
+        return "\n".join([*head, *(f"{mark}{path}" for mark, paths in marked for path in paths)])
+
+
+def coverable(paths: Sequence[str], over: Sequence[str], guard_directory: str) -> list[str]:
+    """The existing `paths` a namespace can cover: not beneath one of `over` (covered already, and a mount
+    point beneath it no longer exists), not holding the guard's own directory (the shim and the empty
+    folder must stay reachable), without repeats."""
+    found: list[str] = []
+    for path in paths:
+        if "\n" in path or not os.path.isabs(path) or not os.path.lexists(path):
+            continue
+        if path in found or beneath_any(path, over) or beneath_any(guard_directory, [path]):
+            continue
+        found.append(path)
+    return [path for path in found if not beneath_any(path, [other for other in found if other != path])]
+
+
+def beneath_any(path: str, folders: Sequence[str]) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
 
 
 def probe_namespaces(directory: Path) -> NamespaceSupport:

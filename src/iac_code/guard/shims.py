@@ -16,17 +16,17 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from iac_code.cloud_credentials import credential_paths
 from iac_code.guard.calls import refuse_changes
 from iac_code.guard.channel import Decide, GuardChannel
 from iac_code.guard.handover import HandOver
-from iac_code.guard.namespace import MountPlan, NamespaceSupport, probe_namespaces
+from iac_code.guard.namespace import MountPlan, NamespaceSupport, beneath_any, coverable, probe_namespaces
 from iac_code.guard.shim import GUARD_REAL, GUARD_SOCKET, GUARD_TOKEN
 from iac_code.infra_commands import GUARDED_PROGRAMS
-from iac_code.system.processes import use_guard
+from iac_code.system.processes import agent_state, use_guard
 from iac_code.system.reaper import MOUNT_PLAN_VARIABLE
 
 logger = logging.getLogger(__name__)
@@ -88,18 +88,21 @@ class Guard:
         self.channel.forget(token)
 
     @contextlib.contextmanager
-    def guarding(self, env: dict[str, str], decide: Decide) -> Iterator[None]:
+    def guarding(self, env: dict[str, str], decide: Decide, kept: Sequence[str] = ()) -> Iterator[None]:
         """`env` (changed in place) guarded with `decide` while inside; after, its shims are refused (a
-        command left running can no longer ask)."""
+        command left running can no longer ask). `kept`: paths of the agent's state the command may reach."""
         token = self.register(decide)
         try:
-            self.environment(env, token)
+            self.environment(env, token, kept=kept)
             yield
         finally:
             self.forget(token)
 
-    def environment(self, env: dict[str, str], token: str) -> None:
-        """Guard the command whose environment is `env` (changed in place), answered for `token`."""
+    def environment(
+        self, env: dict[str, str], token: str, unreadable: Sequence[str] = (), kept: Sequence[str] = ()
+    ) -> None:
+        """Guard the command whose environment is `env` (changed in place), answered for `token`; in namespace
+        mode, `unreadable` paths show empty, and of the agent's own state only the `kept` paths show."""
         path = env.get("PATH", os.defpath)
         entries = [entry for entry in path.split(os.pathsep) if entry != str(self.links)]
         self._link_programs(entries)
@@ -108,18 +111,30 @@ class Guard:
         env[GUARD_TOKEN] = token
         if self.namespaces.usable:
             env[GUARD_REAL] = str(self.real_root)
-            env[MOUNT_PLAN_VARIABLE] = self.mount_plan(entries).encode()
+            env[MOUNT_PLAN_VARIABLE] = self.mount_plan(entries, unreadable, kept).encode()
 
-    def mount_plan(self, path_entries: list[str]) -> MountPlan:
-        """The namespaces of a command whose PATH is `path_entries`."""
+    def mount_plan(
+        self, path_entries: list[str], unreadable: Sequence[str] = (), kept: Sequence[str] = ()
+    ) -> MountPlan:
+        """The namespaces of a command whose PATH is `path_entries` (see `environment`)."""
+        guard_directory = str(self.directory)
+        state_paths, shown = agent_state()
+        state = coverable(state_paths, (), guard_directory)
+        masked = [path for path in state if os.path.isdir(path)]
+        hidden = coverable(
+            [*credential_paths(), *unreadable, *(p for p in state if p not in masked)], (), guard_directory
+        )
+        masked = coverable(masked, hidden, guard_directory)
         return MountPlan(
             shim=str(self.shim),
             real_root=str(self.real_root),
             covered=_real_binaries(path_entries),
-            hidden=[path for path in credential_paths() if "\n" not in path],
+            hidden=hidden,
             empty_folder=str(self.directory / EMPTY_FOLDER_NAME),
             empty_file=str(self.directory / EMPTY_FILE_NAME),
             own_pids=self.namespaces.own_pids,
+            masked=masked,
+            kept=[p for p in (*map(os.path.realpath, kept), *shown) if beneath_any(p, masked) and os.path.lexists(p)],
         )
 
     def close(self) -> None:
@@ -192,12 +207,12 @@ def guard_checks_commands() -> None:
     a change is refused without asking (guard/calls.refuse_changes), under one token for the process."""
     checks_token: list[str] = []
 
-    def add_guard(env: dict[str, str]) -> None:
+    def add_guard(env: dict[str, str], unreadable: Sequence[str], kept: Sequence[str]) -> None:
         if (guard := process_guard()) is None:
             return
         if not checks_token:
             checks_token.append(guard.register(refuse_changes))
-        guard.environment(env, checks_token[0])
+        guard.environment(env, checks_token[0], unreadable, kept)
 
     use_guard(add_guard)
 

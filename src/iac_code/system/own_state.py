@@ -2,9 +2,10 @@
 plans, trusted projects, what a sign-in stored) and the tokens file wherever it is configured.
 
 Set once at start-up (cli.py calls `keep_out(settings)`), as guard/ installs its hook into
-processes.command_environment: the file tools refuse a path there (tools/workspace.confined), list_files
-leaves it out, and grep, glob and iac_check's walk skip it (`ripgrep_exclusions`), so a workspace that
-holds the config dir (a session opened in `$HOME`) shows nothing of it.
+processes.command_environment: guarded commands see none of it (an empty folder), the file tools refuse
+a path there (tools/workspace.confined), list_files leaves it out, and grep, glob and iac_check's walk
+skip it (`ripgrep_exclusions`), so a workspace that holds the config dir (a session opened in `$HOME`)
+shows nothing of it.
 
 Why the database above all: SQLite's locks are POSIX locks, held per process and dropped when *any*
 descriptor of the file is closed. A tool that opened and closed `iac-code.db` in the server process would
@@ -19,6 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from iac_code.config import Settings
+from iac_code.system.processes import hide_agent_state
 
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
@@ -39,8 +41,13 @@ def own_state_paths(settings: Settings) -> list[Path]:
 
 
 def keep_out(settings: Settings) -> None:
-    """From now on, no tool of this process reaches the state `settings` name."""
-    keep_out_paths(own_state_paths(settings))
+    """From now on, no tool of this process reaches the state `settings` name, and no guarded command it
+    starts reads it (in namespace mode; system/processes.hide_agent_state), but for the user's skills, whose
+    scripts commands run (the folder is skills/discovery.USER_SKILL_DIR, not imported here: it loads yaml,
+    60 ms of every start)."""
+    paths = own_state_paths(settings)
+    keep_out_paths(paths)
+    hide_agent_state(paths, [settings.config_dir / "skills"])
 
 
 def keep_out_paths(paths: Iterable[Path]) -> None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,25 +33,62 @@ NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0
 
 # Set by the infrastructure guard (guard/shims.guard_checks_commands), which lives in a layer above: it
 # puts its shims first on a command's PATH and the way to reach it in the environment.
-_guard_environment: Callable[[dict[str, str]], None] | None = None
+# Its arguments: the environment (changed in place), the paths the command must not read, the paths of the
+# agent's own state it may (a plan file it writes).
+_guard_environment: Callable[[dict[str, str], Sequence[str], Sequence[str]], None] | None = None
+# The paths the session's Read rules deny, for the commands started in this context (`unreadable_paths`).
+_unreadable: contextvars.ContextVar[Sequence[str]] = contextvars.ContextVar("unreadable", default=())
 
 
-def use_guard(add_guard: Callable[[dict[str, str]], None]) -> None:
+_agent_state: list[str] = []  # hide_agent_state's paths, symlinks resolved
+_shown_state: list[str] = []  # … and what shows of them all the same
+
+
+def hide_agent_state(paths: Iterable[Path], shown: Iterable[Path] = ()) -> None:
+    """From now on, every guarded command the agent starts (the bash tool's, the checks', iac_plan's) runs
+    where these paths (its config dir, a tokens file kept elsewhere) cannot be read, in namespace mode: a
+    folder shows as an empty tmpfs, a file empty (guard/shims.py); but for the `shown` paths in them (the
+    user's own skills, whose scripts commands run)."""
+    _agent_state[:] = [os.path.realpath(path) for path in paths]
+    _shown_state[:] = [os.path.realpath(path) for path in shown]
+
+
+def agent_state() -> tuple[list[str], list[str]]:
+    """(the agent's state, what shows of it to every command): hide_agent_state's."""
+    return list(_agent_state), list(_shown_state)
+
+
+def use_guard(add_guard: Callable[[dict[str, str], Sequence[str], Sequence[str]], None]) -> None:
     global _guard_environment
     _guard_environment = add_guard
 
 
-def command_environment(base: Mapping[str, str] | None = None, *, guarded: bool = True) -> dict[str, str]:
+@contextlib.contextmanager
+def unreadable_paths(paths: Sequence[str]) -> Iterator[None]:
+    """The guarded commands started inside (in this task, and the tasks it starts) run where `paths` cannot
+    be read (namespace mode): a tool that starts programs on the workspace's files (iac_plan, iac_check) says
+    what the session's Read rules deny."""
+    token = _unreadable.set(paths)
+    try:
+        yield
+    finally:
+        _unreadable.reset(token)
+
+
+def command_environment(
+    base: Mapping[str, str] | None = None, *, guarded: bool = True, kept: Sequence[str] = ()
+) -> dict[str, str]:
     """The environment of a command the agent starts. `guarded` (the default: the checks' commands): the
-    infrastructure guard refuses any change it would make. The bash tool guards its own (tools/shell.py);
-    an MCP server is judged by its tools, not by what it runs (guarded=False)."""
+    infrastructure guard refuses any change it would make, and in namespace mode the command cannot read the
+    agent's state (but the `kept` paths) nor what `unreadable_paths` names. The bash tool guards its own
+    (tools/shell.py); an MCP server is judged by its tools, not by what it runs (guarded=False)."""
     # The agent's own keys: a command has no use for them, and printing them would put them in the
     # transcript. The cloud credentials: only the guard hands them over, to a run allowed to use them
     # (guard/handover.py). Both are gone from os.environ once the settings are read; this covers library use.
     env = without_credentials(without_secrets(os.environ if base is None else base))
     env.update(NON_INTERACTIVE)
     if guarded and _guard_environment is not None:
-        _guard_environment(env)
+        _guard_environment(env, _unreadable.get(), kept)
     return env
 
 

@@ -18,12 +18,14 @@ The command inherits this process's stdin, stdout and stderr, which this process
 writes (an MCP server's JSON-RPC goes through them); it lets go of its own stdin and stdout once the
 command has started. It then exits as the command did (same code, or killed by the same signal).
 When the environment holds MOUNT_PLAN_VARIABLE (guard/namespace.py), the command runs in a mount namespace
-of its own where the cloud credentials' files show empty and the shim of the infrastructure guard covers each
-real binary the plan lists; with `pids` in the plan, also in a PID namespace of its own, under a small init
-of ours (pid 1 there, with a /proc that shows only that namespace): when the command ends, the init exits
-and the kernel kills whatever is left in the namespace, whatever it did to escape (`setsid`, double forks,
-`kill -9 $PPID`: the init cannot be killed from inside). The variable is removed first, and a command that
-cannot be covered does not run (exit 126).
+of its own where the cloud credentials' files (and the paths Read rules deny) show empty, the agent's own
+folders (its config dir) show as an empty tmpfs but for the paths the plan keeps in them (a plan file being
+written, an apply's private copy: bound back from a descriptor opened before the tmpfs covered them), and the
+shim of the infrastructure guard covers each real binary the plan lists; with `pids` in the plan, also in a
+PID namespace of its own, under a small init of ours (pid 1 there, with a /proc that shows only that
+namespace): when the command ends, the init exits and the kernel kills whatever is left in the namespace,
+whatever it did to escape (`setsid`, double forks, `kill -9 $PPID`: the init cannot be killed from inside).
+The variable is removed first, and a command that cannot be covered does not run (exit 126).
 
 Standard library only, and no import of iac_code: it starts with `-I -S` to cost a few milliseconds.
 Linux only; elsewhere it still runs the command and ends what is left of its tree as far as /proc
@@ -49,6 +51,7 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 MOUNT_PLAN_VARIABLE = "IAC_CODE_GUARD_MOUNTS"
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x1000, 0x4000, 0x40000
+MASK_FLAGS = MS_NOSUID | MS_NODEV | MS_NOEXEC
 GUARD_FAILED = 126
 # Python ignores these at start-up; a command must not inherit that.
 RESTORED_SIGNALS = (*STOP_SIGNALS, signal.SIGPIPE, signal.SIGXFSZ)
@@ -118,10 +121,15 @@ def _run_guarded(command: list[str], plan: list[str]) -> None:
     try:
         _unshare(libc, CLONE_NEWNS | (CLONE_NEWPID if own_pids == "pids" else 0))
         _mount(libc, "none", "/", MS_REC | MS_PRIVATE)  # nothing below may reach the agent's namespace
+        kept = {entry[1:]: os.open(entry[1:], os.O_PATH | os.O_CLOEXEC) for entry in entries if entry[0] == "k"}
         for entry in entries:  # first, so that the view under the real root shows them empty too
             if entry.startswith("h"):
                 hidden = entry[1:]
                 _mount(libc, empty_folder if os.path.isdir(hidden) else empty_file, hidden, MS_BIND)
+            elif entry.startswith("m"):
+                _mount(libc, "tmpfs", entry[1:], MASK_FLAGS, "tmpfs")
+        for path, descriptor in kept.items():
+            _keep(libc, path, descriptor)
         _mount(libc, "/", real_root, MS_BIND | MS_REC)
         for entry in entries:
             if entry.startswith("c"):
@@ -131,6 +139,18 @@ def _run_guarded(command: list[str], plan: list[str]) -> None:
     if own_pids == "pids":
         _run_under_init(command, libc, real_root)
     os.execvp(command[0], command)
+
+
+def _keep(libc: ctypes.CDLL, path: str, descriptor: int) -> None:
+    """Bind the file or folder `descriptor` (opened before a tmpfs covered it) back at `path`, making the
+    mount point in the tmpfs first."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    if os.path.isdir(f"/proc/self/fd/{descriptor}"):
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    else:
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+    _mount(libc, f"/proc/self/fd/{descriptor}", path, MS_BIND)
+    os.close(descriptor)
 
 
 def _unshare(libc: ctypes.CDLL, flags: int) -> None:

@@ -22,7 +22,9 @@ from iac_code.iac.engine import UNSAFE_RULE, CheckReport, run_checks
 from iac_code.iac.findings import SEVERITIES, Finding
 from iac_code.iac.sources import MAX_FILE_BYTES
 from iac_code.messages import ToolCall
+from iac_code.system.processes import unreadable_paths
 from iac_code.tools.base import Access, Category, Kind, Location, ToolContext, ToolError, ToolResult
+from iac_code.tools.iac_plan import Unreadable, denied_paths
 from iac_code.tools.workspace import path_argument_locations, resolve_in_workspace, shorten
 
 MAX_LOCATIONS = 50
@@ -42,9 +44,12 @@ class IacCheckTool:
         checkers: Mapping[str, Checker] | None = None,
         cache: ResultCache | None = None,
         cache_path: Path | None = None,
+        unreadable: Unreadable | None = None,
     ) -> None:
         """`cache`: the results cache to use; else the process's one for `cache_path` (Settings.iac_cache_path;
-        None: in memory only)."""
+        None: in memory only). `unreadable`: the paths the session's Read rules deny (the checkers' programs
+        run where they cannot read them)."""
+        self.unreadable = unreadable
         self.checkers = dict(checkers) if checkers is not None else default_checkers()
         self._cache = cache
         self._cache_path = cache_path
@@ -87,9 +92,10 @@ class IacCheckTool:
             raise ToolError(f"path not found: {args.get('path')}")
         requested = self._requested(args.get("checks"))
         try:
-            report = await run_checks(
-                ctx.workspace, target, self.checkers, self._result_cache(), requested, ctx.request_access
-            )
+            with unreadable_paths(await denied_paths(self.unreadable)):
+                report = await run_checks(
+                    ctx.workspace, target, self.checkers, self._result_cache(), requested, ctx.request_access
+                )
         except walk.WalkFailed as exc:
             raise ToolError(str(exc)) from None
         root = ctx.workspace.resolve()

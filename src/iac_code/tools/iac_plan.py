@@ -9,8 +9,10 @@ asks, the way iac_check does.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -19,9 +21,12 @@ from iac_code.iac.plans.runner import PlanFailed, PlanRequest, make_plan
 from iac_code.iac.plans.store import PlanStore
 from iac_code.iac.plans.summary import TEXT_ORDER
 from iac_code.messages import ToolCall
+from iac_code.system.processes import unreadable_paths
 from iac_code.tools.base import Access, Category, Kind, Location, ToolContext, ToolError, ToolResult
 from iac_code.tools.workspace import path_argument_locations, relative_to_workspace, resolve_in_workspace, shorten
 
+# The paths a session's Read rules deny, as they exist now (agent/read_denials.py)
+Unreadable = Callable[[], list[str]]
 MAX_LOCATIONS = 50
 PLUGIN_FOLDERS = ("providers", "plugins")  # under .terraform/: where init installs providers (plugins: < 0.13)
 NO_ONE_TO_ASK = "no one to ask"
@@ -64,10 +69,12 @@ class IacPlanTool:
         },
     }
 
-    def __init__(self, plans_dir: Path | None = None) -> None:
+    def __init__(self, plans_dir: Path | None = None, unreadable: Unreadable | None = None) -> None:
         """`plans_dir`: the session's private folder for plan files (store.session_plans_dir); None: a
-        temporary one."""
+        temporary one. `unreadable`: the paths the session's Read rules deny (terraform runs where it cannot
+        read them)."""
         self.store = PlanStore(plans_dir)
+        self.unreadable = unreadable
 
     def access(self, args: dict[str, Any]) -> Access:
         return "read"
@@ -86,7 +93,8 @@ class IacPlanTool:
             rel = relative_to_workspace(ctx.workspace, request.directory)
             raise ToolError(f"Not planned: {refusal.rstrip('.')} (terraform plan would start {plugins_words(rel)}).")
         try:
-            plan = await make_plan(request, self.store)
+            with unreadable_paths(await denied_paths(self.unreadable)):
+                plan = await make_plan(request, self.store)
         except PlanFailed as exc:
             raise ToolError(str(exc)) from None
         root = ctx.workspace.resolve()
@@ -111,8 +119,7 @@ def plan_request(args: dict[str, Any], workspace: Path) -> PlanRequest:
         raise ToolError(f"path not found: {path}")
     directory = target if target.is_dir() else target.parent
     var_files = _strings(args, "var_files")
-    for var_file in var_files:
-        resolve_in_workspace(workspace, str(directory.relative_to(workspace.resolve()) / var_file))
+    confine_var_files(workspace, directory, var_files)
     variables = args.get("vars") or {}
     if not isinstance(variables, dict) or not all(isinstance(k, str) for k in variables):
         raise ToolError("'vars' must be an object of variable names to values")
@@ -125,6 +132,18 @@ def plan_request(args: dict[str, Any], workspace: Path) -> PlanRequest:
         var_files=var_files,
         variables={name: value if isinstance(value, str) else json.dumps(value) for name, value in variables.items()},
     )
+
+
+async def denied_paths(unreadable: Unreadable | None) -> list[str]:
+    """The paths `unreadable` names now (a walk of the rules' globs: on a thread)."""
+    return await asyncio.to_thread(unreadable) if unreadable is not None else []
+
+
+def confine_var_files(workspace: Path, directory: Path, var_files: list[str]) -> None:
+    """ToolError unless each var file (relative to the root module `directory`, as terraform reads it) is in
+    the workspace: terraform quotes a var file's lines in its errors."""
+    for var_file in var_files:
+        resolve_in_workspace(workspace, str(directory.relative_to(workspace.resolve()) / var_file))
 
 
 def preview_call(arguments: str) -> ToolCall:

@@ -10,7 +10,7 @@ from iac_code.skills.discovery import SkillCatalog
 from iac_code.tools.base import Tool
 from iac_code.tools.files import EditFileTool, ListFilesTool, ReadFileTool, WriteFileTool
 from iac_code.tools.iac_check import IacCheckTool
-from iac_code.tools.iac_plan import PROVIDERS_SUBJECT, IacPlanTool
+from iac_code.tools.iac_plan import PROVIDERS_SUBJECT, IacPlanTool, Unreadable
 from iac_code.tools.plan import UpdatePlanTool
 from iac_code.tools.provider_schema import ProviderSchemaTool
 from iac_code.tools.search import GlobTool, GrepTool
@@ -25,24 +25,26 @@ def default_tools(
     plans_dir: Path | None = None,
     schema_cache_path: Path | None = None,
     skills: SkillCatalog | None = None,
+    unreadable: Unreadable | None = None,
 ) -> dict[str, Tool]:
     """Fresh instances of every built-in tool, keyed by the name the model calls. `iac_cache_path`:
     where iac_check keeps its results (Settings.iac_cache_path; None: in memory only); `plans_dir`: the
     session's private folder for iac_plan's plan files (None: a temporary one); `schema_cache_path`: where
     provider_schema keeps schemas (Settings.provider_schema_cache_path; None: in memory only); `skills`: the
-    session's skills, which the `skill` tool loads (none: no such tool)."""
-    plans = IacPlanTool(plans_dir)
+    session's skills, which the `skill` tool loads (none: no such tool); `unreadable`: the paths the session's
+    Read rules deny, which the programs iac_plan and iac_check start (and a bound apply's plan) cannot read."""
+    plans = IacPlanTool(plans_dir, unreadable)
     tools: list[Tool] = [
         ReadFileTool(),
         ListFilesTool(),
         GlobTool(),
         GrepTool(),
-        IacCheckTool(cache_path=iac_cache_path),
+        IacCheckTool(cache_path=iac_cache_path, unreadable=unreadable),
         plans,
         ProviderSchemaTool(schema_cache_path),
         WriteFileTool(),
         EditFileTool(),
-        BashTool(plans.store),  # an apply naming a plan iac_plan made reviews that plan
+        BashTool(plans.store, unreadable),  # an apply naming a plan iac_plan made reviews that plan
         WebFetchTool(),
         AgentTool(),
         UpdatePlanTool(),

@@ -7,24 +7,28 @@ the plan in the question, then apply exactly the reviewed plan file.
 - The plan cannot be made, the directory is not the workspace's, or the line names a plan file this
   session did not make: asked as today, on the command line, the reason in the question's content.
 - Otherwise `infra_change` is asked with the plan (title with the counts, the contract, the summary);
-  allowed and the file still the reviewed one (sha256): `<tool> apply -input=false <planFile>` runs in
-  the plan's directory, through the bash tool's usual path (guarded, that line approved).
+  allowed: the plan file is read once through a descriptor into a fresh private folder (PlanStore.applied_copy),
+  hashed as it is copied; the bytes still the reviewed ones (sha256), `<tool> apply -input=false <copy>` runs
+  in the plan's directory, through the bash tool's usual path (guarded, that line approved). terraform never
+  opens the reviewed file's path, so a plan renamed over it after the check is not what it applies.
+- The apply's result says what terraform did by its exit status: "Applied the reviewed plan" only on 0.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iac_code.iac.plans.runner import PlanFailed, PlanRequest, apply_argv, make_plan, still_reviewed
+from iac_code.iac.plans.runner import PlanFailed, PlanRequest, apply_argv, make_plan
 from iac_code.iac.plans.store import PlanStore
 from iac_code.iac.plans.summary import counts_line, summary_text
 from iac_code.tools.base import AccessDetails, ToolContext, ToolError, ToolResult
 from iac_code.tools.bound_apply import BoundApply, NotBound, bound_apply
-from iac_code.tools.iac_plan import ask_for_plugins, plugins_words
+from iac_code.tools.iac_plan import ask_for_plugins, confine_var_files, plugins_words
 from iac_code.tools.workspace import relative_to_workspace, resolve_in_workspace
 
 NO_ONE_TO_ASK = "Not run: no one to ask about an infrastructure change."
@@ -40,6 +44,14 @@ class ApprovedRun:
     cwd: Path
     contract: dict[str, Any] | None = None  # the reviewed plan it applies; None: the line as typed
     skipped: list[str] = field(default_factory=list)  # the line's other commands, not run
+    applied: Path | None = None  # the private copy of the reviewed plan the line hands terraform
+
+    def discard(self, store: PlanStore) -> None:
+        """The reviewed plan and its copy are no use once the apply ran (or the call ended without it)."""
+        if self.contract is not None:
+            store.discard(Path(self.contract["planFile"]))
+        if self.applied is not None:
+            store.discard_copy(self.applied)
 
 
 async def review(line: str, title: str, ctx: ToolContext, store: PlanStore) -> ApprovedRun | ToolResult:
@@ -84,6 +96,10 @@ async def _plan(bound: BoundApply, directory: Path, ctx: ToolContext, store: Pla
         rel = relative_to_workspace(ctx.workspace, directory)
         return ToolResult(f"Not run: {refusal.rstrip('.')} (planning starts {plugins_words(rel)}).", is_error=True)
     try:
+        confine_var_files(ctx.workspace, directory, bound.var_files)
+    except ToolError as exc:  # never planned: terraform would quote the file's lines in its errors
+        raise NotBound(f"a -var-file is outside the workspace ({exc})") from None
+    try:
         return (await make_plan(_request(bound, directory), store)).contract
     except PlanFailed as exc:
         raise NotBound(f"the plan could not be made.\n{exc}") from None
@@ -107,25 +123,33 @@ async def _ask_with_plan(
         if made_here:
             store.discard(Path(contract["planFile"]))
         return ToolResult(refusal, is_error=True)
-    if not still_reviewed(contract):
+    applied = await asyncio.to_thread(store.applied_copy, Path(contract["planFile"]), str(contract["sha256"]))
+    if applied is None:
         store.discard(Path(contract["planFile"]))
         return ToolResult(
             f"The plan file changed after it was reviewed (its sha256 differs). {PLAN_AGAIN}", is_error=True
         )
-    apply_line = shlex.join(apply_argv(contract, options=bound.apply_options))
-    return ApprovedRun(apply_line, Path(contract["directory"]), contract, bound.skipped)
+    apply_line = shlex.join(apply_argv(contract, applied, options=bound.apply_options))
+    return ApprovedRun(apply_line, Path(contract["directory"]), contract, bound.skipped, applied)
 
 
-def applied_result(result: ToolResult, run: ApprovedRun, output: str, store: PlanStore) -> ToolResult:
-    """The bash result of a reviewed plan's apply: what was applied first; the plan file discarded."""
+def applied_result(result: ToolResult, run: ApprovedRun, output: str) -> ToolResult:
+    """The bash result of a reviewed plan's apply, said by terraform's exit status: what was applied first."""
     assert run.contract is not None
-    store.discard(Path(run.contract["planFile"]))
-    head = f"Applied the reviewed plan ({counts_line(run.contract['counts'])}): {run.line}"
-    if run.skipped:
-        head += "\nNot run (only the reviewed plan was applied): " + "; ".join(run.skipped)
-    if any(marker in output for marker in STALE_MARKERS):
+    counts = counts_line(run.contract["counts"])
+    if result.exit_code == 0:
+        head = f"Applied the reviewed plan ({counts}): {run.line}"
+        if run.skipped:
+            head += "\nNot run (only the reviewed plan was applied): " + "; ".join(run.skipped)
+    elif any(marker in output for marker in STALE_MARKERS):
         head = f"terraform called the reviewed plan stale (the state changed since it was made). {PLAN_AGAIN}"
-        result.is_error = True
+    else:
+        ended = f"exited with status {result.exit_code}" if result.exit_code is not None else "did not finish"
+        head = (
+            f"The apply of the reviewed plan ({counts}) failed: terraform {ended} (its output below says why, "
+            f"and what it applied before it stopped, if anything): {run.line}"
+        )
+    result.is_error = result.is_error or result.exit_code != 0
     result.text = f"{head}\n{result.text}"
     result.raw_output = {"plan": run.contract}
     return result

@@ -31,6 +31,7 @@ from iac_code.system.processes import (
     contained,
     kill_process_group,
     spawn,
+    unreadable_paths,
     wait_for_exit,
 )
 from iac_code.tools.base import (
@@ -46,6 +47,7 @@ from iac_code.tools.base import (
     required_text,
 )
 from iac_code.tools.bound_apply import applies_terraform
+from iac_code.tools.iac_plan import Unreadable, denied_paths
 from iac_code.tools.reviewed_apply import ApprovedRun, applied_result, review
 from iac_code.tools.workspace import shorten
 
@@ -121,9 +123,11 @@ class BashTool:
     category: Category = "execute"
     kind: Kind = "execute"
 
-    def __init__(self, plans: PlanStore | None = None) -> None:
-        """`plans`: the session's saved plans (iac_plan's), which an apply is bound to (None: a temporary store)."""
+    def __init__(self, plans: PlanStore | None = None, unreadable: Unreadable | None = None) -> None:
+        """`plans`: the session's saved plans (iac_plan's), which an apply is bound to (None: a temporary store);
+        `unreadable`: the paths the session's Read rules deny, hidden from the plan a bound apply makes."""
         self.plans = plans if plans is not None else PlanStore(None)
+        self.unreadable = unreadable
 
     def access(self, args: dict[str, Any]) -> Access:
         command = args.get("command")
@@ -155,7 +159,8 @@ class BashTool:
         access = self.access(args)
         approved = ApprovedRun(command, ctx.workspace) if access == "infra_change" else None
         if access == "infra_plan":
-            reviewed = await review(command, self.title(args), ctx, self.plans)
+            with unreadable_paths(await denied_paths(self.unreadable)):
+                reviewed = await review(command, self.title(args), ctx, self.plans)
             if isinstance(reviewed, ToolResult):
                 return reviewed
             approved = reviewed
@@ -165,18 +170,22 @@ class BashTool:
         approval = LineApproval(line, cwd, env) if approved is not None else None
         decision = BashCallDecision(approval, _asker(ctx), asyncio.get_running_loop(), patience=timeout)
         guard = await asyncio.to_thread(process_guard)  # the first call makes it, and probes namespaces
-        with guard.guarding(env, decision) if guard is not None else contextlib.nullcontext():
+        # The agent's state is out of the command's reach (its namespace), but for a reviewed plan's private copy.
+        kept = [str(approved.applied.parent)] if approved is not None and approved.applied is not None else []
+        with guard.guarding(env, decision, kept) if guard is not None else contextlib.nullcontext():
             try:
                 run = await ctx.io.run(line, cwd=cwd, env=env, timeout=timeout, on_terminal=show_terminal)
             finally:
                 decision.close()
+                if approved is not None:
+                    approved.discard(self.plans)
         if decision.interruption is not None:  # the user cancelled the turn at the shim's question
             raise decision.interruption
         result = bash_result(run, timeout)
         if token := env.get(GUARD_TOKEN):  # `env` would print it: redacted with the session's secrets
             result.secrets[GUARD_TOKEN_NAME] = token
         if approved is not None and approved.contract is not None:
-            result = applied_result(result, approved, run.output, self.plans)
+            result = applied_result(result, approved, run.output)
         if run.terminal_id is not None:  # the editor keeps showing a released terminal's output
             result.terminal_id = run.terminal_id
         return result

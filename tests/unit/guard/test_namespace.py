@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from iac_code.guard.namespace import MountPlan, NamespaceSupport, probe_namespaces
+from iac_code.guard.namespace import MountPlan, NamespaceSupport, coverable, probe_namespaces
 from iac_code.system.processes import contained
 from iac_code.system.reaper import GUARD_FAILED, MOUNT_PLAN_VARIABLE
 
@@ -147,3 +147,44 @@ def _processes_running(cmdline: str) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def test_a_masked_folder_shows_empty_but_for_the_paths_it_keeps(tmp_path):
+    state = tmp_path / "config"
+    (state / "plans" / "s1" / "apply-x").mkdir(parents=True)
+    (state / "plans" / "s1" / "apply-x" / "p.tfplan").write_text("reviewed")
+    (state / "plans" / "s1" / "other.tfplan").write_text("another plan")
+    (state / "iac-code.db").write_text("SQLite format 3")
+    kept_file = state / "plans" / "s1" / "new.tfplan"
+    kept_file.write_text("")
+    plan = _plan(tmp_path)
+    plan = MountPlan(
+        plan.shim,
+        plan.real_root,
+        [],
+        empty_folder=plan.empty_folder,
+        empty_file=plan.empty_file,
+        masked=[str(state)],
+        kept=[str(state / "plans" / "s1" / "apply-x"), str(kept_file)],
+    )
+    look = (
+        "import os, sys\n"
+        "root = sys.argv[1]\n"
+        "print(sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs))\n"
+        "print(open(os.path.join(root, 'plans/s1/apply-x/p.tfplan')).read())\n"
+        "open(os.path.join(root, 'plans/s1/new.tfplan'), 'w').write('written')\n"
+    )
+    done = _run([sys.executable, "-c", look, str(state)], plan)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "['plans/s1/apply-x/p.tfplan', 'plans/s1/new.tfplan']\nreviewed\n"
+    assert kept_file.read_text() == "written"  # a kept file is the real one: terraform's -out lands
+    assert (state / "iac-code.db").read_text() == "SQLite format 3", "the agent's own view is untouched"
+
+
+def test_coverable_paths_exist_and_neither_nest_nor_hold_the_guard(tmp_path):
+    guard = tmp_path / "tmp" / "iacg-1"
+    guard.mkdir(parents=True)
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    paths = [str(tmp_path / "a" / "b"), str(tmp_path / "a"), str(tmp_path / "gone"), str(tmp_path / "tmp"), "rel"]
+    assert coverable(paths, (), str(guard)) == [str(tmp_path / "a")]
+    assert coverable([str(tmp_path / "a" / "b")], [str(tmp_path / "a")], str(guard)) == []

@@ -47,7 +47,9 @@ def test_allowed_gives_the_apply_of_the_plan_file_with_apply_options(net, tmp_pa
     asker, store = Asker(), PlanStore(tmp_path / "plans")
     run = reviewed("terraform -chdir=net apply -auto-approve -parallelism=2 -no-color", net, asker, store)
     assert isinstance(run, ApprovedRun) and run.contract is not None
-    assert run.line == f"terraform apply -input=false -parallelism=2 -no-color {run.contract['planFile']}"
+    assert run.applied is not None and run.applied != Path(run.contract["planFile"])
+    assert run.line == f"terraform apply -input=false -parallelism=2 -no-color {run.applied}"
+    assert run.applied.read_bytes() == Path(run.contract["planFile"]).read_bytes()
     assert run.cwd == net.resolve()
     ((subject, access, question, details),) = asker.asked
     assert (subject, access, question) == ("bash", "infra_change", "terraform apply in net/: 1 to add")
@@ -80,3 +82,17 @@ def test_a_directory_outside_the_workspace_is_asked_as_typed(net, tmp_path):
     assert result == ToolResult("Permission denied.", is_error=True)
     ((_, _, _, details),) = asker.asked
     assert details is not None and details.plan is None and "outside" in details.text
+
+
+def test_a_var_file_outside_the_workspace_is_never_planned_nor_quoted(net, tmp_path):
+    secret = tmp_path / "secret.tfvars"
+    secret.write_text("this line is private and not HCL\n")
+    asker = Asker(refusal="Permission denied.")
+    store = PlanStore(tmp_path / "plans")
+    result = reviewed(f"cd net && terraform apply -var-file={secret}", net, asker, store)
+    assert result == ToolResult("Permission denied.", is_error=True)
+    ((_, _, question, details),) = asker.asked
+    assert question == f"Run cd net && terraform apply -var-file={secret}"  # asked as typed, not bound
+    assert details is not None and details.plan is None
+    assert "-var-file is outside the workspace" in details.text and "private" not in details.text
+    assert not (tmp_path / "plans").exists() or list((tmp_path / "plans").iterdir()) == []

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from iac_code.iac.checker import CheckerUnavailable
 from iac_code.iac.limits import MB, Limits
-from iac_code.system.processes import command_environment, communicate_within, spawn
+from iac_code.system.processes import command_environment, communicate_within, contained, spawn
 
 # No update check, no prompt, output meant for a program.
 TOOL_ENV = {"CHECKPOINT_DISABLE": "1", "TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "NO_COLOR": "1"}
@@ -79,8 +79,7 @@ async def run_program(argv: list[str], cwd: Path, timeout: float) -> ProgramRun:
     env.update(TOOL_ENV)
     limits = Limits(memory_bytes=PROGRAM_MEMORY, cpu_seconds=max(1, math.ceil(timeout)))
     process = await spawn(
-        argv[0],
-        *argv[1:],
+        *contained(*argv),  # under the reaper: in the guard's namespace (the agent's state, denied paths hidden)
         cwd=cwd,
         env=env,
         stdin=asyncio.subprocess.DEVNULL,

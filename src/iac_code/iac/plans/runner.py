@@ -1,9 +1,9 @@
 """Making a saved plan: `<tool> plan -input=false -out=<file>` in a root module, then `<tool> show -json <file>`.
 
 `make_plan` is the one way to make one (the iac_plan tool; later, bash's bound apply), `apply_argv` the one
-way to apply it, `still_reviewed` the check that the file is the one whose sha256 was shown. Never `init`:
-it downloads providers and modules (network, and code to run), which is a command the user approves, not
-a side effect of a read-only look. The child runs like every command the agent starts
+way to apply it (given the store's `applied_copy`: the bytes whose sha256 was shown, in a place of their
+own). Never `init`: it downloads providers and modules (network, and code to run), which is a command the
+user approves, not a side effect of a read-only look. The child runs like every command the agent starts
 (`system.processes`: its own process group, under the reaper so provider plugins die with it, the
 command environment without the agent's keys).
 """
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.iac.handed_dirs import Problem, terraform_dir_problems
+from iac_code.iac.plans.diagnostics import diagnostics_text, redacted, unredacted_text
 from iac_code.iac.plans.store import PlanStore
 from iac_code.iac.plans.summary import PlanDocumentError, plan_contract, summary_text
 from iac_code.iac.safe_read import file_problem, read_beneath
@@ -120,24 +121,34 @@ async def make_plan(request: PlanRequest, store: PlanStore, base_environment: Ma
     if problems := handed_problems(request):
         listed = "; ".join(f"{name} ({why})" for name, why in problems[:10])
         raise PlanFailed(f"Not planned: {directory} holds files terraform must not be handed: {listed}.")
-    environment = command_environment(base_environment)
-    environment.update(PLAN_ENVIRONMENT)
-    tool, program = choose_tool(directory, environment)
+    tool, program = choose_tool(directory, command_environment(base_environment))
     plan_file = store.new_plan_file()
+    # terraform runs where the agent's state is out of reach (the guard's namespace), but for the file it writes
+    environment = command_environment(base_environment, kept=[str(plan_file)])
+    environment.update(PLAN_ENVIRONMENT)
     try:
-        code, _, errors = await _run(
-            [program, "plan", "-input=false", "-no-color", "-lock=false", f"-out={plan_file}", *request.flags()],
+        code, messages, errors = await _run(
+            [
+                program,
+                "plan",
+                "-input=false",
+                "-no-color",
+                "-lock=false",
+                "-json",
+                f"-out={plan_file}",
+                *request.flags(),
+            ],
             directory,
             environment,
             PLAN_TIMEOUT,
         )
         if code != 0:
-            raise PlanFailed(_failure(tool, "plan", directory, errors))
+            raise PlanFailed(_failure(tool, "plan", directory, messages, errors))
         code, shown, errors = await _run(
             [program, "show", "-json", "-no-color", str(plan_file)], directory, environment, SHOW_TIMEOUT
         )
         if code != 0:
-            raise PlanFailed(_failure(tool, "show", directory, errors))
+            raise PlanFailed(_failure(tool, "show", directory, "", errors))
         try:
             document = json.loads(shown)
             contract = plan_contract(
@@ -178,19 +189,14 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def still_reviewed(contract: Mapping[str, Any]) -> bool:
-    """Whether the contract's plan file is still the one whose sha256 the reviewer saw."""
-    try:
-        return file_sha256(Path(contract["planFile"])) == str(contract["sha256"])
-    except OSError:
-        return False
-
-
-def apply_argv(contract: Mapping[str, Any], program: str | None = None, options: Sequence[str] = ()) -> list[str]:
-    """The command that applies exactly the reviewed plan (run in contract["directory"]). `program`: the
-    binary's path (default: the tool's name, looked up on PATH); `options`: apply's own that change nothing
-    of what is applied (`-lock-timeout=…`, `-parallelism=…`, `-no-color`)."""
-    return [program or str(contract["tool"]), "apply", "-input=false", *options, str(contract["planFile"])]
+def apply_argv(
+    contract: Mapping[str, Any], plan_file: Path, program: str | None = None, options: Sequence[str] = ()
+) -> list[str]:
+    """The command that applies `plan_file`, the reviewed plan's private copy (PlanStore.applied_copy), run in
+    contract["directory"]. `program`: the binary's path (default: the tool's name, looked up on PATH);
+    `options`: apply's own that change nothing of what is applied (`-lock-timeout=…`, `-parallelism=…`,
+    `-no-color`)."""
+    return [program or str(contract["tool"]), "apply", "-input=false", *options, str(plan_file)]
 
 
 async def _run(argv: list[str], cwd: Path, environment: Mapping[str, str], timeout: float) -> tuple[int, str, str]:
@@ -211,10 +217,13 @@ async def _run(argv: list[str], cwd: Path, environment: Mapping[str, str], timeo
     return process.returncode or 0, stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace")
 
 
-def _failure(tool: str, step: str, directory: Path, errors: str) -> str:
-    text = trimmed_error(errors) or f"{tool} {step} failed without saying why."
+def _failure(tool: str, step: str, directory: Path, messages: str, errors: str) -> str:
+    """What the model reads of a failed step: terraform's diagnostics (`messages`: its -json output), else its
+    error text, quoted values redacted either way (diagnostics.py), and what to do."""
+    text = diagnostics_text(messages) or redacted(trimmed_error(errors))
+    text = text or f"{tool} {step} failed without saying why."
     advice = f"Fix the configuration in {directory} and plan again."
-    if says_not_initialized(text):
+    if says_not_initialized(f"{unredacted_text(messages)}\n{errors}"):
         advice = (
             f"The directory is not initialized: run `{tool} init` in {directory} (it downloads providers and "
             "modules, so it is a command the user approves), then plan again."

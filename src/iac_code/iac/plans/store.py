@@ -4,6 +4,10 @@ workspace (a plan file holds every value of the plan, sensitive ones included, i
 The folder is 0700 and each file 0600, created empty before terraform writes into it (terraform keeps the
 mode of a file it overwrites). A session's plans go when the session is deleted (`discard_session_plans`);
 one applied is discarded by whoever applied it; beyond the KEPT_PLANS newest, the oldest go.
+
+An apply is never handed the reviewed file's path (another file renamed over it after the check would be
+applied unreviewed): `applied_copy` reads the plan once through an open descriptor into a fresh 0700
+folder of its own, hashing the bytes it copies, and the apply is given that copy.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 import uuid
 from pathlib import Path
@@ -20,6 +25,8 @@ from typing import Any
 
 PLANS_FOLDER = "plans"
 PLAN_SUFFIX = ".tfplan"
+APPLY_PREFIX = "apply-"  # the fresh folder of one apply's copy (applied_copy)
+COPY_CHUNK = 1 << 20
 KEPT_PLANS = 20  # per session: older ones go as new ones are made (a headless run's folder is never deleted)
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -78,6 +85,25 @@ class PlanStore:
             if old != keep:
                 self.discard(old)
 
+    def applied_copy(self, plan_file: Path, sha256: str) -> Path | None:
+        """A private copy of `plan_file` for an apply, when its bytes still hash to `sha256` (else None): read
+        once through one descriptor (no symlink followed), hashed as written into a new 0600 file in a fresh
+        0700 folder under the store. The caller applies the copy and discards it with `discard_copy`."""
+        folder = Path(tempfile.mkdtemp(prefix=APPLY_PREFIX, dir=self.directory))
+        copy = folder / plan_file.name
+        try:
+            digest = _copy_hashing(plan_file, copy)
+        except OSError:
+            digest = None
+        if digest != sha256:
+            self.discard_copy(copy)
+            return None
+        return copy
+
+    def discard_copy(self, copy: Path) -> None:
+        """Delete an apply's copy and its folder."""
+        shutil.rmtree(copy.parent, ignore_errors=True)
+
     def holds(self, path: Path) -> bool:
         """Whether `path` is one of this store's plan files (a plan a line names was made here)."""
         return self._directory is not None and path.parent == self._directory and path.suffix == PLAN_SUFFIX
@@ -87,3 +113,28 @@ class PlanStore:
         self._contracts.pop(path, None)
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+
+
+def _copy_hashing(source: Path, target: Path) -> str:
+    """Copy `source` (a regular file, not a symlink) into the new file `target`; the sha256 of the bytes copied."""
+    digest = hashlib.sha256()
+    reader = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(reader).st_mode):
+            raise OSError(f"{source} is not a regular file")
+        writer = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            while chunk := os.read(reader, COPY_CHUNK):
+                digest.update(chunk)
+                _write_all(writer, chunk)
+        finally:
+            os.close(writer)
+    finally:
+        os.close(reader)
+    return digest.hexdigest()
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]

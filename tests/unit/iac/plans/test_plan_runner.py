@@ -1,5 +1,5 @@
 """Making a saved plan with the real terraform (offline: only terraform_data), and the API an apply bound to a
-reviewed plan uses: the file's sha256, `still_reviewed`, `apply_argv`."""
+reviewed plan uses: the file's sha256, the store's `applied_copy`, `apply_argv`."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from iac_code.iac.plans.runner import (
     choose_tool,
     file_sha256,
     make_plan,
-    still_reviewed,
     trimmed_error,
 )
 from iac_code.iac.plans.store import KEPT_PLANS, PlanStore, discard_session_plans, session_plans_dir
@@ -71,15 +70,19 @@ def test_a_plan_is_private_outside_the_workspace_and_applies_exactly(terraform, 
     assert plan_file.parent == tmp_path / "config" / "plans" / "sess-1"
     assert stat.S_IMODE(plan_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(plan_file.parent.stat().st_mode) == 0o700
-    assert contract["sha256"] == file_sha256(plan_file) and still_reviewed(contract)
+    assert contract["sha256"] == file_sha256(plan_file)
     assert contract["counts"]["create"] == 1  # -target kept b out
     assert [r["address"] for r in contract["resources"]] == ["terraform_data.a"]
     assert made.text.startswith(f"terraform plan in {module}: 1 to add")
     assert tree(module) == before  # planning wrote nothing in the workspace
 
     (module / "main.tf").write_text(MODULE.replace('"b" { input = "b" }', '"c" { input = "c" }'))  # edited since
-    argv = apply_argv(contract, terraform)
-    assert argv == [terraform, "apply", "-input=false", str(plan_file)]
+    copy = store.applied_copy(plan_file, contract["sha256"])
+    assert copy is not None and copy != plan_file and file_sha256(copy) == contract["sha256"]
+    assert copy.parent.parent == plan_file.parent and stat.S_IMODE(copy.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+    argv = apply_argv(contract, copy, terraform)
+    assert argv == [terraform, "apply", "-input=false", str(copy)]
     subprocess.run(argv, cwd=module, check=True, capture_output=True)
     listed = subprocess.run([terraform, "state", "list"], cwd=module, check=True, capture_output=True, text=True)
     assert listed.stdout.split() == ["terraform_data.a"]  # exactly the reviewed plan, not the edited files
@@ -89,10 +92,17 @@ def test_a_tampered_plan_file_is_no_longer_the_reviewed_one(terraform, module, s
     contract = plan(PlanRequest(module), store).contract
     assert store.contract_for(Path(contract["planFile"])) == contract  # a line naming it finds what was reviewed
     assert store.contract_for(module / "other.tfplan") is None
-    Path(contract["planFile"]).write_bytes(b"something else")
-    assert not still_reviewed(contract)
-    store.discard(Path(contract["planFile"]))
-    assert not still_reviewed(contract) and store.contract_for(Path(contract["planFile"])) is None
+    plan_file = Path(contract["planFile"])
+    plan_file.write_bytes(b"something else")
+    assert store.applied_copy(plan_file, contract["sha256"]) is None
+    assert [p.name for p in plan_file.parent.iterdir()] == [plan_file.name]  # no copy left behind
+    link = plan_file.with_name("link.tfplan")
+    link.symlink_to(plan_file)
+    assert store.applied_copy(link, contract["sha256"]) is None  # a symlink is not followed
+    link.unlink()
+    store.discard(plan_file)
+    assert store.applied_copy(plan_file, contract["sha256"]) is None
+    assert store.contract_for(plan_file) is None
 
 
 def test_replace_destroy_and_refresh_only_reach_terraform(terraform, module, store):
