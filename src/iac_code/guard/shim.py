@@ -118,6 +118,9 @@ def _real_program(program: str) -> str | None:
     except OSError:
         me = None
     real_root = os.environ.get(GUARD_REAL)
+    invoked = _covered_copy(sys.argv[0], real_root)
+    if invoked is not None:
+        return invoked
     for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
         candidate = os.path.join(directory or ".", program)
         try:
@@ -125,17 +128,30 @@ def _real_program(program: str) -> str | None:
         except OSError:
             continue
         if (found.st_dev, found.st_ino) == me:
-            resolved = os.path.realpath(candidate)
-            # A real binary the namespace covered with this shim (not a link in the guard's own directory):
-            # its copy in the guard's view of the original file system.
-            if real_root and not resolved.startswith(os.path.dirname(real_root) + os.sep):
-                kept = real_root + resolved
-                if os.path.isfile(kept) and os.access(kept, os.X_OK):
-                    return kept
+            kept = _covered_copy(candidate, real_root)
+            if kept is not None:
+                return kept
             continue
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
+
+
+def _covered_copy(path: str, real_root: str | None) -> str | None:
+    """The real binary a namespace covered with this shim at `path` (not a link in the guard's own
+    directory, not a bare name): its copy in the guard's view of the original file system.
+
+    Called with the path this script was started by first (for a script the kernel passes the path that was
+    executed, whatever argv[0] the caller chose): a program that runs a covered binary by its absolute path
+    (a wrapper on PATH ending in `exec /usr/local/bin/terraform`) gets that binary, never the next one on
+    PATH, which may be the wrapper itself (a loop of execs)."""
+    if not real_root or os.sep not in path:
+        return None
+    resolved = os.path.realpath(path)
+    if resolved.startswith(os.path.dirname(real_root) + os.sep):
+        return None
+    kept = real_root + resolved
+    return kept if os.path.isfile(kept) and os.access(kept, os.X_OK) else None
 
 
 if __name__ == "__main__":
