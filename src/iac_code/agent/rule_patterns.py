@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from iac_code.infra_commands.rule import Assignments, program_name, simple_commands, terraform_assignments
+from iac_code.infra_commands.rule import Assignments, line_assignments, program_name, simple_commands
 from iac_code.infra_commands.rule_readings import rule_readings
-from iac_code.infra_commands.shell_syntax import ShellSyntaxError, Word, parse_commands
+from iac_code.infra_commands.shell_syntax import Word
 from iac_code.tools.base import AccessDetails, ToolError
 from iac_code.tools.workspace import resolved_path
 
@@ -71,23 +71,21 @@ class CallView:
     opened: Path | None = None  # the path the tool will open, resolved once (opened_path)
 
     @cached_property
-    def commands(self) -> list[list[Word]] | None:
-        """The simple commands of a bash call's line, or of the command a guard's shim asks about."""
+    def line(self) -> str | None:
+        """A bash call's line, or the command a guard's shim asks about; None for other calls."""
         asked = self.details.command if self.details is not None else ""
         command = asked or self.arguments.get("command")
-        return simple_commands(command) if self.subject == "bash" and isinstance(command, str) else []
+        return command if self.subject == "bash" and isinstance(command, str) else None
+
+    @cached_property
+    def commands(self) -> list[list[Word]] | None:
+        """The simple commands of the line (`line`)."""
+        return simple_commands(self.line) if self.line is not None else []
 
     @cached_property
     def terraform_env(self) -> Assignments:
         """The values the line gives TF_CLI_ARGS* anywhere (terraform takes arguments from them)."""
-        asked = self.details.command if self.details is not None else ""
-        command = asked or self.arguments.get("command")
-        if self.subject != "bash" or not isinstance(command, str):
-            return {}
-        try:
-            return terraform_assignments([word for parsed in parse_commands(command) for word in parsed.words])
-        except (ShellSyntaxError, RecursionError):
-            return {}
+        return line_assignments(self.line) if self.line is not None else {}
 
     @cached_property
     def programs(self) -> set[str] | None:

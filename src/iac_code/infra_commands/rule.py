@@ -132,6 +132,16 @@ def terraform_assignments(words: Sequence[Word], inherited: Assignments | None =
     return found
 
 
+def line_assignments(line: str) -> Assignments:
+    """The values a whole line gives TF_CLI_ARGS* anywhere (terraform_assignments); none for a line that
+    cannot be read."""
+    try:
+        commands = parse_commands(line)
+    except (ShellSyntaxError, RecursionError):
+        return {}
+    return terraform_assignments([word for command in commands for word in command.words])
+
+
 def terraform_readings(words: Sequence[Word], env: Assignments) -> list[Pattern]:
     """Every reading of a terraform command under the values the line gives its variables (each one, or none)
     that changes, with those arguments folded in as terraform places them (terraform_env.py)."""
