@@ -19,6 +19,7 @@ from pathlib import Path
 from iac_code.config import Settings
 from iac_code.errors import InvalidParams
 from iac_code.principals import Principal, is_shared
+from iac_code.system.own_state import state_directories
 
 EVERYONE = "*"  # workspace_roots' key for the principals not named
 
@@ -54,11 +55,6 @@ def resolved_directory(cwd: str) -> Path:
         raise InvalidParams("cwd", f"not a usable directory ({reason}): {cwd[:200]}") from None
 
 
-def agent_state_dirs(settings: Settings) -> list[Path]:
-    """The directories that hold the agent's own state, resolved."""
-    return [_resolved(settings.config_dir), _resolved(settings.tokens_path.parent)]
-
-
 def workspace_roots(settings: Settings, principal: Principal) -> list[Path] | None:
     """The roots `principal` may open sessions under; None: anywhere."""
     configured = settings.workspace_roots
@@ -72,7 +68,8 @@ def workspace_roots(settings: Settings, principal: Principal) -> list[Path] | No
 
 
 def _agent_state_holding(settings: Settings, workspace: Path) -> Path | None:
-    return next((state for state in agent_state_dirs(settings) if _within(workspace, state)), None)
+    directories = (_resolved(directory) for directory in state_directories(settings))
+    return next((state for state in directories if _within(workspace, state)), None)
 
 
 def _within(path: Path, root: Path) -> bool:

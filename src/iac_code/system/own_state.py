@@ -40,6 +40,11 @@ def own_state_paths(settings: Settings) -> list[Path]:
     ]
 
 
+def state_directories(settings: Settings) -> list[Path]:
+    """The directories that hold `own_state_paths`: no session is opened in them (acp/workspaces.py)."""
+    return [settings.config_dir, settings.sessions_dir, settings.store_path.parent, settings.tokens_path.parent]
+
+
 def keep_out(settings: Settings) -> None:
     """From now on, no tool of this process reaches the state `settings` name, and no guarded command it
     starts reads it (in namespace mode; system/processes.hide_agent_state), but for the user's skills, whose
