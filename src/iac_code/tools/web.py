@@ -18,6 +18,7 @@ from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
+from iac_code.addresses import IpAddress, refusal
 from iac_code.tools.base import (
     MAX_OUTPUT_CHARS,
     Access,
@@ -39,34 +40,15 @@ MAX_BYTES = 2 * 1024 * 1024
 TIME_LIMIT = 20.0  # seconds for the whole fetch, redirects included
 MAX_CHARS_LIMIT = 100_000
 USER_AGENT = "iac-code/0.1 (web_fetch)"
-METADATA_ADDRESSES = frozenset(
-    ipaddress.ip_address(a) for a in ("169.254.169.254", "100.100.100.200", "fd00:ec2::254", "169.254.170.2")
-)
-NAT64_PREFIX = ipaddress.ip_network("64:ff9b::/96")
 REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+def is_forbidden_address(ip: IpAddress) -> bool:
+    """True for every address that is not plainly public unicast (iac_code/addresses.py)."""
+    return refusal(ip) is not None
 
 
-def is_forbidden_address(ip: IPAddress) -> bool:
-    """True for every address that is not plainly public unicast."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or (ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF) if ip in NAT64_PREFIX else None)
-        if embedded is not None:
-            return is_forbidden_address(embedded)
-    return (
-        ip in METADATA_ADDRESSES
-        or ip.is_loopback
-        or ip.is_private
-        or ip.is_link_local
-        or ip.is_multicast
-        or ip.is_reserved
-        or ip.is_unspecified
-        or not ip.is_global  # also catches shared space 100.64/10, where Alibaba's metadata lives
-    )
-
-
-async def resolve_host(host: str, port: int) -> list[IPAddress]:
+async def resolve_host(host: str, port: int) -> list[IpAddress]:
     try:
         return [ipaddress.ip_address(host)]
     except ValueError:
@@ -156,7 +138,7 @@ class WebFetchTool:
                     await response.aclose()
         raise ToolError(f"more than {MAX_REDIRECTS} redirects")
 
-    async def _vetted_address(self, url: httpx.URL) -> IPAddress:
+    async def _vetted_address(self, url: httpx.URL) -> IpAddress:
         addresses = await resolve_host(_ascii_host(url), url.port or (443 if url.scheme == "https" else 80))
         if not addresses:
             raise ToolError(f"cannot resolve host {url.host!r}")

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from iac_code.mcp.addresses import Reach, Unreachable, default_refusal
+from iac_code.addresses import refusal
+from iac_code.mcp.addresses import Reach, Unreachable
 from iac_code.mcp.checked_http import checked_client
 
 
@@ -41,7 +42,7 @@ from iac_code.mcp.checked_http import checked_client
     ],
 )
 def test_special_addresses_are_refused_by_default(address, why):
-    assert default_refusal(ipaddress.ip_address(address)) == why
+    assert refusal(ipaddress.ip_address(address)) == why
     assert Reach().refusal(ipaddress.ip_address(address)) == why
 
 
