@@ -6,50 +6,22 @@ principals' go on. A JWT's `sub` must follow the principals' name rule, and a JW
 
 from __future__ import annotations
 
-import contextlib
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import httpx
-import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from tests.e2e.http.client import INIT, AcpHttp
 from tests.e2e.http.server_process import ServerProcess, http_server
-from tests.e2e.http.test_principals import AUDIENCE, ISSUER, add_token, make_jwt
+from tests.e2e.http.test_principals import AUDIENCE, ISSUER, add_token, jwks_document, make_jwt
 from tests.e2e.http.ws_client import acp_socket
+from tests.loopback import served_json
 from websockets.exceptions import ConnectionClosed
 
 CREDENTIALS_ENDED = 4401
-
-
-@contextlib.contextmanager
-def served_jwks(key: rsa.RSAPrivateKey) -> Iterator[str]:
-    """The JWKS of `key` at an http:// URL on loopback (what --insecure-jwks is for)."""
-    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    body = json.dumps({"keys": [{**public, "kid": "k1", "use": "sig", "alg": "RS256"}]}).encode()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/jwks.json"
-    finally:
-        server.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +33,7 @@ def signing_key() -> rsa.RSAPrivateKey:
 def principals(model, signing_key, tmp_path_factory) -> Iterator[tuple[ServerProcess, Path, dict[str, str]]]:
     tokens_file = tmp_path_factory.mktemp("held") / "tokens.json"
     token = {name: add_token(tokens_file, name) for name in ("alice", "bob")}
-    with served_jwks(signing_key) as jwks_url:
+    with served_json(jwks_document(signing_key).encode()) as jwks_url:
         env = {
             "IAC_CODE_TOKENS_FILE": str(tokens_file),
             "IAC_CODE_JWKS": jwks_url,
@@ -93,7 +65,7 @@ def stream_ended(stream, timeout: float = 30) -> bool:
 
 
 def test_a_jwks_over_plain_http_needs_insecure_jwks(model, signing_key):
-    with served_jwks(signing_key) as jwks_url:
+    with served_json(jwks_document(signing_key).encode()) as jwks_url:
         env = {"IAC_CODE_JWKS": jwks_url, "IAC_CODE_JWT_ISSUER": ISSUER, "IAC_CODE_JWT_AUDIENCE": AUDIENCE}
         with pytest.raises(RuntimeError, match=r"exited \(2\)[\s\S]*https://"):
             with http_server(model.url, env=env):

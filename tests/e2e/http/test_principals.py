@@ -174,10 +174,15 @@ def signing_key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
-def jwks_file(directory: Path, key: rsa.RSAPrivateKey) -> Path:
+def jwks_document(key: rsa.RSAPrivateKey) -> str:
+    """The JWKS that holds `key`'s public half as key id k1."""
     public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    return json.dumps({"keys": [{**public, "kid": "k1", "use": "sig", "alg": "RS256"}]})
+
+
+def jwks_file(directory: Path, key: rsa.RSAPrivateKey) -> Path:
     path = directory / "jwks.json"
-    path.write_text(json.dumps({"keys": [{**public, "kid": "k1", "use": "sig", "alg": "RS256"}]}))
+    path.write_text(jwks_document(key))
     return path
 
 

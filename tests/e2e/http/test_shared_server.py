@@ -18,6 +18,7 @@ import pytest
 from tests.e2e.http.client import agent_text, is_response
 from tests.e2e.http.server_process import http_server, model_env
 from tests.e2e.http.test_principals import Client, add_token
+from tests.loopback import anything_connected, silent_listener
 from tests.processes import within
 
 from iac_code.agent.audit import arguments_digest
@@ -69,18 +70,8 @@ def audit_rows(config: Path, model: Any) -> list[dict[str, Any]]:
 @pytest.fixture
 def listener() -> Iterator[socket.socket]:
     """A loopback service the test runs (an 'internal admin' endpoint): it tells whether anything connected."""
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        server.settimeout(0)
+    with silent_listener() as server:
         yield server
-
-
-def anything_connected(server: socket.socket) -> bool:
-    try:
-        connection, _ = server.accept()
-    except BlockingIOError:
-        return False
-    connection.close()
-    return True
 
 
 def test_client_mcp_servers_run_and_reach_only_what_the_operator_allows(model, config, tokens, tmp_path, listener):

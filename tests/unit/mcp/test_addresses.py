@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import httpx2
 import pytest
+from tests.loopback import anything_connected, silent_listener
 
 from iac_code.addresses import refusal
 from iac_code.mcp.addresses import Reach, Unreachable
@@ -85,18 +86,8 @@ async def test_an_allowed_name_gives_its_checked_addresses():
 @pytest.fixture
 def listener() -> Iterator[socket.socket]:
     """A loopback HTTP listener the test serves by hand, so that it can tell whether anything connected."""
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        server.settimeout(0)
+    with silent_listener() as server:
         yield server
-
-
-def _connected(server: socket.socket) -> bool:
-    try:
-        connection, _ = server.accept()
-    except BlockingIOError:
-        return False
-    connection.close()
-    return True
 
 
 async def test_the_connection_itself_is_refused_where_the_reach_ends(listener):
@@ -105,7 +96,7 @@ async def test_the_connection_itself_is_refused_where_the_reach_ends(listener):
         async with checked_client(Reach(), {}, httpx2.Timeout(5)) as http:
             with pytest.raises(httpx2.ConnectError, match="refused: .*loopback"):
                 await http.post(url, json={})
-    assert not _connected(listener)
+    assert not anything_connected(listener)
 
 
 async def test_the_connection_goes_to_an_allowed_address(listener):
@@ -113,4 +104,4 @@ async def test_the_connection_goes_to_an_allowed_address(listener):
     async with checked_client(Reach.from_setting(["127.0.0.1/32"]), {}, httpx2.Timeout(5)) as http:
         with pytest.raises(httpx2.ReadTimeout):  # connected; the listener never answers
             await http.post(f"http://127.0.0.1:{port}/mcp", json={}, timeout=httpx2.Timeout(5, read=0.2))
-    assert _connected(listener)
+    assert anything_connected(listener)

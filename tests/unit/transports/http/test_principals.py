@@ -6,16 +6,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
+from tests.loopback import served_json
 
 from iac_code.config import ConfigError, Settings
 from iac_code.principals import Principal
@@ -122,22 +121,8 @@ async def test_jwt_claims_decide_the_principal(tmp_path: Path, key: ec.EllipticC
 
 @pytest.fixture
 def jwks_url(key: ec.EllipticCurvePrivateKey) -> Iterator[str]:
-    body = jwks(key).encode()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/jwks.json"
-    server.shutdown()
+    with served_json(jwks(key).encode()) as url:
+        yield url
 
 
 async def test_a_jwks_url_is_fetched_over_http_only_when_insecure_jwks_says_so(
