@@ -30,8 +30,6 @@ class ClientMcp:
 
     async def admitted(self, servers: list[Any], workspace: Path) -> list[Any]:
         """The client's servers as they will be started; InvalidParams naming one that may not be."""
-        if not servers or not is_shared(self._principal):
-            return servers
         try:
             return await self._rules.admitted(self._principal, workspace, servers)
         except ServerRefused as exc:

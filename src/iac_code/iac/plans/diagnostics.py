@@ -36,8 +36,8 @@ def diagnostics(stdout: str) -> list[dict[str, Any]]:
 
 def diagnostics_text(stdout: str) -> str:
     """The errors (and warnings) of a `-json` run as the model reads them; "" when it printed none."""
-    lines = [_line(d) for d in diagnostics(stdout) if d.get("severity") == "error"]
-    lines += [_line(d) for d in diagnostics(stdout) if d.get("severity") == "warning"]
+    found = diagnostics(stdout)
+    lines = [_line(d) for severity in ("error", "warning") for d in found if d.get("severity") == severity]
     shown = lines[:MAX_DIAGNOSTICS]
     if len(lines) > len(shown):
         shown.append(f"… and {len(lines) - len(shown)} more")

@@ -121,12 +121,12 @@ async def make_plan(request: PlanRequest, store: PlanStore, base_environment: Ma
     if problems := handed_problems(request):
         listed = "; ".join(f"{name} ({why})" for name, why in problems[:10])
         raise PlanFailed(f"Not planned: {directory} holds files terraform must not be handed: {listed}.")
-    tool, program = choose_tool(directory, command_environment(base_environment))
     plan_file = store.new_plan_file()
     # terraform runs where the agent's state is out of reach (the guard's namespace), but for the file it writes
     environment = command_environment(base_environment, kept=[str(plan_file)])
     environment.update(PLAN_ENVIRONMENT)
     try:
+        tool, program = choose_tool(directory, environment)
         code, messages, errors = await _run(
             [
                 program,
