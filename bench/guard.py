@@ -23,7 +23,8 @@ from pathlib import Path
 from iac_code.cloud_credentials import is_credential_variable
 from iac_code.guard import Guard, refuse_changes
 from iac_code.guard.namespace import NamespaceSupport
-from iac_code.system.processes import command_environment, hide_agent_state
+from iac_code.system.own_state import keep_out_paths
+from iac_code.system.processes import command_environment
 from iac_code.tools.base import ToolContext
 from iac_code.tools.shell import BashTool, run_bash
 
@@ -63,7 +64,7 @@ def main(rounds: int) -> None:
         config = Path(scratch) / "config"
         (config / "plans" / "s").mkdir(parents=True)
         (config / "plans" / "s" / "p.tfplan").write_text("")
-        hide_agent_state([config])
+        keep_out_paths([config])
         masked = dict(plain)
         kept = [str(config / "plans" / "s" / "p.tfplan")]
         with_namespace.environment(masked, with_namespace.register(refuse_changes), kept=kept)

@@ -26,7 +26,8 @@ from iac_code.guard.handover import HandOver
 from iac_code.guard.namespace import MountPlan, NamespaceSupport, beneath_any, coverable, probe_namespaces
 from iac_code.guard.shim import GUARD_REAL, GUARD_SOCKET, GUARD_TOKEN
 from iac_code.infra_commands import GUARDED_PROGRAMS
-from iac_code.system.processes import agent_state, use_guard
+from iac_code.system.own_state import kept_out, shown_to_commands
+from iac_code.system.processes import use_guard
 from iac_code.system.reaper import MOUNT_PLAN_VARIABLE
 
 logger = logging.getLogger(__name__)
@@ -118,8 +119,8 @@ class Guard:
     ) -> MountPlan:
         """The namespaces of a command whose PATH is `path_entries` (see `environment`)."""
         guard_directory = str(self.directory)
-        state_paths, shown = agent_state()
-        state = coverable(state_paths, (), guard_directory)
+        shown = [str(path) for path in shown_to_commands()]
+        state = coverable([str(path) for path in kept_out()], (), guard_directory)
         masked = [path for path in state if os.path.isdir(path)]
         hidden = coverable(
             [*credential_paths(), *unreadable, *(p for p in state if p not in masked)], (), guard_directory

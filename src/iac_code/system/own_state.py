@@ -20,11 +20,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from iac_code.config import Settings
-from iac_code.system.processes import hide_agent_state
 
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 _kept_out: tuple[Path, ...] = ()
+_shown: tuple[Path, ...] = ()
 
 
 def own_state_paths(settings: Settings) -> list[Path]:
@@ -47,21 +47,29 @@ def state_directories(settings: Settings) -> list[Path]:
 
 def keep_out(settings: Settings) -> None:
     """From now on, no tool of this process reaches the state `settings` name, and no guarded command it
-    starts reads it (in namespace mode; system/processes.hide_agent_state), but for the user's skills, whose
-    scripts commands run (the folder is skills/discovery.USER_SKILL_DIR, not imported here: it loads yaml,
-    60 ms of every start)."""
-    paths = own_state_paths(settings)
-    keep_out_paths(paths)
-    hide_agent_state(paths, [settings.config_dir / "skills"])
+    starts reads it (in namespace mode: guard/shims.py masks `kept_out()`), but for the user's skills, whose
+    scripts commands run (`shown_to_commands()`; the folder is skills/discovery.USER_SKILL_DIR, not imported
+    here: it loads yaml, 60 ms of every start)."""
+    keep_out_paths(own_state_paths(settings), [settings.config_dir / "skills"])
 
 
-def keep_out_paths(paths: Iterable[Path]) -> None:
-    global _kept_out
-    _kept_out = tuple(dict.fromkeys(Path(p).expanduser().resolve() for p in paths))
+def keep_out_paths(paths: Iterable[Path], shown: Iterable[Path] = ()) -> None:
+    global _kept_out, _shown
+    _kept_out = _resolved(paths)
+    _shown = _resolved(shown)
 
 
 def kept_out() -> tuple[Path, ...]:
     return _kept_out
+
+
+def shown_to_commands() -> tuple[Path, ...]:
+    """The paths inside the agent's state a command still sees (the user's skills)."""
+    return _shown
+
+
+def _resolved(paths: Iterable[Path]) -> tuple[Path, ...]:
+    return tuple(dict.fromkeys(Path(p).expanduser().resolve() for p in paths))
 
 
 def is_kept_out(path: Path) -> bool:

@@ -14,7 +14,7 @@ import contextvars
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,24 +38,6 @@ NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0
 _guard_environment: Callable[[dict[str, str], Sequence[str], Sequence[str]], None] | None = None
 # The paths the session's Read rules deny, for the commands started in this context (`unreadable_paths`).
 _unreadable: contextvars.ContextVar[Sequence[str]] = contextvars.ContextVar("unreadable", default=())
-
-
-_agent_state: list[str] = []  # hide_agent_state's paths, symlinks resolved
-_shown_state: list[str] = []  # … and what shows of them all the same
-
-
-def hide_agent_state(paths: Iterable[Path], shown: Iterable[Path] = ()) -> None:
-    """From now on, every guarded command the agent starts (the bash tool's, the checks', iac_plan's) runs
-    where these paths (its config dir, a tokens file kept elsewhere) cannot be read, in namespace mode: a
-    folder shows as an empty tmpfs, a file empty (guard/shims.py); but for the `shown` paths in them (the
-    user's own skills, whose scripts commands run)."""
-    _agent_state[:] = [os.path.realpath(path) for path in paths]
-    _shown_state[:] = [os.path.realpath(path) for path in shown]
-
-
-def agent_state() -> tuple[list[str], list[str]]:
-    """(the agent's state, what shows of it to every command): hide_agent_state's."""
-    return list(_agent_state), list(_shown_state)
 
 
 def use_guard(add_guard: Callable[[dict[str, str], Sequence[str], Sequence[str]], None]) -> None:
