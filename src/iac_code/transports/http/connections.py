@@ -12,7 +12,6 @@ import asyncio
 import logging
 import time
 import uuid
-from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -169,7 +168,6 @@ class ConnectionRegistry:
             lambda connection_id: HttpConnection(connection_id, limits, max_in_flight)
         )
         self._connections: dict[str, HttpConnection] = {}
-        self._opened_by: Counter[str] = Counter()  # open connections per principal name
         self._closing: set[asyncio.Task[None]] = set()
         self.accepting = True
 
@@ -185,7 +183,7 @@ class ConnectionRegistry:
 
     def count_of(self, principal: Principal) -> int:
         """The connections `principal` has open here."""
-        return self._opened_by[principal.name]
+        return sum(1 for conn in self._connections.values() if conn.principal.name == principal.name)
 
     def get(self, connection_id: str | None) -> HttpConnection | None:
         return self._connections.get(connection_id) if connection_id else None
@@ -195,7 +193,6 @@ class ConnectionRegistry:
         conn = self._make_connection(connection_id or str(uuid.uuid4()))
         conn.principal = principal
         self._connections[conn.id] = conn
-        self._opened_by[principal.name] += 1
         conn.task = asyncio.create_task(self._run_agent(conn), name=f"acp-http-{conn.id}")
         logger.info("connection %s opened by %s", conn.id, principal.name)
         return conn
@@ -204,9 +201,6 @@ class ConnectionRegistry:
         """Forget the connection, end its streams and wait (bounded) for its agent to stop."""
         if self._connections.pop(conn.id, None) is None:
             return
-        self._opened_by[conn.principal.name] -= 1
-        if not self._opened_by[conn.principal.name]:
-            del self._opened_by[conn.principal.name]
         logger.info("connection %s of %s closed: %s", conn.id, conn.principal.name, reason)
         conn.shutdown(reason)
         if conn.task is None or conn.task is asyncio.current_task():
