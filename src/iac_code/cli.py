@@ -250,15 +250,13 @@ def _discard_stdout() -> None:
 
 
 async def _print_audit(args: argparse.Namespace, settings: Settings) -> int:
-    from iac_code.sessions.audit import Audited
-    from iac_code.sessions.open import open_store
+    from iac_code.host.host import SessionHost
 
-    store = await open_store(settings)
+    host = SessionHost(settings)
     try:
-        assert isinstance(store, Audited), "open_store's stores keep the audit trail"
-        records = await store.audit_trail().read(args.session, args.since)
+        records = await (await host.audit_trail()).read(args.session, args.since)
     finally:
-        await store.close()
+        await host.close()
     for record in records:
         if args.json:
             print(json.dumps(record.to_json(), ensure_ascii=False))

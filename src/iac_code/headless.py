@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from iac_code.agent.events import (
     Compaction,
@@ -41,9 +40,13 @@ from iac_code.agent.events import (
 from iac_code.agent.policy import Choice, Mode, Remembered
 from iac_code.agent.session_commands import CommandInfo
 from iac_code.config import ConfigError, Settings
+from iac_code.errors import IacError, InvalidParams
 from iac_code.mcp.naming import PREFIX as MCP_TOOL_PREFIX
 from iac_code.messages import user
-from iac_code.sessions.audit import Audited, AuditTrail
+from iac_code.sessions.audit import AuditTrail
+
+if TYPE_CHECKING:
+    from iac_code.host.host import SessionHost
 
 
 def run_headless(args: argparse.Namespace, settings: Settings) -> int:
@@ -88,62 +91,37 @@ async def _run(
     allow_infra_changes: bool,
     output_format: str,
 ) -> int:
-    from iac_code.sessions.open import open_store
+    from iac_code.host.host import SessionHost
 
+    host = SessionHost(settings)
     try:  # the audit trail lives in the session store's database: no trail, no run
-        store = await open_store(settings)
-    except ConfigError as exc:
+        trail = await host.audit_trail()
+    except (ConfigError, IacError) as exc:
         print(f"iac-code: the audit trail cannot be written: {exc}", file=sys.stderr)
         return 2
-    assert isinstance(store, Audited), "open_store's stores keep the audit trail"
     try:
-        return await _run_session(
-            prompt, settings, store.audit_trail(), allowed, allow_all, allow_infra_changes, output_format
-        )
+        return await _run_session(host, trail, prompt, allowed, allow_all, allow_infra_changes, output_format)
     finally:
-        await store.close()
+        await host.close()
 
 
 async def _run_session(
-    prompt: str,
-    settings: Settings,
+    host: SessionHost,
     trail: AuditTrail,
+    prompt: str,
     allowed: set[str],
     allow_all: bool,
     allow_infra_changes: bool,
     output_format: str,
 ) -> int:
-    from iac_code.agent.factory import build_loop
-    from iac_code.agent.rules import RulesError, load_rules
-    from iac_code.agent.session import Session
-    from iac_code.mcp import hub_for_session
-    from iac_code.providers.lazy import LazyProvider
-
     mode: Mode = "bypass-permissions" if allow_all else "default"
     remembered: dict[str, Remembered] = dict.fromkeys(allowed, "allow")
-    workspace = Path.cwd().resolve()
-    try:  # headless: a project is trusted only by config.json's trustedProjects (nobody answers here)
-        rules = load_rules(
-            workspace, settings.permissions, settings.trusted_projects, settings.config_dir, remembered_trust=False
-        )
-    except RulesError as exc:
-        print(f"iac-code: {exc}", file=sys.stderr)
-        return 2
     face = _HeadlessFace(_PRINTERS[output_format](sys.stdout), allow_infra_changes)
-    session = Session(
-        "headless",
-        workspace,
-        face,
-        # LazyProvider: a text-only model gets markers for the images MCP tools return (providers/images.py)
-        functools.partial(build_loop, settings, LazyProvider(settings), workspace),
-        mcp=functools.partial(hub_for_session, settings, [], workspace),  # config.json's MCP servers
-        mode=mode,
-        always=remembered,
-        config_dir=settings.config_dir,
-        trail=trail,
-        answered_by="headless-flag",  # every question is answered from the command line's flags
-        rules=rules,
-    )
+    try:
+        session = host.open_one_shot(face, Path.cwd().resolve(), mode=mode, remembered=remembered, trail=trail)
+    except InvalidParams as exc:  # a bad rule in the project's .iac-code/settings.json, named with its file
+        print(f"iac-code: {exc.data.get(exc.field, exc.message)}", file=sys.stderr)
+        return 2
     session.mcp.start()
     try:
         end = await session.prompt(user(prompt))  # text a model API can encode (lone surrogates replaced)

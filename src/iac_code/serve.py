@@ -1,7 +1,8 @@
-"""How `iac-code acp` starts and stops, whatever the transport: the one place that opens the session store
-(sessions/open.py chooses it), joins the other instances when a database is configured (cluster/node.py),
-warms up the model SDK, and stops iac_check's warm workers at the end. The transports only move bytes:
-they get a ready `serve(transport)` and call it once per connection.
+"""How `iac-code acp` starts and stops, whatever the transport: builds the process's one session host
+(host/host.py: it opens the session store, sessions/open.py choosing it), joins the other instances when a
+database is configured (cluster/node.py), warms up the model SDK, and stops iac_check's warm workers at the
+end. The transports only move bytes: they get a ready `serve(transport)` and call it once per connection
+(stdio: and the early answers, acp/early.py, which create their sessions through the same host).
 
 Start-up speed matters most on stdio, where an editor waits for its first session: the heavy imports
 happen in a thread while the transport answers `initialize` and a plain `session/new` early
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from acp._transport import Transport
 
     from iac_code.cluster.node import ClusterNode
+    from iac_code.host.host import SessionHost
     from iac_code.sessions.owners import SessionOwners
     from iac_code.sessions.store import SessionStore
     from iac_code.transports.http.app import HttpOptions
@@ -38,11 +40,15 @@ logger = logging.getLogger(__name__)
 
 def run_stdio(settings: Settings) -> int:
     """Serve ACP on stdin/stdout until stdin closes or SIGTERM/SIGINT; 0 on a clean exit."""
+    from iac_code.acp.early import EarlyAnswers
+    from iac_code.host.host import SessionHost
+    from iac_code.host.unavailable_store import open_or_explain
     from iac_code.observability.tracing import stop_tracing
     from iac_code.transports.stdio import run_stdio as run_stdio_transport
 
+    host = SessionHost(settings, open_store=open_or_explain)
     try:
-        return run_stdio_transport(settings, functools.partial(_load_stdio_server, settings))
+        return run_stdio_transport(EarlyAnswers(host), functools.partial(_load_stdio_server, host))
     finally:
         stop_tracing()  # the spans still batched leave now
 
@@ -58,72 +64,57 @@ def import_stdio_server() -> None:
 
         import_acp()  # before anything else imports it: its models then build on first use
         import iac_code.acp.server
+        import iac_code.host.client_sessions
         import iac_code.iac.workers
         import iac_code.observability.tracing
         import iac_code.providers.presets
         import iac_code.sessions.open  # noqa: F401
 
 
-def _load_stdio_server(settings: Settings) -> StdioServer:
+def _load_stdio_server(host: SessionHost) -> StdioServer:
     """Run in a thread while the transport answers early: what serving needs, imported for good."""
     import_stdio_server()
     from iac_code.iac.workers import configure_workers
     from iac_code.observability.tracing import check_tracing, start_tracing
 
+    settings = host.settings
     configure_workers(settings)
     try:
         check_tracing(settings)
         start_tracing(settings)  # nothing is imported when OTEL_* does not ask for traces
     except ConfigError as exc:  # an editor shows no stderr and OTEL_* may be meant for other programs: serve
         logger.warning("traces are off: %s", exc)
-    return StdioServer(settings)
+    return StdioServer(host)
 
 
 class StdioServer:
     """What the stdio transport gets once the SDK has loaded (transports/stdio.py's `Server`)."""
 
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
+    def __init__(self, host: SessionHost) -> None:
+        self._host = host
 
     def on_idle(self) -> None:
         """The connection has nothing to answer: import the model SDK now (see providers/presets.py)."""
         from iac_code.providers.presets import warm_up
 
-        warm_up(self._settings)
+        warm_up(self._host.settings)
 
-    async def serve(self, transport: Transport, early_store: SessionStore | None, client_capabilities: Any) -> None:
-        """Serve the one connection; `early_store`: the store the early answers opened (the sessions they
-        created are in it), if any."""
+    async def serve(self, transport: Transport, client_capabilities: Any) -> None:
+        """Serve the one connection (the early answers may have opened the host's store already)."""
         from iac_code.acp.server import serve
 
-        store = early_store or await _stdio_store(self._settings)
+        await self._host.store()  # now, not at the first call: an earlier file store's import starts at once
         node = None
         try:
-            node = await _open_node(self._settings)
+            node = await _open_node(self._host.settings)
             if node is not None:
                 node.start()
             owners = node.owners if node is not None else None
-            await serve(transport, self._settings, store=store, owners=owners, client_capabilities=client_capabilities)
+            await serve(transport, self._host, owners=owners, client_capabilities=client_capabilities)
         finally:
             if node is not None:
                 await node.close()
-            await _close(store)
-
-
-async def _stdio_store(settings: Settings) -> SessionStore:
-    """The store, or, when its file cannot be used (open_store checks it), one that answers every call
-    with what to fix: an editor shows JSON-RPC errors, not stderr (acp/unavailable_store.py). An
-    unreachable database still stops the server (exit 2), as on HTTP."""
-    from iac_code.acp.unavailable_store import UnavailableStore
-    from iac_code.sessions.open import open_store
-
-    if settings.database_url:
-        return await open_store(settings)
-    try:
-        return await open_store(settings)
-    except ConfigError as exc:
-        logger.error("%s", exc)
-        return UnavailableStore(str(exc))
+            await _close(self._host)
 
 
 # -- HTTP ---------------------------------------------------------------------------------------
@@ -177,16 +168,20 @@ async def _serve_http(
     The cluster backend starts and stops the node with the app (its heartbeat drives the backend's
     housekeeping)."""
     from iac_code.acp.server import serve
+    from iac_code.host.host import SessionHost
     from iac_code.observability.record import timed_store
     from iac_code.sessions.open import open_store
-    from iac_code.sessions.owners import SessionOwners
     from iac_code.transports.http.server import serve_http
 
-    store = timed_store(await open_store(settings))  # its latency is a metric of the HTTP server
+    async def open_timed(settings: Settings) -> SessionStore:
+        return timed_store(await open_store(settings))  # its latency is a metric of the HTTP server
+
+    host = SessionHost(settings, open_store=open_timed)
+    await host.store()  # before listening: a store that cannot open stops the server
     try:
 
-        def serving(owners: SessionOwners) -> ServeFn:
-            return functools.partial(serve, settings=settings, store=store, owners=owners)
+        def serving(owners: SessionOwners | None) -> ServeFn:
+            return functools.partial(serve, host=host, owners=owners)
 
         backend = None  # this process alone
         node = await _open_node(settings)
@@ -194,9 +189,9 @@ async def _serve_http(
             from iac_code.http_cluster.backend import cluster_backend
 
             backend = cluster_backend(node, serving(node.owners), options)
-        await serve_http(serving(SessionOwners()), options, backend, listener, host=args.host, port=args.port)
+        await serve_http(serving(None), options, backend, listener, host=args.host, port=args.port)
     finally:
-        await _close(store)
+        await _close(host)
 
 
 # -- both ---------------------------------------------------------------------------------------
@@ -212,11 +207,11 @@ async def _open_node(settings: Settings) -> ClusterNode | None:
     return await ClusterNode.open(settings)
 
 
-async def _close(store: SessionStore) -> None:
+async def _close(host: SessionHost) -> None:
     """The end of serving: the store closes, and iac_check's warm workers (checkov, cfn-lint) go too."""
     from iac_code.iac.workers import shutdown_workers
 
     try:
-        await store.close()
+        await host.close()
     finally:
         shutdown_workers()

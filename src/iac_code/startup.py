@@ -2,7 +2,7 @@
 
 The HTTP server checks all of it at start-up and refuses to start (exit 2): nobody would see a problem
 found later. The stdio server is started by an editor that shows JSON-RPC errors, not stderr, so it
-starts anyway and answers the affected methods with an error (see acp/unavailable_store.py).
+starts anyway and answers the affected methods with an error (see host/unavailable_store.py).
 """
 
 from __future__ import annotations

@@ -17,14 +17,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from iac_code.acp.handshake import initialize_result, is_plain_initialize
-from iac_code.config import Settings
 from iac_code.logs import log_frame
 
 if TYPE_CHECKING:
     from acp._transport import Transport
 
     from iac_code.acp.early_session import EarlySessions
-    from iac_code.sessions.store import SessionStore
+    from iac_code.host.host import SessionHost
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +35,9 @@ _INTERNAL_ID = "iac-code/early/"  # + session id: the internal resume of a sessi
 class EarlyAnswers:
     """Answers given before the SDK has loaded, and the sessions they created."""
 
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
+    def __init__(self, host: SessionHost) -> None:
+        self._settings = host.settings
+        self._host = host
         self._sessions: EarlySessions | None = None
         self.client_capabilities: Any = None  # from the last initialize answered here: the agent uses them
 
@@ -55,11 +55,6 @@ class EarlyAnswers:
             log_frame(logger, True, response)
         return response
 
-    @property
-    def store(self) -> SessionStore | None:
-        """The store the early sessions are in (the SDK-served agent must use it), if one was opened."""
-        return self._sessions.store if self._sessions is not None else None
-
     def handover(
         self, transport: Transport, waiting: list[asyncio.Future[Any]], on_idle: Callable[[], None]
     ) -> Handover:
@@ -72,7 +67,7 @@ class EarlyAnswers:
         if self._sessions is None:
             from iac_code.acp.early_session import EarlySessions
 
-            self._sessions = EarlySessions(self._settings)
+            self._sessions = EarlySessions(self._host)
         return self._sessions
 
 

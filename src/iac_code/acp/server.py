@@ -11,32 +11,29 @@ from acp.connection import Connection, StreamEvent
 from iac_code.acp.agent import IacAgent
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.router import build_handler
-from iac_code.config import Settings
+from iac_code.host.host import SessionHost
 from iac_code.logs import log_frame
 from iac_code.principals import principal_of
 from iac_code.sessions.owners import SessionOwners
-from iac_code.sessions.store import SessionStore
 
 logger = logging.getLogger(__name__)
 
 
 async def serve(
     transport: Transport,
-    settings: Settings,
+    host: SessionHost,
     *,
-    store: SessionStore | None = None,
     owners: SessionOwners | None = None,
     client_capabilities: Any = None,
 ) -> None:
     """Serve one ACP connection until transport.receive() returns None; then cancel running turns
-    and free this connection's sessions. A server serving several connections passes them all the same
-    `owners`, so a session has one runtime in the process. `client_capabilities`: from an `initialize`
-    the transport answered before serving (stdio does while the SDK loads)."""
+    and free this connection's sessions. Every connection of the process shares the `host` (and its owners,
+    or the `owners` of the backend serving it), so a session has one runtime in the process.
+    `client_capabilities`: from an `initialize` the transport answered before serving (stdio does while the
+    SDK loads)."""
     outbox = Outbox(transport)
     principal = principal_of(transport)  # who is asking: the owner of what this connection creates
-    agent = IacAgent(
-        settings, outbox, store=store, owners=owners, client_capabilities=client_capabilities, principal=principal
-    )
+    agent = IacAgent(host, outbox, owners=owners, client_capabilities=client_capabilities, principal=principal)
     connection = Connection(build_handler(agent), outbox, listening=False)
     agent.attach(connection)
     if logger.isEnabledFor(logging.DEBUG):  # --debug: every frame, to diagnose an editor integration

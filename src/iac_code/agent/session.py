@@ -89,7 +89,7 @@ class SessionFace(Protocol):
         ...
 
 
-class Session:
+class SessionCore:
     def __init__(
         self,
         session_id: str,
@@ -385,21 +385,25 @@ class Session:
 
 
 # The session's own slash commands (session_commands.py): one entry per command.
-COMMANDS: dict[str, SessionCommand[Session]] = {
-    "compact": SessionCommand("Summarise the conversation so far to free context", Session._compact),
-    "clear": SessionCommand("Forget the conversation and start afresh", Session._clear),
-    "help": SessionCommand("List the commands and modes", Session._help),
+COMMANDS: dict[str, SessionCommand[SessionCore]] = {
+    "compact": SessionCommand("Summarise the conversation so far to free context", SessionCore._compact),
+    "clear": SessionCommand("Forget the conversation and start afresh", SessionCore._clear),
+    "help": SessionCommand("List the commands and modes", SessionCore._help),
     "check": SessionCommand(
-        "Validate, lint and security-scan the workspace's infrastructure code (iac_check)", Session._check
+        "Validate, lint and security-scan the workspace's infrastructure code (iac_check)", SessionCore._check
     ),
-    "status": SessionCommand("Show the mode, the model, the infrastructure guard and the MCP servers", Session._status),
-    "cost": SessionCommand("Show the tokens this session used (cached ones apart) and what they cost", Session._cost),
+    "status": SessionCommand(
+        "Show the mode, the model, the infrastructure guard and the MCP servers", SessionCore._status
+    ),
+    "cost": SessionCommand(
+        "Show the tokens this session used (cached ones apart) and what they cost", SessionCore._cost
+    ),
     "permissions": SessionCommand(
         "List the permission rules in force, the project's trust and the remembered answers",
-        Session._permissions,
+        SessionCore._permissions,
         hint="[trust]",
     ),
     "preview": SessionCommand(
-        "Show what applying a Terraform/OpenTofu module would change (iac_plan)", Session._preview, hint="[dir]"
+        "Show what applying a Terraform/OpenTofu module would change (iac_plan)", SessionCore._preview, hint="[dir]"
     ),
 }

@@ -7,7 +7,7 @@ one of the absolute paths the operator lists in `client_mcp_commands`; the serve
 exact path, so nothing found later on a PATH runs instead. An http/sse server's host must resolve to
 addresses `Reach` allows (and every connection is judged again: mcp/checked_http.py). An admin (the
 operator's own) is not held by either; each client stdio server's start is audited all the same
-(acp/client_mcp.py).
+(host/client_mcp.py).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ async def open_store(settings: Settings) -> SessionStore:
 
     Raises ConfigError, one line naming what to fix, for anything the user must fix: a config directory
     that cannot be written, a database file that is not a database, a missing PostgreSQL driver or an
-    unreachable database. The stdio server answers it on each method (acp/unavailable_store.py); the
+    unreachable database. The stdio server answers it on each method (host/unavailable_store.py); the
     HTTP server refuses to start.
     """
     if settings.database_url:

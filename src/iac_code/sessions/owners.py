@@ -1,6 +1,6 @@
 """Which connection of this process holds each session's runtime, so a session's log has one writer.
 
-A connection keeps its live sessions in a `Holder` (acp/residency.py's Residency); the server owns one
+A connection keeps its live sessions in a `Holder` (host/residency.py's Residency); the server owns one
 `SessionOwners` and gives it to every connection it serves. Alone, a process needs nothing more;
 instances sharing a database first take the session's lease (cluster/owners.py). Both raise the
 neutral errors of errors.py, which the protocol face maps.

@@ -41,7 +41,7 @@ def own_state_paths(settings: Settings) -> list[Path]:
 
 
 def state_directories(settings: Settings) -> list[Path]:
-    """The directories that hold `own_state_paths`: no session is opened in them (acp/workspaces.py)."""
+    """The directories that hold `own_state_paths`: no session is opened in them (host/workspaces.py)."""
     return [settings.config_dir, settings.sessions_dir, settings.store_path.parent, settings.tokens_path.parent]
 
 

@@ -12,14 +12,10 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from iac_code.acp.early import EarlyAnswers
-from iac_code.config import Settings
 from iac_code.safe_json import dumps_bytes
 
 if TYPE_CHECKING:
     from acp._transport import Transport
-
-    from iac_code.sessions.store import SessionStore
 
 logger = logging.getLogger(__name__)
 
@@ -33,29 +29,44 @@ class Server(Protocol):
         """Called once, the first time no request is left unanswered (see acp/early.py's Handover)."""
         ...
 
-    async def serve(self, transport: Transport, early_store: SessionStore | None, client_capabilities: Any) -> None:
+    async def serve(self, transport: Transport, client_capabilities: Any) -> None:
         """Serve the connection until `transport` ends."""
         ...
 
 
-def run_stdio(settings: Settings, load_server: Callable[[], Server]) -> int:
+class EarlyAnswers(Protocol):
+    """What answers while the SDK loads, and hands the connection over to it (the start-up gives acp/early.py's)."""
+
+    client_capabilities: Any  # from an `initialize` answered early
+
+    async def answer(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The response to `message` if it can be given now, else None (the SDK will answer it)."""
+        ...
+
+    def handover(
+        self, transport: Transport, waiting: list[asyncio.Future[Any]], on_idle: Callable[[], None]
+    ) -> Transport:
+        """The transport the SDK-served connection reads (`waiting`: receives made while it loaded)."""
+        ...
+
+
+def run_stdio(answers: EarlyAnswers, load_server: Callable[[], Server]) -> int:
     """Serve ACP on stdin/stdout until stdin closes or SIGTERM/SIGINT; 0 on a clean exit.
-    `load_server` runs in a thread (it imports the SDK) while early answers are given."""
-    return asyncio.run(_serve_stdio(settings, load_server))
+    `load_server` runs in a thread (it imports the SDK) while `answers` are given."""
+    return asyncio.run(_serve_stdio(answers, load_server))
 
 
-async def _serve_stdio(settings: Settings, load_server: Callable[[], Server]) -> int:
+async def _serve_stdio(answers: EarlyAnswers, load_server: Callable[[], Server]) -> int:
     transport = await StdioTransport.open()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, transport.stop)
     # The SDK takes most of a second to load; answer what can be answered meanwhile (see early.py).
     loading = asyncio.ensure_future(asyncio.to_thread(load_server))
-    answers = EarlyAnswers(settings)
     early = await _answer_early_until(loading, transport, answers)
     server = loading.result()
     handover = answers.handover(transport, early, on_idle=server.on_idle)
-    await server.serve(handover, answers.store, answers.client_capabilities)
+    await server.serve(handover, answers.client_capabilities)
     return 0
 
 

@@ -16,6 +16,8 @@ from iac_code.acp.early import EarlyAnswers
 from iac_code.acp.early_session import plain_new_session_workspace
 from iac_code.acp.server import serve
 from iac_code.config import Settings
+from iac_code.host.host import SessionHost
+from iac_code.host.unavailable_store import UnavailableStore, open_or_explain
 
 _DUMP: dict[str, Any] = {"mode": "json", "by_alias": True, "exclude_none": True}
 CONFIGURED = {
@@ -28,6 +30,12 @@ CONFIGURED = {
 
 def _new_session(cwd: Any, request_id: Any = 2, **params: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": "session/new", "params": {"cwd": cwd, **params}}
+
+
+def _early(settings: Settings) -> tuple[EarlyAnswers, SessionHost]:
+    """The early answers of a stdio server, and its host."""
+    host = SessionHost(settings, open_store=open_or_explain)
+    return EarlyAnswers(host), host
 
 
 class NoOutbox:
@@ -43,17 +51,16 @@ class NoPeer:
 @pytest.mark.parametrize("name", CONFIGURED)
 async def test_an_early_session_new_answers_what_the_agent_answers_and_the_sdk_accepts(tmp_path, name):
     settings = Settings(config_dir=tmp_path / "config", **CONFIGURED[name])
-    answers = EarlyAnswers(settings)
+    answers, host = _early(settings)
     early = await answers.answer(_new_session(str(tmp_path), mcpServers=[]))
-    assert answers.store is not None
-    await answers.store.close()
     assert early is not None
     result = early["result"]
 
-    agent = IacAgent(settings, NoOutbox(), store=None)  # type: ignore[arg-type]
+    agent = IacAgent(host, NoOutbox())  # type: ignore[arg-type]
     agent._peer = NoPeer()  # type: ignore[assignment]
     served = (await agent.new_session(str(tmp_path), [])).model_dump(**_DUMP, exclude_unset=True)
     await agent.shutdown()
+    await host.close()
     assert {**result, "sessionId": ""} == {**served, "sessionId": ""}
 
     response = NewSessionResponse.model_validate(result)
@@ -71,25 +78,24 @@ def test_the_plain_config_state_is_the_sdk_models_wire_form(mode):
 
 
 async def test_the_early_session_is_stored_with_its_workspace_and_model(tmp_path):
-    answers = EarlyAnswers(
+    answers, host = _early(
         Settings(config_dir=tmp_path / "config", provider="dashscope", api_key="k", model="qwen-max")
     )
     result = (await answers.answer(_new_session(str(tmp_path / "." / ""))))["result"]  # type: ignore[index]
-    assert answers.store is not None
-    record = await answers.store.get(result["sessionId"])
-    await answers.store.close()
+    record = await (await host.store()).get(result["sessionId"])
+    await host.close()
     assert (record.cwd, record.model) == (str(tmp_path.resolve()), "qwen-max")
 
 
 async def test_an_unusable_session_database_is_left_to_the_agent(tmp_path):
     (tmp_path / "config" / "iac-code.db").mkdir(parents=True)
-    answers = EarlyAnswers(Settings(config_dir=tmp_path / "config"))
+    answers, host = _early(Settings(config_dir=tmp_path / "config"))
     assert await answers.answer(_new_session(str(tmp_path))) is None
-    assert answers.store is None
+    assert isinstance(host.opened, UnavailableStore)  # the agent answers every call with what to fix
 
 
 async def test_only_plain_session_new_requests_are_answered_early(tmp_path):
-    answers = EarlyAnswers(Settings(config_dir=tmp_path / "config"))
+    answers, host = _early(Settings(config_dir=tmp_path / "config"))
     server = {"name": "fs", "command": "mcp-fs", "args": [], "env": []}
     for odd in [
         _new_session("relative/dir"),
@@ -104,13 +110,14 @@ async def test_only_plain_session_new_requests_are_answered_early(tmp_path):
         {"jsonrpc": "2.0", "id": 3, "method": "session/load", "params": {"cwd": str(tmp_path), "sessionId": "s"}},
     ]:
         assert await answers.answer(odd) is None, odd
-    assert answers.store is None
+    assert host.opened is None
     assert plain_new_session_workspace(_new_session(str(tmp_path), request_id="a", mcpServers=None)) == tmp_path
 
 
 async def test_settings_the_agent_would_refuse_are_left_to_it(tmp_path):
-    answers = EarlyAnswers(Settings(config_dir=tmp_path / "config", provider="openai"))  # no API key
+    answers, host = _early(Settings(config_dir=tmp_path / "config", provider="openai"))  # no API key
     assert await answers.answer(_new_session(str(tmp_path))) is None
+    assert host.opened is None
 
 
 class QueueTransport:
@@ -134,8 +141,7 @@ class QueueTransport:
 
 
 async def test_the_hand_over_opens_early_sessions_before_reading_what_waited(tmp_path: Path):
-    settings = Settings(config_dir=tmp_path / "config")
-    answers = EarlyAnswers(settings)
+    answers, host = _early(Settings(config_dir=tmp_path / "config"))
     session_ids = [(await answers.answer(_new_session(str(tmp_path), n)))["result"]["sessionId"] for n in (1, 2)]  # type: ignore[index]
     transport = QueueTransport(last_id=9)
     waited: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
@@ -149,34 +155,31 @@ async def test_the_hand_over_opens_early_sessions_before_reading_what_waited(tmp
     )
     idle_after: list[int] = []  # how many messages were sent when on_idle ran
     handover = answers.handover(transport, [waited], on_idle=lambda: idle_after.append(len(transport.sent)))
-    assert answers.store is not None
-    await asyncio.wait_for(serve(handover, settings, store=answers.store), 10)
+    await asyncio.wait_for(serve(handover, host), 10)
 
     updates = [m["params"] for m in transport.sent if m.get("method") == "session/update"]
     announced = [u["sessionId"] for u in updates if u["update"]["sessionUpdate"] == "available_commands_update"]
     assert announced == session_ids  # each early session is opened, in order, before set_mode is read
     assert [m for m in transport.sent if "id" in m] == [{"jsonrpc": "2.0", "id": 9, "result": {}}]
     assert idle_after == [len(transport.sent)]  # once, when nothing was left to answer: after set_mode's answer
-    assert (await answers.store.get(session_ids[1])).mode == "read-only"
-    await answers.store.close()
+    assert (await (await host.store()).get(session_ids[1])).mode == "read-only"
+    await host.close()
 
 
 async def test_the_hand_over_is_idle_once_early_sessions_are_open_though_a_receive_still_waits(tmp_path: Path):
     # The usual start: session/new answered early, then nothing until the user has typed a prompt. The
     # receive pending when the SDK loaded is handed over; it must not count as a request being served.
-    settings = Settings(config_dir=tmp_path / "config")
-    answers = EarlyAnswers(settings)
+    answers, host = _early(Settings(config_dir=tmp_path / "config"))
     session_id = (await answers.answer(_new_session(str(tmp_path), 1)))["result"]["sessionId"]  # type: ignore[index]
     transport = QueueTransport(last_id=9)
     typing: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
     idle = asyncio.Event()
     handover = answers.handover(transport, [typing], on_idle=idle.set)
-    assert answers.store is not None
-    serving = asyncio.ensure_future(serve(handover, settings, store=answers.store))
+    serving = asyncio.ensure_future(serve(handover, host))
     await asyncio.wait_for(idle.wait(), 10)  # before anything more came
     assert [m for m in transport.sent if "id" in m] == []
     set_mode = {"sessionId": session_id, "modeId": "read-only"}
     typing.set_result({"jsonrpc": "2.0", "id": 9, "method": "session/set_mode", "params": set_mode})
     await asyncio.wait_for(serving, 10)
     assert [m for m in transport.sent if "id" in m] == [{"jsonrpc": "2.0", "id": 9, "result": {}}]
-    await answers.store.close()
+    await host.close()

@@ -10,6 +10,7 @@ from acp import RequestError
 from iac_code.acp.agent import IacAgent
 from iac_code.acp.router import build_handler
 from iac_code.config import Settings
+from iac_code.host.host import SessionHost
 
 
 class RecordingPeer:
@@ -35,7 +36,7 @@ def wire(result: Any) -> Any:
 
 
 def make_agent(tmp_path: Path) -> IacAgent:
-    agent = IacAgent(Settings(config_dir=tmp_path / "config"), NoOutbox())  # type: ignore[arg-type]
+    agent = IacAgent(SessionHost(Settings(config_dir=tmp_path / "config")), NoOutbox())  # type: ignore[arg-type]
     agent._peer = RecordingPeer()  # type: ignore[assignment]
     return agent
 

@@ -14,7 +14,7 @@ from iac_code.agent.events import Event, PermissionRequest, TextDelta, ToolFinis
 from iac_code.agent.factory import LoopFactory, LoopParts
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import PERMISSION_DENIED, Choice
-from iac_code.agent.session import COMMANDS, Session
+from iac_code.agent.session import COMMANDS, SessionCore
 from iac_code.agent.session_commands import CommandError, CommandInfo
 from iac_code.agent.system_prompt import PLAN_MODE
 from iac_code.errors import InvalidParams
@@ -83,8 +83,8 @@ def loop_factory(provider: FakeProvider, tools: list[FakeTool], workspace: Path)
     return make_loop
 
 
-def core(tmp_path: Path, face: RecordingFace, provider: FakeProvider, tools=(), **options: Any) -> Session:
-    return Session("s1", tmp_path, face, loop_factory(provider, list(tools), tmp_path), **options)
+def core(tmp_path: Path, face: RecordingFace, provider: FakeProvider, tools=(), **options: Any) -> SessionCore:
+    return SessionCore("s1", tmp_path, face, loop_factory(provider, list(tools), tmp_path), **options)
 
 
 def user(text: str) -> Message:

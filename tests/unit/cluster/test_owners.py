@@ -10,13 +10,13 @@ from contextlib import asynccontextmanager
 import psycopg
 import pytest
 
-from iac_code.acp.residency import Residency
 from iac_code.cluster.leases import SessionLeases
 from iac_code.cluster.node import ClusterNode
 from iac_code.cluster.owners import LeasedSessionOwners
 from iac_code.config import Settings
 from iac_code.database.pool import Pool
 from iac_code.errors import InvalidParams, Unavailable
+from iac_code.host.residency import Residency
 
 
 class FakeSession:
@@ -48,7 +48,7 @@ async def node(pg_url: str, name: str, lease: float = 1.0) -> AsyncIterator[Clus
 
 
 def residency(owners: LeasedSessionOwners) -> Residency:
-    return Residency(60, can_reload=True, owners=owners)
+    return Residency(60, owners=owners)
 
 
 async def hold(conn: Residency, session: FakeSession) -> None:

@@ -65,8 +65,10 @@ def test_session_new_imports_no_model_sdk(tmp_path):
     code = textwrap.dedent(
         f"""
         import asyncio, sys
+        from pathlib import Path
         from iac_code.acp.agent import IacAgent
         from iac_code.config import Settings
+        from iac_code.host.host import SessionHost
 
         class Peer:
             async def update(self, *args): pass
@@ -75,12 +77,19 @@ def test_session_new_imports_no_model_sdk(tmp_path):
             def hold(self, session_id): pass
 
         async def main():
-            settings = Settings(provider="openai_compatible", base_url="http://127.0.0.1:9/v1", model="m")
-            agent = IacAgent(settings, Outbox())
+            settings = Settings(
+                config_dir=Path({str(tmp_path / "config")!r}),
+                provider="openai_compatible",
+                base_url="http://127.0.0.1:9/v1",
+                model="m",
+            )
+            host = SessionHost(settings)
+            agent = IacAgent(host, Outbox())
             agent._peer = Peer()
             result = await agent.new_session({str(tmp_path)!r})
             assert result.models["currentModelId"] == "m"
             await agent.shutdown()
+            await host.close()
 
         asyncio.run(main())
         print(sorted(m for m in ("openai", "anthropic") if m in sys.modules))

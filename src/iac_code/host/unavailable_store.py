@@ -2,17 +2,21 @@
 
 An editor launches the stdio server and shows its JSON-RPC errors, not its stderr, so the server
 starts anyway: `initialize` works, and every method that needs the store (session/new, load, resume,
-fork, list, delete) answers -32603 with one line saying what to fix. The start-up module (serve.py)
-chooses it; HTTP refuses to start instead (startup.py's checks).
+fork, list, delete) answers -32603 with one line saying what to fix. The stdio start-up (serve.py) has
+the host open it with `open_or_explain`; HTTP refuses to start instead (startup.py's checks).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import NoReturn
 
+from iac_code.config import ConfigError, Settings
 from iac_code.errors import Unavailable
 from iac_code.messages import Message
-from iac_code.sessions.store import RecordChanges, SessionRecord
+from iac_code.sessions.store import RecordChanges, SessionRecord, SessionStore
+
+logger = logging.getLogger(__name__)
 
 
 class UnavailableStore:
@@ -55,3 +59,17 @@ class UnavailableStore:
 
     def _fail(self) -> NoReturn:
         raise Unavailable(self.problem, {"config": self.problem})
+
+
+async def open_or_explain(settings: Settings) -> SessionStore:
+    """The store of a stdio server, or, when its file cannot be used (open_store checks it), one that answers
+    every call with what to fix. An unreachable database still stops the server (exit 2), as on HTTP."""
+    from iac_code.sessions.open import open_store
+
+    if settings.database_url:
+        return await open_store(settings)
+    try:
+        return await open_store(settings)
+    except ConfigError as exc:
+        logger.error("%s", exc)
+        return UnavailableStore(str(exc))

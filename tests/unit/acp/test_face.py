@@ -1,4 +1,4 @@
-"""Session in-process: the turn's events become updates and permission requests, in stream order, with
+"""A session core through its ACP face, in-process: the turn's events become updates and permission requests, in stream order, with
 the policy, the session's memory and the store — no process, no transport."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from acp.helpers import text_block
 from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
 from tests.unit.agent.test_session import loop_factory
 
-from iac_code.acp.session import Session
+from iac_code.acp.face import AcpFace, prompt_turn
 from iac_code.agent.policy import PLAN_MODE_REFUSAL
-from iac_code.agent.session import Session as SessionCore
+from iac_code.agent.session import SessionCore
 
 DUMP = {"mode": "json", "by_alias": True, "exclude_none": True}
 
@@ -46,13 +46,28 @@ class InfraTool(FakeTool):
         return "infra_change"
 
 
-def session(tmp_path, peer, provider, tools, store=None, **state) -> Session:
+class Live:
+    """A session core shown through an AcpFace, prompted as `session/prompt` prompts it."""
+
+    def __init__(self, core: SessionCore, peer: ScriptedPeer) -> None:
+        self.core = core
+        self.peer = peer
+        self.reads_images = False  # whether the model takes images
+
+    async def prompt(self, blocks: list[Any]) -> Any:
+        return await prompt_turn(self.core, blocks, self.reads_images)
+
+    def cancel(self) -> None:
+        self.core.cancel()
+
+    @property
+    def busy(self) -> bool:
+        return self.core.busy
+
+
+def session(tmp_path, peer, provider, tools, store=None, **state) -> Live:
     make_loop = loop_factory(provider, tools, tmp_path)
-
-    def open_core(face) -> SessionCore:
-        return SessionCore("s1", tmp_path, face, make_loop, store=store, title="t", **state)
-
-    return Session("s1", tmp_path, peer, open_core)
+    return Live(SessionCore("s1", tmp_path, AcpFace("s1", peer), make_loop, store=store, title="t", **state), peer)
 
 
 def prompt(text: str) -> list[Any]:
@@ -129,6 +144,6 @@ async def test_slash_clear_forgets_the_history_in_memory_and_in_the_store(tmp_pa
     assert peer_text(live) == ["hello", "Conversation cleared."]
 
 
-def peer_text(live: Session) -> list[str]:
-    seen = live._peer.seen  # type: ignore[attr-defined]
+def peer_text(live: Live) -> list[str]:
+    seen = live.peer.seen
     return [m["content"]["text"] for m in seen if m.get("sessionUpdate") == "agent_message_chunk"]

@@ -1,4 +1,5 @@
-"""Which sessions an IacAgent keeps in memory: idle eviction and one runtime per session per process."""
+"""Which sessions a connection keeps in memory (seen through IacAgent, as ACP uses the host): idle eviction and
+one runtime per session per process."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.unit.host.hosts import host_over
 
 from iac_code.acp.agent import IacAgent
 from iac_code.config import Settings
@@ -37,7 +39,7 @@ _PROCESS_OWNERS = SessionOwners()  # the connections of one test share a process
 
 def _agent(tmp_path: Path, store: ThreadedFileStore, idle: float = 1800) -> IacAgent:
     settings = Settings(config_dir=tmp_path / "config", session_idle_seconds=idle)
-    agent = IacAgent(settings, NoOutbox(), store=store, owners=_PROCESS_OWNERS)  # type: ignore[arg-type]
+    agent = IacAgent(host_over(store, settings, owners=_PROCESS_OWNERS), NoOutbox())  # type: ignore[arg-type]
     agent._peer = RecordingPeer()  # type: ignore[assignment]
     return agent
 
@@ -54,11 +56,11 @@ async def test_an_idle_session_is_evicted_then_reloaded_on_its_next_call(tmp_pat
     session_id = (await agent.new_session(str(tmp_path))).session_id
     await agent.set_session_mode("read-only", session_id)
     await asyncio.sleep(0.2)
-    assert session_id not in agent.sessions
+    assert session_id not in agent.sessions.live
 
     options = await agent.set_config_option("mode", session_id, "accept-edits")
-    assert session_id in agent.sessions
-    assert agent.sessions[session_id].core.mode == "accept-edits"
+    assert session_id in agent.sessions.live
+    assert agent.sessions.live[session_id].mode == "accept-edits"
     assert options.config_options[0].current_value == "accept-edits"
     assert (await store.get(session_id)).mode == "accept-edits"
     await agent.shutdown()
@@ -67,10 +69,10 @@ async def test_an_idle_session_is_evicted_then_reloaded_on_its_next_call(tmp_pat
 async def test_a_busy_session_is_not_evicted(tmp_path, store):
     agent = _agent(tmp_path, store, idle=0.05)
     session_id = (await agent.new_session(str(tmp_path))).session_id
-    agent.sessions[session_id].core._busy = True  # as during a long turn
+    agent.sessions.live[session_id]._busy = True  # as during a long turn
     await asyncio.sleep(0.2)
-    assert session_id in agent.sessions
-    agent.sessions[session_id].core._busy = False
+    assert session_id in agent.sessions.live
+    agent.sessions.live[session_id]._busy = False
     await agent.shutdown()
 
 
@@ -88,15 +90,15 @@ async def test_opening_a_session_in_another_connection_takes_it_over(tmp_path, s
     first, second = _agent(tmp_path, store), _agent(tmp_path, store)
     session_id = (await first.new_session(str(tmp_path))).session_id
     await second.resume_session(str(tmp_path), session_id)
-    assert session_id in second.sessions and session_id not in first.sessions
+    assert session_id in second.sessions.live and session_id not in first.sessions.live
     with pytest.raises(SessionNotFound):
         await first.set_session_mode("default", session_id)
 
-    second.sessions[session_id].core._busy = True
+    second.sessions.live[session_id]._busy = True
     with pytest.raises(InvalidParams) as refused:
         await first.load_session(str(tmp_path), session_id)
     assert "another connection" in str(refused.value.data)
-    second.sessions[session_id].core._busy = False
+    second.sessions.live[session_id]._busy = False
     await first.shutdown()
     await second.shutdown()
 
@@ -105,7 +107,7 @@ async def test_delete_reaches_a_session_held_by_another_connection(tmp_path, sto
     first, second = _agent(tmp_path, store), _agent(tmp_path, store)
     session_id = (await first.new_session(str(tmp_path))).session_id
     await second.delete_session(session_id)
-    assert session_id not in first.sessions
+    assert session_id not in first.sessions.live
     assert await store.list(None) == ([], None)
     await first.shutdown()
     await second.shutdown()
@@ -120,12 +122,12 @@ class WaitingOwners(SessionOwners):
 
 async def test_a_session_reloaded_by_two_calls_at_once_gets_one_runtime(tmp_path, store):
     settings = Settings(config_dir=tmp_path / "config", session_idle_seconds=0.05)
-    agent = IacAgent(settings, NoOutbox(), store=store, owners=WaitingOwners())  # type: ignore[arg-type]
+    agent = IacAgent(host_over(store, settings, owners=WaitingOwners()), NoOutbox())  # type: ignore[arg-type]
     agent._peer = RecordingPeer()  # type: ignore[assignment]
     session_id = (await agent.new_session(str(tmp_path))).session_id
     await asyncio.sleep(0.2)
-    assert session_id not in agent.sessions
+    assert session_id not in agent.sessions.live
 
-    first, second = await asyncio.gather(agent._live(session_id), agent._live(session_id))
-    assert first is second is agent.sessions[session_id]
+    first, second = await asyncio.gather(agent.sessions.get(session_id), agent.sessions.get(session_id))
+    assert first is second is agent.sessions.live[session_id]
     await agent.shutdown()

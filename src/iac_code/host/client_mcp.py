@@ -7,6 +7,7 @@ starts: a start that cannot be recorded does not happen (Unavailable).
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,9 @@ logger = logging.getLogger(__name__)
 
 
 class ClientMcp:
-    def __init__(self, settings: Settings, principal: Principal, store: SessionStore | None) -> None:
+    def __init__(self, settings: Settings, principal: Principal, store: Callable[[], Awaitable[SessionStore]]) -> None:
         self._principal = principal
-        self._store = store
+        self._store = store  # the host's, where the audit trail is
         self._rules = ClientServerRules.from_settings(settings)
 
     async def admitted(self, servers: list[Any], workspace: Path) -> list[Any]:
@@ -36,13 +37,13 @@ class ClientMcp:
             logger.warning("%s: %r", self._principal.name, str(exc))  # the client chose the names in it
             raise InvalidParams("mcpServers", str(exc)) from None
 
-    async def record_starts(self, session_id: str, servers: list[Any]) -> None:
+    async def record_starts(self, session_id: str, servers: Sequence[Any]) -> None:
         """Audit each client stdio server of a shared server's session, before the session starts them."""
         stdio = [spec for spec in servers if isinstance(spec, StdioServer)]
-        if not stdio or not is_shared(self._principal) or not isinstance(self._store, Audited):
+        if not stdio or not is_shared(self._principal) or not isinstance(store := await self._store(), Audited):
             return
         source = "admin" if self._principal.admin else "config:client_mcp_commands"
-        trail = self._store.audit_trail()
+        trail = store.audit_trail()
         for spec in stdio:
             try:
                 argv = [spec.command, *spec.args]

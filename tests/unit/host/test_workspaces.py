@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from iac_code.acp.workspaces import admitted_workspace, workspace_roots
 from iac_code.config import Settings
 from iac_code.errors import InvalidParams
+from iac_code.host.workspaces import admitted_workspace, workspace_roots
 from iac_code.principals import LOCAL, Principal
 
 ALICE, BOB, ROOT, BOSS = Principal("alice"), Principal("bob"), Principal("root", admin=True), Principal("boss", True)

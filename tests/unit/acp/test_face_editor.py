@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from acp.helpers import image_block, text_block
-from tests.unit.acp.test_session import ScriptedPeer, loop_factory, prompt, session
+from tests.unit.acp.test_face import Live, ScriptedPeer, loop_factory, prompt, session
 from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
 
-from iac_code.acp import session as session_module
+from iac_code.acp.face import AcpFace
 from iac_code.agent import session as core_module
 from iac_code.agent.commands import INIT_PROMPT
 from iac_code.agent.loop import CANCELLED
-from iac_code.agent.session import Session as SessionCore
+from iac_code.agent.session import SessionCore
 from iac_code.agent.session_commands import CommandError, CommandInfo, SessionCommand
 from iac_code.skills.discovery import bundled_skills
 from iac_code.skills.skill_file import Skill
@@ -36,7 +36,7 @@ async def test_a_custom_command_runs_its_rendered_prompt_as_a_turn_and_keeps_the
     command_file(tmp_path, "review", "---\ndescription: Review a module\n---\nReview $ARGUMENTS for security.\n")
     provider, peer = FakeProvider(say("looks fine")), ScriptedPeer()
     live = session(tmp_path, peer, provider, [])
-    live._reads_images = lambda model: True
+    live.reads_images = True
     blocks = [text_block("/review modules/vpc"), image_block(PNG, "image/png")]
     response = await live.prompt(blocks)
     assert response.stop_reason == "end_turn"
@@ -89,7 +89,7 @@ async def test_other_prompt_sources_are_listed_and_their_errors_shown(tmp_path):
 async def test_one_registry_entry_adds_a_session_command(tmp_path, monkeypatch):
     seen: list[str] = []
 
-    async def check(core: core_module.Session, arguments: str) -> None:
+    async def check(core: core_module.SessionCore, arguments: str) -> None:
         seen.append(arguments)
         await core.say("2 findings")
 
@@ -148,8 +148,7 @@ async def test_the_session_backend_reaches_the_tools(tmp_path):
     provider = FakeProvider(call("probe"), say("ok"))
 
     make_loop = loop_factory(provider, [Probe("probe")], tmp_path)
-    live = session_module.Session(
-        "s1", tmp_path, ScriptedPeer(), lambda face: SessionCore("s1", tmp_path, face, make_loop, io=backend)
-    )
+    peer = ScriptedPeer()
+    live = Live(SessionCore("s1", tmp_path, AcpFace("s1", peer), make_loop, io=backend), peer)
     await live.prompt(prompt("go"))
     assert seen == [backend]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iac_code.acp.ownership import may_delete, visible
+from iac_code.host.ownership import may_delete, visible
 from iac_code.principals import LOCAL, Principal
 from iac_code.sessions.sqlite import open_sqlite_store
 from iac_code.sessions.store import SessionRecord

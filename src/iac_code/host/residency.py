@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from iac_code.acp.session import Session
+from iac_code.agent.session import SessionCore
 from iac_code.errors import InvalidParams
 from iac_code.sessions.owners import SessionOwners
 
@@ -26,12 +26,11 @@ logger = logging.getLogger(__name__)
 class Residency:
     """One connection's sessions: the live ones and those evicted (reloaded on their next call)."""
 
-    def __init__(self, idle_seconds: float, *, can_reload: bool, owners: SessionOwners) -> None:
-        self.live: dict[str, Session] = {}
+    def __init__(self, idle_seconds: float, *, owners: SessionOwners) -> None:
+        self.live: dict[str, SessionCore] = {}
         self._owners = owners
         self.evicted: set[str] = set()
         self._idle_seconds = idle_seconds
-        self._can_reload = can_reload  # without a store, an evicted session could not come back
         self._timers: dict[str, asyncio.TimerHandle] = {}
 
     async def claim(self, session_id: str) -> None:
@@ -46,10 +45,10 @@ class Residency:
             logger.info("session %s moved to another connection", session_id)
         self._owners.set(session_id, self)
 
-    def held(self, session_id: str) -> Session | None:
+    def held(self, session_id: str) -> SessionCore | None:
         return self.live.get(session_id)
 
-    def add(self, session: Session) -> None:
+    def add(self, session: SessionCore) -> None:
         self.live[session.id] = session
         self.evicted.discard(session.id)
         self.touch(session.id)
@@ -61,7 +60,7 @@ class Residency:
         self._cancel_timer(session_id)
         self._owners.release(session_id, self)
 
-    def forget_all(self) -> list[Session]:
+    def forget_all(self) -> list[SessionCore]:
         """Forget every session; returns the live ones (to close)."""
         live = list(self.live.values())
         for session_id in [*self.live, *self.evicted]:
@@ -70,8 +69,6 @@ class Residency:
 
     def touch(self, session_id: str) -> None:
         """The session was used: it stays live for another `idle_seconds`."""
-        if not self._can_reload:
-            return
         self._cancel_timer(session_id)
         self._timers[session_id] = asyncio.get_running_loop().call_later(
             self._idle_seconds, self._evict_if_idle, session_id

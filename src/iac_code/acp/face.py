@@ -9,8 +9,7 @@ blocks become the user message here (prompt.py), and the turn's end a PromptResp
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from acp import RequestError
@@ -42,8 +41,7 @@ from iac_code.acp.replay import replay_updates
 from iac_code.acp.updates import event_updates, message_chunk, turn_usage
 from iac_code.agent.events import Event, PermissionRequest
 from iac_code.agent.policy import Choice
-from iac_code.agent.session import Session as SessionCore
-from iac_code.agent.session import SessionFace
+from iac_code.agent.session import SessionCore
 from iac_code.agent.session_commands import CommandInfo
 
 logger = logging.getLogger(__name__)
@@ -95,54 +93,13 @@ class ConnectionPeer:
         return await self._connection.send_request(method, params)
 
 
-class Session:
-    """The ACP face of one session core (`core`), and its SessionFace."""
+class AcpFace:
+    """One session core's face on an ACP connection (a SessionFace): its events and questions become the
+    client's `session/update`s and `session/request_permission`s."""
 
-    def __init__(
-        self,
-        session_id: str,
-        cwd: Path,
-        peer: Peer,
-        open_core: Callable[[SessionFace], SessionCore],
-        *,
-        reads_images: Callable[[str], bool] = lambda model: False,
-    ) -> None:
-        """`open_core(face)` builds the session core this face shows (agent/session.py takes the rest)."""
+    def __init__(self, session_id: str, peer: Peer) -> None:
         self.id = session_id
-        self.cwd = cwd
         self._peer = peer
-        self._reads_images = reads_images  # model id → whether its prompts may carry images
-        self.core = open_core(self)
-
-    @property
-    def busy(self) -> bool:
-        return self.core.busy
-
-    async def prompt(self, blocks: Sequence[PromptBlock]) -> PromptResponse:
-        self.core.refuse_if_busy()  # before the blocks are read: a second prompt is refused as it comes
-        message = await user_message(blocks, self.cwd, images=self._reads_images(self.core.model))
-        end = await self.core.prompt(message)
-        # ACP v1's reasons have no "error": the [error] message chunk already said what failed, and "refusal"
-        # would tell the client to drop this prompt from the context, which the session keeps.
-        stop = "end_turn" if end.stop_reason == "error" else end.stop_reason
-        return PromptResponse(stop_reason=stop, usage=turn_usage(end))
-
-    def cancel(self) -> None:
-        self.core.cancel()
-
-    async def close(self) -> None:
-        await self.core.close()
-
-    def release(self) -> None:
-        self.core.release()
-
-    async def flush(self) -> None:
-        await self.core.flush()
-
-    async def replay(self) -> None:
-        """Show the whole history to the client again, as updates (for session/load)."""
-        for update in replay_updates(self.core.loop.history, self.core.loop.tools, self.cwd):
-            await self._peer.update(self.id, update)
 
     # -- the core's face ---------------------------------------------------------------------
 
@@ -172,3 +129,20 @@ class Session:
 
     async def commands_changed(self, commands: list[CommandInfo]) -> None:
         await self._peer.update(self.id, available_commands_update(commands))
+
+
+async def prompt_turn(core: SessionCore, blocks: Sequence[PromptBlock], reads_images: bool) -> PromptResponse:
+    """One `session/prompt`: its content blocks as the user message (prompt.py), its turn's end as the response."""
+    core.refuse_if_busy()  # before the blocks are read: a second prompt is refused as it comes
+    message = await user_message(blocks, core.cwd, images=reads_images)
+    end = await core.prompt(message)
+    # ACP v1's reasons have no "error": the [error] message chunk already said what failed, and "refusal"
+    # would tell the client to drop this prompt from the context, which the session keeps.
+    stop = "end_turn" if end.stop_reason == "error" else end.stop_reason
+    return PromptResponse(stop_reason=stop, usage=turn_usage(end))
+
+
+async def replay(peer: Peer, core: SessionCore) -> None:
+    """Show the whole history to the client again, as updates (for session/load)."""
+    for update in replay_updates(core.loop.history, core.loop.tools, core.cwd):
+        await peer.update(core.id, update)
