@@ -72,24 +72,24 @@ def assemble(
     loop_maker = make_loop or functools.partial(_build_loop, settings, prewarm_checkers)
     mode: Mode = record.mode if is_mode(record.mode) else "default"
     return SessionCore(
-            opening.session_id,
-            workspace,
-            face,
-            functools.partial(loop_maker, workspace),
-            store=store,
-            mcp=functools.partial(hub_for_session, settings, opening.mcp_servers, workspace),
-            mode=mode,
-            title=record.title,
-            always=dict(record.permissions),
-            model=record.model,
-            history=opening.history,
-            principal=opening.principal,
-            io=io,
-            config_dir=settings.config_dir,
-            rules=rules,
-            trail=trail,
-            answered_by=opening.answered_by,
-        )
+        opening.session_id,
+        workspace,
+        face,
+        functools.partial(loop_maker, workspace),
+        store=store,
+        mcp=functools.partial(hub_for_session, settings, opening.mcp_servers, workspace),
+        mode=mode,
+        title=record.title,
+        always=dict(record.permissions),
+        model=record.model,
+        history=opening.history,
+        principal=opening.principal,
+        io=io,
+        config_dir=settings.config_dir,
+        rules=rules,
+        trail=trail,
+        answered_by=opening.answered_by,
+    )
 
 
 def _build_loop(settings: Settings, prewarm_checkers: bool, workspace: Path, parts: LoopParts) -> AgentLoop:
