@@ -24,7 +24,7 @@ from typing import Any
 
 from iac_code.agent.audit import Recorder, TrailRecorder
 from iac_code.agent.events import TurnEnd
-from iac_code.agent.loop import AgentLoop
+from iac_code.agent.loop import AgentLoop, LoopConfig
 from iac_code.agent.policy import JudgedCall, Run, Verdict, decide
 from iac_code.agent.rules import Rules, parse_permissions
 from iac_code.messages import ToolCall
@@ -134,11 +134,11 @@ async def round_trips(recorder: Recorder | None, rounds: int, workspace: Path) -
     times = []
     for _ in range(rounds):
         loop = AgentLoop(
+            LoopConfig(system_prompt="bench"),
             OneCallModel(),  # type: ignore[arg-type]
             {"look": Look()},  # type: ignore[dict-item]
             workspace,
             judge=judge,
-            system_prompt="bench",
             recorder=recorder,
         )
         start = time.perf_counter()
