@@ -96,7 +96,9 @@ class OneCallModel:
     model = "bench"
     context_window = 100_000
 
-    async def stream(self, system: Any, history: list[Any], tools: Any, *, max_tokens: int) -> AsyncIterator[Any]:
+    async def stream(
+        self, system: Any, history: list[Any], tools: Any, *, max_tokens: int, cache_key: str = ""
+    ) -> AsyncIterator[Any]:
         if history[-1].role == "user":
             yield ToolCallReady(ToolCall("c1", "look", {"command": "terraform plan -var password=x", "n": 1}))
             yield Usage(10, 5)
