@@ -24,7 +24,7 @@ from typing import Any
 
 from iac_code.agent.audit import Recorder, TrailRecorder
 from iac_code.agent.events import TurnEnd
-from iac_code.agent.loop import AgentLoop
+from iac_code.agent.loop import AgentLoop, LoopConfig
 from iac_code.agent.policy import JudgedCall, Run, Verdict, decide
 from iac_code.agent.rules import Rules, parse_permissions
 from iac_code.messages import ToolCall
@@ -96,7 +96,9 @@ class OneCallModel:
     model = "bench"
     context_window = 100_000
 
-    async def stream(self, system: Any, history: list[Any], tools: Any, *, max_tokens: int) -> AsyncIterator[Any]:
+    async def stream(
+        self, system: Any, history: list[Any], tools: Any, *, max_tokens: int, cache_key: str = ""
+    ) -> AsyncIterator[Any]:
         if history[-1].role == "user":
             yield ToolCallReady(ToolCall("c1", "look", {"command": "terraform plan -var password=x", "n": 1}))
             yield Usage(10, 5)
@@ -134,11 +136,11 @@ async def round_trips(recorder: Recorder | None, rounds: int, workspace: Path) -
     times = []
     for _ in range(rounds):
         loop = AgentLoop(
+            LoopConfig(system_prompt="bench"),
             OneCallModel(),  # type: ignore[arg-type]
             {"look": Look()},  # type: ignore[dict-item]
             workspace,
             judge=judge,
-            system_prompt="bench",
             recorder=recorder,
         )
         start = time.perf_counter()

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iac_code.agent.audit import Recorder
-from iac_code.agent.loop import AgentLoop
+from iac_code.agent.loop import AgentLoop, LoopConfig
 from iac_code.agent.policy import Judge
 from iac_code.agent.secrets import session_redactor
 from iac_code.agent.system_prompt import build_system_prompt
@@ -56,28 +56,32 @@ def build_loop(
     """With `prewarm_checkers` (a long-lived agent), a workspace with infrastructure warms iac_check's
     heavy checkers in the background; a one-shot run would mostly pay for workers it never uses."""
     plans_dir = session_plans_dir(settings.config_dir, parts.session_id or "unsaved")
+    config = LoopConfig(
+        # + the user's AGENTS.md and the skills' names and descriptions
+        system_prompt=build_system_prompt(workspace, config_dir=settings.config_dir, skills=parts.skills),
+        mode_instructions=parts.mode_instructions,
+        model=parts.model,
+        max_turns=settings.max_turns,
+        max_tokens=settings.max_tokens,
+        compact_threshold=settings.compact_threshold,
+        tools_share=settings.tools_share,
+        session_id=parts.session_id,
+        prices=session_prices(settings).price,
+    )
+    tools = default_tools(
+        settings.iac_cache_path, plans_dir, settings.provider_schema_cache_path, parts.skills, parts.unreadable
+    )
     return AgentLoop(
+        config,
         provider,
-        default_tools(
-            settings.iac_cache_path, plans_dir, settings.provider_schema_cache_path, parts.skills, parts.unreadable
-        ),
+        tools,
         workspace,
         judge=parts.judge,
         history=list(parts.history),
         on_message=parts.on_message,
-        # + the user's AGENTS.md and the skills' names and descriptions
-        system_prompt=build_system_prompt(workspace, config_dir=settings.config_dir, skills=parts.skills),
-        max_turns=settings.max_turns,
-        max_tokens=settings.max_tokens,
-        compact_threshold=settings.compact_threshold,
-        workspace_summary=start_workspace_summary(workspace, prewarm=prewarm_checkers),
         extra_tools=parts.extra_tools,
-        tools_share=settings.tools_share,
-        mode_instructions=parts.mode_instructions,
-        model=parts.model,
         io=parts.io,
         recorder=parts.recorder,
         redactor=session_redactor(settings),
-        session_id=parts.session_id,
-        prices=session_prices(settings).price,
+        workspace_summary=start_workspace_summary(workspace, prewarm=prewarm_checkers),
     )

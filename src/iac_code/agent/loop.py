@@ -14,6 +14,7 @@ import hashlib
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from concurrent.futures import Future
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from iac_code.agent import compaction
@@ -66,62 +67,65 @@ async def _drain(channel: EventChannel) -> None:
         await channel.get()
 
 
+@dataclass(frozen=True)
+class LoopConfig:
+    """The values a loop runs by, fixed for its life; a sub-agent's are its parent's, `replace`d. What a
+    session changes as it goes (the mode's instructions, the model) the loop keeps as its own state."""
+
+    system_prompt: str = ""  # "" is the default prompt for the workspace (system_prompt.py)
+    mode_instructions: str = ""  # the session's mode at construction; then set_mode_instructions
+    model: str = ""  # the model the session last used; "" keeps the provider's configured default
+    max_turns: int = 50  # model calls in one turn
+    max_tokens: int = 8192  # a model call's answer
+    compact_threshold: float = 0.8  # of the context window, past which the history is compacted
+    tools_share: float = DEFAULT_SHARE  # of the context window the MCP tools' schemas may take (tool_offer.py)
+    session_id: str = ""  # names the turns' spans (empty in a sub-agent: it runs inside its session's)
+    prices: Prices = no_prices  # what the session's model calls cost (agent/spend.py)
+    allow_subagents: bool = True
+    subagent_categories: frozenset[Category] = SUBAGENT_CATEGORIES
+
+
 class AgentLoop:
     def __init__(
         self,
+        config: LoopConfig,
         provider: ModelProvider,
         tools: dict[str, Tool],
         workspace: Path,
         *,
         judge: Judge,
         history: list[Message] | None = None,
-        on_message: Callable[[Message], None] | None = None,
-        system_prompt: str | None = None,
-        max_turns: int = 50,
-        max_tokens: int = 8192,
-        compact_threshold: float = 0.8,
-        allow_subagents: bool = True,
-        subagent_categories: frozenset[Category] = SUBAGENT_CATEGORIES,
-        workspace_summary: Future[str] | None = None,
-        extra_tools: Callable[[], Iterable[Tool]] | None = None,
-        tools_share: float = DEFAULT_SHARE,
-        mode_instructions: str = "",
-        model: str = "",
-        io: WorkspaceIO | None = None,
+        on_message: Callable[[Message], None] | None = None,  # every message appended (the store keeps it)
+        extra_tools: Callable[[], Iterable[Tool]] | None = None,  # tools that come and go (MCP servers)
+        io: WorkspaceIO | None = None,  # where tools read, write and run; None is the local disk
         recorder: Recorder | None = None,
         redactor: Redactor | None = None,
-        session_id: str = "",  # names the turns' spans (empty in a sub-agent: it runs inside its session's)
-        prices: Prices = no_prices,  # what the session's model calls cost (agent/spend.py)
+        workspace_summary: Future[str] | None = None,
     ) -> None:
+        self.config = config
         self.provider = provider
-        if model:
-            provider.model = model  # the model the session last used, not the configured default
+        if config.model:
+            provider.model = config.model  # the model the session last used, not the configured default
         # The built-in tools, and those that come and go (a session's MCP servers), asked for again before
         # every model call: all offered, or searched when their schemas would pass `tools_share` of the
         # context window (tool_offer.py).
-        self.offer = ToolOffer(tools, extra_tools, share=tools_share, found=found_in(history or []))
+        self.offer = ToolOffer(tools, extra_tools, share=config.tools_share, found=found_in(history or []))
         self.workspace = workspace
-        self.session_id = session_id
         self.judge = judge
         self.recorder: Recorder = recorder or NoRecording()  # every decision goes to the audit trail
         # the session's secrets, out of every tool result (agent/secrets.py); None: the credential shapes only
         self.redactor = redactor if redactor is not None else Redactor([Shapes()])
         self.history: list[Message] = list(history or [])
-        self.spend = Spend.of(self.history, prices)  # a loaded session goes on from what it spent
+        self.spend = Spend.of(self.history, config.prices)  # a loaded session goes on from what it spent
         # The provider's prompt cache may route by a key: the session's, hashed (it names nothing outside).
-        self._cache_key = hashlib.sha256(session_id.encode()).hexdigest()[:32] if session_id else ""
+        self._cache_key = hashlib.sha256(config.session_id.encode()).hexdigest()[:32] if config.session_id else ""
         self.on_message = on_message
-        self.system_prompt = system_prompt or build_system_prompt(workspace)
+        self.system_prompt = config.system_prompt or build_system_prompt(workspace)
         # The workspace's infrastructure, being found in the background; it joins the prompt before the
         # first model call. The mode's instructions (plan mode asks for a plan) follow the prompt on every
         # call, so a mode change takes effect on the next one.
         self._workspace_summary = workspace_summary
-        self.mode_instructions = mode_instructions
-        self.max_turns = max_turns
-        self.max_tokens = max_tokens
-        self.compact_threshold = compact_threshold
-        self.allow_subagents = allow_subagents
-        self.subagent_categories = subagent_categories
+        self.mode_instructions = config.mode_instructions
         self.meter = compaction.ContextMeter()
         self.io: WorkspaceIO = io if io is not None else LocalIO(workspace)  # e.g. the editor's fs and terminals
         self._turn: asyncio.Task[None] | None = None
@@ -139,7 +143,7 @@ class AgentLoop:
         """One turn for `prompt`: text, or a whole user message (text and images). With `tool_call`, the
         turn is that one call, made on the user's behalf (a command such as /check) without the model;
         it enters the history like the model's own calls, so the model sees it on the next turn."""
-        turn = self._drive(lambda emit: traced_turn(self.session_id, self._turn_body(prompt, emit, tool_call)))
+        turn = self._drive(lambda emit: traced_turn(self.config.session_id, self._turn_body(prompt, emit, tool_call)))
         async for event in turn:
             yield event
 
@@ -147,7 +151,7 @@ class AgentLoop:
         """Manual compaction (the /compact command)."""
 
         async def body(emit: Emit) -> None:
-            await traced_turn(self.session_id, self._compact(emit, manual=True), name="compaction")
+            await traced_turn(self.config.session_id, self._compact(emit, manual=True), name="compaction")
 
         async for event in self._drive(body):
             yield event
@@ -235,8 +239,8 @@ class AgentLoop:
         await emit(TurnEnd(stop, self._turn_usage))
 
     async def _steps(self, emit: Emit) -> StopReason:
-        for _ in range(self.max_turns):
-            if self._context_tokens() > self.compact_threshold * self.provider.context_window:
+        for _ in range(self.config.max_turns):
+            if self._context_tokens() > self.config.compact_threshold * self.provider.context_window:
                 await self._compact(emit, manual=False)
             try:
                 reply = await self._call_model(emit)
@@ -269,7 +273,7 @@ class AgentLoop:
         context = context_messages(self.history)
         system_prompt = self._system_prompt()
         stream = self.provider.stream(
-            system_prompt, context, self._tool_schemas(), max_tokens=self.max_tokens, cache_key=self._cache_key
+            system_prompt, context, self._tool_schemas(), max_tokens=self.config.max_tokens, cache_key=self._cache_key
         )
         reply = await read_reply(stream, emit, self._partial)
         self._partial = []
@@ -307,7 +311,7 @@ class AgentLoop:
     # ----------------------------------------------------------------- tools
 
     async def _run_tools(self, calls: list[ToolCall], emit: Emit) -> None:
-        subagent = (lambda prompt: self._subagent().run(prompt)) if self.allow_subagents else None
+        subagent = (lambda prompt: self._subagent().run(prompt)) if self.config.allow_subagents else None
         turn = TurnTools(
             self.tools, self.workspace, self.io, self.judge, self._append, subagent, self.recorder, self.redactor
         )
@@ -316,23 +320,27 @@ class AgentLoop:
     def _subagent(self) -> AgentLoop:
         """A loop for one sub-agent task: its own context, the read tools, this session's backend (and a search
         of its own when the MCP tools are searched)."""
+        categories = self.config.subagent_categories
         builtins = self.offer.builtins.items()
         child = AgentLoop(
+            # the prompt as it is now (the workspace summary in it), no mode, the provider's model as it is
+            replace(
+                self.config,
+                system_prompt=self.system_prompt,
+                mode_instructions="",
+                model="",
+                session_id="",
+                allow_subagents=False,
+            ),
             self.provider,
-            {n: t for n, t in builtins if t.category in self.subagent_categories and n not in SUBAGENT_EXCLUDED},
+            {n: t for n, t in builtins if t.category in categories and n not in SUBAGENT_EXCLUDED},
             self.workspace,
-            extra_tools=lambda: [t for t in self.offer.catalogue.values() if t.category in self.subagent_categories],
-            tools_share=self.offer.share,
+            extra_tools=lambda: [t for t in self.offer.catalogue.values() if t.category in categories],
             judge=self.judge,
             recorder=self.recorder,
             redactor=self.redactor,
-            system_prompt=self.system_prompt,
-            max_turns=self.max_turns,
-            max_tokens=self.max_tokens,
-            compact_threshold=self.compact_threshold,
-            allow_subagents=False,
+            io=self.io,
         )
-        child.io = self.io
         child.spend = self.spend  # its calls are the session's too (counted live; its messages are not stored)
         return child
 
@@ -346,7 +354,7 @@ class AgentLoop:
             return
         before = self._context_tokens()
         try:
-            summary, usage = await compaction.summarise(self.provider, old, max_tokens=self.max_tokens)
+            summary, usage = await compaction.summarise(self.provider, old, max_tokens=self.config.max_tokens)
         except ProviderError as exc:
             await emit(Compaction(f"Context compaction failed: {exc}"))
             return

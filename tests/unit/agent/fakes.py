@@ -1,11 +1,15 @@
-"""In-process fakes for loop tests: a provider that plays scripted events, and tiny tools."""
+"""In-process fakes for loop tests: a provider that plays scripted events, tiny tools, and a loop over them."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from iac_code.agent.loop import AgentLoop, LoopConfig
+from iac_code.agent.policy import Judge, run_everything
 from iac_code.messages import Message, ToolCall
 from iac_code.providers.base import Finish, ProviderError, TextDelta, ToolCallReady, Usage
 from iac_code.tools.base import ToolContext, ToolResult
@@ -75,4 +79,20 @@ class FakeTool:
         return ToolResult(f"{self.name} ok")
 
 
-__all__ = ["FakeProvider", "FakeTool", "ProviderError", "call", "say"]
+DEFAULT_CONFIG = LoopConfig()
+
+
+def make_loop(
+    provider: Any,
+    tools: Iterable[Any] = (),
+    *,
+    config: LoopConfig = DEFAULT_CONFIG,
+    judge: Judge = run_everything,
+    workspace: Path = Path("/tmp"),
+    **collaborators: Any,
+) -> AgentLoop:
+    """A loop over `tools` (by name) that runs every call, with the default config unless given one."""
+    return AgentLoop(config, provider, {t.name: t for t in tools}, workspace, judge=judge, **collaborators)
+
+
+__all__ = ["FakeProvider", "FakeTool", "ProviderError", "call", "make_loop", "say"]

@@ -1,11 +1,8 @@
-from pathlib import Path
-
-from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+from tests.unit.agent.fakes import FakeProvider, FakeTool, call, make_loop, say
 
 from iac_code.agent.compaction import ContextMeter, split_for_compaction
 from iac_code.agent.events import Compaction
-from iac_code.agent.loop import AgentLoop
-from iac_code.agent.policy import run_everything
+from iac_code.agent.loop import LoopConfig
 from iac_code.messages import Image, Message, ToolCall, context_messages, tool_result, unanswered_tool_calls, user
 
 
@@ -69,7 +66,7 @@ async def test_auto_compaction_summarises_old_turns_when_the_window_fills():
         say("fresh answer", input_tokens=500),
         context_window=3000,
     )
-    loop = AgentLoop(provider, {}, Path("/tmp"), judge=run_everything, compact_threshold=0.8, system_prompt="s")
+    loop = make_loop(provider, config=LoopConfig(compact_threshold=0.8, system_prompt="s"))
     for prompt in ("one", "two"):
         [e async for e in loop.run(prompt)]
     events = [e async for e in loop.run("three")]
@@ -83,7 +80,7 @@ async def test_auto_compaction_summarises_old_turns_when_the_window_fills():
 
 
 async def test_manual_compaction_of_a_short_conversation_says_so():
-    loop = AgentLoop(FakeProvider(say("hi")), {}, Path("/tmp"), judge=run_everything)
+    loop = make_loop(FakeProvider(say("hi")))
     [e async for e in loop.run("one")]
     events = [e async for e in loop.compact()]
     assert isinstance(events[0], Compaction) and "Nothing to compact" in events[0].message
@@ -91,7 +88,7 @@ async def test_manual_compaction_of_a_short_conversation_says_so():
 
 async def test_manual_compaction_keeps_history_valid_with_tools():
     provider = FakeProvider(call("look", "a"), say("one done"), say("two done"), say("three done"), say("sum"))
-    loop = AgentLoop(provider, {"look": FakeTool("look")}, Path("/tmp"), judge=run_everything)
+    loop = make_loop(provider, [FakeTool("look")])
     for prompt in ("one", "two", "three"):
         [e async for e in loop.run(prompt)]
     events = [e async for e in loop.compact()]

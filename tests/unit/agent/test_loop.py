@@ -3,7 +3,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+from tests.unit.agent.fakes import FakeProvider, FakeTool, call, make_loop, say
 
 from iac_code.agent.events import (
     ErrorReport,
@@ -18,16 +18,12 @@ from iac_code.agent.events import (
     TurnEnd,
     UsageReport,
 )
-from iac_code.agent.loop import CANCELLED, AgentLoop
-from iac_code.agent.policy import PERMISSION_DENIED, decide, run_everything
+from iac_code.agent.loop import CANCELLED, LoopConfig
+from iac_code.agent.policy import PERMISSION_DENIED, decide
 from iac_code.messages import Message, ToolCall, unanswered_tool_calls
 from iac_code.providers.base import Finish, ProviderError, ToolCallReady
 from iac_code.providers.base import TextDelta as Delta
 from iac_code.tools.base import Terminal
-
-
-def make_loop(provider, tools=(), judge=run_everything, **kwargs) -> AgentLoop:
-    return AgentLoop(provider, {t.name: t for t in tools}, Path("/tmp"), judge=judge, **kwargs)
 
 
 def ask_as_default_mode(call):
@@ -106,7 +102,9 @@ async def test_write_calls_run_one_by_one():
 
 
 async def test_turn_limit_gives_max_turn_requests_and_a_valid_history():
-    loop = make_loop(FakeProvider(*[call("look", f"c{i}") for i in range(5)]), [FakeTool("look")], max_turns=2)
+    loop = make_loop(
+        FakeProvider(*[call("look", f"c{i}") for i in range(5)]), [FakeTool("look")], config=LoopConfig(max_turns=2)
+    )
     events = await collect(loop.run("go"))
     assert events[-1].stop_reason == "max_turn_requests"
     assert unanswered_tool_calls(loop.history) == []
@@ -311,7 +309,7 @@ async def test_a_sub_agent_permission_request_flows_through_the_parent_stream_wi
         provider,
         [AgentTool("agent", category="read", kind="execute"), writer],
         judge=ask_as_default_mode,
-        subagent_categories=frozenset({"read", "write"}),
+        config=LoopConfig(subagent_categories=frozenset({"read", "write"})),
     )
     asked = []
 

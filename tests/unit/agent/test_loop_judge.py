@@ -1,8 +1,6 @@
 """Every call goes through the session's Judge, reads included; reads that may run still run together."""
 
-from pathlib import Path
-
-from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+from tests.unit.agent.fakes import FakeProvider, FakeTool, call, make_loop, say
 
 from iac_code.agent.events import PermissionRequest, ToolFinished, ToolRunning
 from iac_code.agent.loop import AgentLoop
@@ -29,7 +27,7 @@ async def test_a_remembered_reject_for_a_read_tool_refuses_its_call_without_runn
 
     tool = FakeTool("look")
     provider = FakeProvider(call("look", path="main.tf"), say("ok"))
-    loop = AgentLoop(provider, {"look": tool}, Path("/tmp"), judge=judge)
+    loop = make_loop(provider, [tool], judge=judge)
     events = await run_turn(loop)
     assert judged == [("look", "read")]
     assert tool.runs == []
@@ -47,7 +45,7 @@ async def test_a_read_the_judge_asks_about_is_asked_and_runs_only_when_allowed()
         return Ask(EVERY_OPTION)
 
     for choice, runs in (("allow_once", 1), ("reject_once", 0)):
-        loop = AgentLoop(FakeProvider(call("look"), say("ok")), {"look": tool}, Path("/tmp"), judge=judge)
+        loop = make_loop(FakeProvider(call("look"), say("ok")), [tool], judge=judge)
         tool.runs.clear()
         events = await run_turn(loop, choice)
         asked += [e for e in events if isinstance(e, PermissionRequest)]
@@ -70,9 +68,7 @@ async def test_reads_asked_about_first_still_run_together_and_a_refused_one_is_l
 
     tools = {name: Counted(name, delay=0.05) for name in verdicts}
     script = [*(ToolCallReady(ToolCall(f"c-{name}", name, {})) for name in verdicts), Finish("tool_use")]
-    loop = AgentLoop(
-        FakeProvider(script, say("ok")), dict(tools), Path("/tmp"), judge=lambda call: verdicts[call.subject]
-    )
+    loop = make_loop(FakeProvider(script, say("ok")), tools.values(), judge=lambda call: verdicts[call.subject])
     events = await run_turn(loop, "allow_once")
     assert [e.call.id for e in events if isinstance(e, PermissionRequest)] == ["c-a"]
     assert [name for name, tool in tools.items() if tool.runs] == ["a", "b", "d"]

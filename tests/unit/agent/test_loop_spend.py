@@ -4,14 +4,12 @@ UsageReport, the turn's cached tokens on TurnEnd, a cache key from the session i
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import pytest
-from tests.unit.agent.fakes import FakeProvider, FakeTool
+from tests.unit.agent.fakes import FakeProvider, FakeTool, make_loop
 
 from iac_code.agent.events import TurnEnd, UsageReport
-from iac_code.agent.loop import AgentLoop
-from iac_code.agent.policy import run_everything
+from iac_code.agent.loop import AgentLoop, LoopConfig
 from iac_code.messages import Message
 from iac_code.providers.base import Finish, TextDelta, Usage
 from iac_code.providers.prices import Price
@@ -41,15 +39,7 @@ async def _turn(loop: AgentLoop, prompt: str) -> list:
 async def test_usage_is_kept_on_the_answer_and_the_cost_goes_on_from_the_history():
     earlier = [Message(role="assistant", text="a", usage=Usage(1_000_000, 0), model="fake-model")]
     provider = KeyedProvider(_answer("b", Usage(2_000_000, 1_000_000, cache_read_tokens=1_000_000)))
-    loop = AgentLoop(
-        provider,
-        {},
-        Path("/tmp"),
-        judge=run_everything,
-        history=earlier,
-        session_id="s1",
-        prices={"fake-model": PRICE}.get,
-    )
+    loop = make_loop(provider, config=LoopConfig(session_id="s1", prices={"fake-model": PRICE}.get), history=earlier)
     events = await _turn(loop, "q")
     (report,) = [e for e in events if isinstance(e, UsageReport)]
     assert report.cost is not None and report.cost.amount == pytest.approx(1.0 + 1.0 + 0.1 + 2.0)
@@ -62,9 +52,7 @@ async def test_usage_is_kept_on_the_answer_and_the_cost_goes_on_from_the_history
 async def test_mcp_tools_are_offered_in_name_order_whichever_order_they_come_in():
     listed = [FakeTool("mcp__b__z"), FakeTool("mcp__a__y")]
     provider = FakeProvider()
-    loop = AgentLoop(
-        provider, {"read": FakeTool("read")}, Path("/tmp"), judge=run_everything, extra_tools=lambda: listed
-    )
+    loop = make_loop(provider, [FakeTool("read")], extra_tools=lambda: listed)
     await _turn(loop, "q")
     listed.reverse()
     await _turn(loop, "q")

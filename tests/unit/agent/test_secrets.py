@@ -9,11 +9,9 @@ import json
 from pathlib import Path
 
 import mcp_types
-from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+from tests.unit.agent.fakes import FakeProvider, FakeTool, call, make_loop, say
 
 from iac_code.agent.events import ToolFinished
-from iac_code.agent.loop import AgentLoop
-from iac_code.agent.policy import run_everything
 from iac_code.agent.secrets import (
     DATABASE_PASSWORD,
     HTTP_TOKEN,
@@ -146,11 +144,10 @@ class PrintsSecrets(FakeTool):
 async def test_the_loop_redacts_before_the_history_the_model_and_the_client_see_a_result(tmp_path):
     provider = FakeProvider(call("prints", "c1"), call("prints", "c2", mcp=True), say("done"))
     stored = []
-    loop = AgentLoop(
+    loop = make_loop(
         provider,
-        {"prints": PrintsSecrets("prints")},
-        tmp_path,
-        judge=run_everything,
+        [PrintsSecrets("prints")],
+        workspace=tmp_path,
         on_message=stored.append,
         redactor=session_redactor(settings(tmp_path)),
     )
@@ -175,8 +172,8 @@ class Delegates(FakeTool):
 
 async def test_a_sub_agent_s_results_are_redacted_too(tmp_path):
     provider = FakeProvider(call("agent", "p1", prompt="look"), call("prints", "s1"), say("seen"), say("done"))
-    tools = {"agent": Delegates("agent", category="execute"), "prints": PrintsSecrets("prints")}
-    loop = AgentLoop(provider, tools, tmp_path, judge=run_everything, redactor=session_redactor(settings(tmp_path)))
+    tools = [Delegates("agent", category="execute"), PrintsSecrets("prints")]
+    loop = make_loop(provider, tools, workspace=tmp_path, redactor=session_redactor(settings(tmp_path)))
     [event async for event in loop.run("delegate")]
     child_request = provider.calls[2]  # the sub-agent's second model call, after its tool's result
     shown = marker("OPENAI_API_KEY")

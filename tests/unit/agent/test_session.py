@@ -12,7 +12,7 @@ from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
 
 from iac_code.agent.events import Event, PermissionRequest, TextDelta, ToolFinished, ToolUseStart
 from iac_code.agent.factory import LoopFactory, LoopParts
-from iac_code.agent.loop import AgentLoop
+from iac_code.agent.loop import AgentLoop, LoopConfig
 from iac_code.agent.policy import PERMISSION_DENIED, Choice
 from iac_code.agent.session import COMMANDS, SessionCore
 from iac_code.agent.session_commands import CommandError, CommandInfo
@@ -67,16 +67,14 @@ class RecordingFace:
 def loop_factory(provider: FakeProvider, tools: list[FakeTool], workspace: Path) -> LoopFactory:
     def make_loop(parts: LoopParts) -> AgentLoop:
         return AgentLoop(
+            LoopConfig(system_prompt="BASE", mode_instructions=parts.mode_instructions, model=parts.model),
             provider,  # type: ignore[arg-type]
             {t.name: t for t in tools},  # type: ignore[misc]
             workspace,
             judge=parts.judge,
             on_message=parts.on_message,
             history=parts.history,
-            system_prompt="BASE",
             extra_tools=parts.extra_tools,
-            mode_instructions=parts.mode_instructions,
-            model=parts.model,
             io=parts.io,
         )
 

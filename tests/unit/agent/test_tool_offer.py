@@ -3,13 +3,9 @@ tools, tool_search and what it found, in a stable order; found tools survive a r
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+from tests.unit.agent.fakes import FakeProvider, FakeTool, call, make_loop, say
 
 from iac_code.agent.compaction import CHARS_PER_TOKEN
-from iac_code.agent.loop import AgentLoop
-from iac_code.agent.policy import run_everything
 from iac_code.agent.tool_offer import ToolOffer, found_in, schema_chars
 from iac_code.agent.tool_search import TOOL_NAME
 
@@ -95,7 +91,7 @@ async def test_through_the_loop_the_model_searches_then_calls_what_it_found_and_
         say("done"),
         context_window=5_000,
     )
-    loop = AgentLoop(provider, dict(BUILTINS), Path("/tmp"), judge=run_everything, extra_tools=lambda: mcp)
+    loop = make_loop(provider, BUILTINS.values(), extra_tools=lambda: mcp)
     async for _ in loop.run("go"):
         pass
     first, *later = provider.tool_names
@@ -105,9 +101,7 @@ async def test_through_the_loop_the_model_searches_then_calls_what_it_found_and_
     assert found_in(loop.history) == ["mcp__cloud__tool_42"]
 
     reloaded = FakeProvider(say("again"), context_window=5_000)
-    again = AgentLoop(
-        reloaded, dict(BUILTINS), Path("/tmp"), judge=run_everything, history=loop.history, extra_tools=lambda: mcp
-    )
+    again = make_loop(reloaded, BUILTINS.values(), history=loop.history, extra_tools=lambda: mcp)
     async for _ in again.run("more"):
         pass
     assert reloaded.tool_names == [["read_file", "bash", TOOL_NAME, "mcp__cloud__tool_42"]]

@@ -5,10 +5,9 @@ decision could not be recorded."""
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import pytest
-from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+from tests.unit.agent.fakes import FakeProvider, FakeTool, call, make_loop, say
 
 from iac_code.agent.audit import SHORT_CHARS, TrailRecorder, arguments_digest
 from iac_code.agent.events import PermissionRequest, ToolFinished
@@ -148,7 +147,7 @@ async def test_a_call_whose_decision_is_not_recorded_does_not_run(verdict: Verdi
     tool = FakeTool("act")
     provider = FakeProvider(call("act"), say("ok"))
     trail = ListTrail(AuditUnavailable("OperationalError: database is locked"))
-    loop = AgentLoop(provider, {"act": tool}, Path("/tmp"), judge=lambda call: verdict, recorder=recorder(trail))
+    loop = make_loop(provider, [tool], judge=lambda call: verdict, recorder=recorder(trail))
     events = await run_turn(loop)
     assert tool.runs == []
     (finished,) = [e for e in events if isinstance(e, ToolFinished)]
@@ -160,9 +159,7 @@ async def test_a_refusal_keeps_its_reason_when_the_trail_fails():
     tool = FakeTool("act")
     trail = ListTrail(AuditUnavailable("x"))
     judge = lambda call: Refuse("Permission denied.")  # noqa: E731
-    loop = AgentLoop(
-        FakeProvider(call("act"), say("ok")), {"act": tool}, Path("/tmp"), judge=judge, recorder=recorder(trail)
-    )
+    loop = make_loop(FakeProvider(call("act"), say("ok")), [tool], judge=judge, recorder=recorder(trail))
     (finished,) = [e for e in await run_turn(loop) if isinstance(e, ToolFinished)]
     assert finished.result.text == "Permission denied." and tool.runs == []
 
@@ -178,10 +175,9 @@ async def test_the_loop_records_each_decision_before_the_call_runs():
         return await original(arguments, ctx)
 
     tool.run = run  # type: ignore[method-assign]
-    loop = AgentLoop(
+    loop = make_loop(
         FakeProvider(call("act", path="x"), say("ok")),
-        {"act": tool},
-        Path("/tmp"),
+        [tool],
         judge=lambda call: Run(source="mode:default"),
         recorder=recorder(trail),
     )
