@@ -207,7 +207,7 @@ class ToolCalls:
         except AuditUnavailable as exc:
             log.error("call %s not run: the audit trail could not be written: %s", start.call.id, exc)
             refusal = refusal or unrecorded(str(exc))
-        permission_decided("user" if choice is not None else verdict.source, allowed=refusal is None)
+        permission_decided(decision.source, allowed=refusal is None)
         if choice == "cancelled":
             raise TurnCancelled
         return refusal
