@@ -76,15 +76,14 @@ def _question(subject: str, tool: str | None = None, infrastructure_change: bool
     ],
 )
 def test_unasked_a_headless_run_refuses_naming_the_flag_that_would_allow(question, reason):
-    for allow_infra_changes in (False, True) if not question.infrastructure_change else (False,):
-        refusal = unasked(question, allow_infra_changes)
-        assert refusal == Refuse(reason) and refusal.source == "headless-flag"
+    refusal = unasked(question, allow_infra_changes=False)
+    assert refusal == Refuse(reason) and refusal.source == "headless-flag"
 
 
 def test_allow_infra_changes_answers_an_infrastructure_change_only():
     change = unasked(_question("bash", infrastructure_change=True), allow_infra_changes=True)
     assert change == Run() and change.source == "headless-flag"
-    assert isinstance(unasked(_question("bash"), allow_infra_changes=True), Refuse)
+    assert unasked(_question("bash"), allow_infra_changes=True) == Refuse("allow it with --allow-tools bash or --yes")
 
 
 def test_a_decision_the_trail_could_not_keep_is_refused_saying_why():
