@@ -37,7 +37,7 @@ from iac_code.agent.events import (
     TurnEnd,
     UsageReport,
 )
-from iac_code.agent.policy import Choice, Mode, Remembered
+from iac_code.agent.policy import Choice, Mode, Question, Remembered, Run, unasked
 from iac_code.agent.session_commands import CommandInfo
 from iac_code.config import ConfigError, Settings
 from iac_code.errors import IacError, InvalidParams
@@ -170,18 +170,12 @@ class _HeadlessFace:
 
 
 def _answer_unasked(request: PermissionRequest, allow_infra_changes: bool) -> Choice:
-    name = request.subject
-    if request.infrastructure_change and allow_infra_changes:
+    """The policy's answer with no one to ask (agent/policy.unasked), a refusal said on stderr with its hint."""
+    question = Question(request.subject, request.call.name, request.title, request.infrastructure_change)
+    answer = unasked(question, allow_infra_changes)
+    if isinstance(answer, Run):
         return "allow_once"
-    if request.infrastructure_change:
-        hint = "an infrastructure change: allow those with --allow-infra-changes"
-    elif name != request.call.name:  # asked by a running call: code the workspace ships, which --yes does not cover
-        hint = f"{request.title}: allow it with --allow-tools {name}"
-    elif name.startswith(MCP_TOOL_PREFIX):  # --yes does not cover an MCP tool: it may act outside the workspace
-        hint = f"allow it with --allow-tools {name}"
-    else:
-        hint = f"allow it with --allow-tools {name} or --yes"
-    print(f"iac-code: denied {name} ({hint})", file=sys.stderr)
+    print(f"iac-code: denied {request.subject} ({answer.reason})", file=sys.stderr)
     return "reject_once"
 
 

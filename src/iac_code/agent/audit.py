@@ -17,9 +17,10 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from iac_code.agent.policy import Ask, Choice, Refuse, Verdict
+from iac_code.agent.policy import AnsweredBy as AnsweredBy  # the session builds its recorder with it
+from iac_code.agent.policy import Ask, Choice, Refuse, Verdict, settled
 from iac_code.messages import ToolCall
 from iac_code.safe_json import dumps_bytes
 from iac_code.sessions.audit import AuditRecord, AuditTrail, AuditUnavailable
@@ -29,12 +30,6 @@ logger = logging.getLogger(__name__)
 
 SHORT_CHARS = 200
 REDACTED = "***"
-AUDIT_UNWRITTEN = (
-    "Not run: the audit trail could not be written ({problem}). Every decision is recorded before its call "
-    "runs; tell the user, who can check the session database."
-)
-# who answers when the policy asks: a person (the answer's option is recorded) or headless's flags
-AnsweredBy = Literal["user", "headless-flag"]
 
 _SECRET_NAME = r"[\w.-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential)[\w.-]*"
 _ASSIGNED = re.compile(rf"(?i)\b({_SECRET_NAME})(=|:\s*|\s+)(\"[^\"]*\"|'[^']*'|\S+)")
@@ -85,7 +80,8 @@ class TrailRecorder:
     async def decided(
         self, call: ToolCall, subject: str, verdict: Verdict, answer: Choice | None, details: AccessDetails | None
     ) -> None:
-        allowed = not isinstance(verdict, Refuse) if answer is None else answer.startswith("allow")
+        decision = settled(verdict, answer, self._answered_by)
+        allowed = not isinstance(decision, Refuse)
         plan = details.plan if details is not None else None
         judged = _judged_arguments(call, details)
         record = AuditRecord(
@@ -96,7 +92,7 @@ class TrailRecorder:
             digest=arguments_digest(judged),
             arguments=self.short_form(judged),
             decision="allowed" if allowed else "denied",
-            source=self._source(verdict, answer),
+            source=decision.source,
             plan_sha256=str(plan["sha256"]) if plan else None,
             plan_counts={str(k): int(v) for k, v in plan["counts"].items()} if plan else None,
         )
@@ -118,11 +114,6 @@ class TrailRecorder:
             await self._trail.append(outcome)
         except Exception:  # the change already ran: the model sees its result; the operator sees this
             logger.exception("the outcome of call %s could not be written to the audit trail", call.id)
-
-    def _source(self, verdict: Verdict, answer: Choice | None) -> str:
-        if self._answered_by == "headless-flag" and (answer is not None or verdict.source == "remembered"):
-            return "headless-flag"  # a headless run remembers nothing but its --allow-tools
-        return verdict.source if answer is None else f"user:{answer}"
 
     def short_form(self, arguments: dict[str, Any]) -> str:
         """The arguments as one line a person reads, secrets redacted, at most SHORT_CHARS characters."""

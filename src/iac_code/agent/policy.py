@@ -34,7 +34,11 @@ permissions are bypassed, the refusal saying what is missing.
 only to make the plan, then asks "infra_change" itself with the plan in the question (asked once, with
 what will change, rather than before the plan exists); where nothing may change it is refused as an
 infrastructure change is.
-This module is also the one list of modes.
+This module is also the one list of modes, and the one place an answer becomes a decision: a question's
+answer (`answered`: a person's option, or a headless run's flags), the decision recorded in the end
+(`settled`), a decision the audit trail could not keep (`unrecorded`), how a headless run answers with no
+one to ask (`unasked`), and how a refusal reads on the stderr of a command whose guard's shim asked
+(`shim_refusal`).
 
 Rules (agent/rules.py) come first: the rule that fits a call (deny beats ask beats allow, found by
 `Rules.match`) is a `RuleHit`. A deny refuses in every mode, bypass included, naming the rule and its file.
@@ -51,12 +55,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
+from iac_code.guard.calls import USER_REFUSAL
+from iac_code.mcp.naming import PREFIX as MCP_TOOL_PREFIX
 from iac_code.tools.base import Access, AccessDetails
 
 Mode = Literal["default", "accept-edits", "read-only", "plan", "bypass-permissions"]
 OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 Choice = OptionKind | Literal["cancelled"]  # what the user answered; cancelled stops the whole turn
 Remembered = Literal["allow", "reject"]
+AnsweredBy = Literal["user", "headless-flag"]  # who answers the policy's questions: a person, or headless's flags
 
 
 @dataclass(frozen=True)
@@ -97,6 +104,10 @@ UNTRUSTED_READ_REFUSAL = (
     'that is only a claim. The user can mark the server "trusted": true in config.json to allow its '
     "read-only tools in this mode."
 )
+AUDIT_UNWRITTEN = (
+    "Not run: the audit trail could not be written ({problem}). Every decision is recorded before its call "
+    "runs; tell the user, who can check the session database."
+)
 MCP_TOOL_REFUSAL = (
     "Not run in {mode} mode: an MCP tool may act outside the workspace, and only the tools a server marked "
     '"trusted": true in config.json declares read-only run in this mode.'
@@ -104,7 +115,9 @@ MCP_TOOL_REFUSAL = (
 
 
 # Each verdict says what decided it (`source`), for the audit trail and for the user: "mode:<id>" (the table),
-# "remembered" (an "always" answer); the rules add "rule:<file>:<entry>".
+# "remembered" (an "always" answer); the rules add "rule:<file>:<entry>"; an answer "user:<option>", or
+# "headless-flag" where a headless run's flags answered (its --allow-tools are what it remembers).
+HEADLESS_FLAG = "headless-flag"
 
 
 @dataclass(frozen=True)
@@ -273,3 +286,61 @@ def remembered_after(choice: Choice) -> Remembered | None:
     if choice == "reject_always":
         return "reject"
     return None
+
+
+def answered(choice: Choice, by: AnsweredBy = "user") -> Run | Refuse:
+    """The decision an answer to the policy's question makes: an allow runs; a reject, or a cancel (which also
+    stops the turn), is refused."""
+    source = HEADLESS_FLAG if by == HEADLESS_FLAG else f"user:{choice}"
+    return Run(source=source) if choice.startswith("allow") else Refuse(PERMISSION_DENIED, source=source)
+
+
+def settled(verdict: Verdict, choice: Choice | None, by: AnsweredBy = "user") -> Verdict:
+    """What was decided about a call in the end, as the audit trail records it: the answer its question got,
+    else the verdict. A headless run remembers nothing but its --allow-tools: what it remembered is its flags'."""
+    if choice is not None:
+        return answered(choice, by)
+    if by == HEADLESS_FLAG and verdict.source == "remembered":
+        return replace(verdict, source=HEADLESS_FLAG)
+    return verdict
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question of the policy's as a face that answers it itself sees it: what is judged (`subject`), the
+    tool whose call asks (the subject's own, unless a running call asks for more), its title, and whether it
+    is an infrastructure change."""
+
+    subject: str
+    tool: str
+    title: str
+    infrastructure_change: bool
+
+
+def unasked(question: Question, allow_infra_changes: bool) -> Run | Refuse:
+    """How a headless run answers, with no one to ask: an infrastructure change runs with
+    --allow-infra-changes; anything else is refused, the reason naming the flag that would have allowed it.
+    (--yes is the bypass-permissions mode: what it allows is never asked.)"""
+    if question.infrastructure_change and allow_infra_changes:
+        return Run(source=HEADLESS_FLAG)
+    name = question.subject
+    if question.infrastructure_change:
+        reason = "an infrastructure change: allow those with --allow-infra-changes"
+    elif name != question.tool:  # asked by a running call: code the workspace ships, which --yes does not cover
+        reason = f"{question.title}: allow it with --allow-tools {name}"
+    elif name.startswith(MCP_TOOL_PREFIX):  # --yes does not cover an MCP tool: it may act outside the workspace
+        reason = f"allow it with --allow-tools {name}"
+    else:
+        reason = f"allow it with --allow-tools {name} or --yes"
+    return Refuse(reason, source=HEADLESS_FLAG)
+
+
+def unrecorded(problem: str) -> Refuse:
+    """A call whose decision could not be written to the audit trail does not run: it would not be on record."""
+    return Refuse(AUDIT_UNWRITTEN.format(problem=problem), source="audit-unwritten")
+
+
+def shim_refusal(refusal: Refuse) -> str:
+    """What a guard's shim says on its command's stderr (`iac-code: terraform: <this>`) when the run it asked
+    about is refused: that the user refused it, or the policy's reason."""
+    return USER_REFUSAL if refusal.reason == PERMISSION_DENIED else f"refused: {refusal.reason}"

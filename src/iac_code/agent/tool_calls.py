@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iac_code.agent.audit import AUDIT_UNWRITTEN, NoRecording, Recorder
+from iac_code.agent.audit import NoRecording, Recorder
 from iac_code.agent.events import (
     Event,
     PermissionRequest,
@@ -25,7 +25,7 @@ from iac_code.agent.events import (
     ToolRunning,
     ToolUseStart,
 )
-from iac_code.agent.policy import PERMISSION_DENIED, Ask, Choice, Judge, JudgedCall, Refuse, Verdict
+from iac_code.agent.policy import Ask, Choice, Judge, JudgedCall, Refuse, Verdict, answered, shim_refusal, unrecorded
 from iac_code.agent.rule_patterns import opened_path
 from iac_code.agent.secrets import redacted_result
 from iac_code.agent.subagent import follow_subagent
@@ -145,11 +145,15 @@ class ToolCalls:
     async def _request_access(
         self, call: ToolCall, subject: str, access: Access, question: str, details: AccessDetails | None
     ) -> str | None:
-        """A running call asks for more than its tool's access (see ToolContext.request_access)."""
+        """A running call asks for more than its tool's access (see ToolContext.request_access); a guard's
+        shim (`details.command`: the argv it asked about) is answered in the words its command's stderr shows."""
         shown = self._announced.get(call.id)
         start = ToolUseStart(call, question, shown.kind if shown else "other", "read", shown.locations if shown else [])
         verdict = self._turn.judge(JudgedCall(subject, access, call.arguments, details))
-        return await self._refusal(start, verdict, subject, details)
+        refusal = await self._refusal(start, verdict, subject, details)
+        if refusal is None:
+            return None
+        return shim_refusal(refusal) if details is not None and details.command else refusal.reason
 
     async def _run_reads(self, calls: list[ToolCall], starts: dict[str, ToolUseStart]) -> None:
         allowed = [call for call in calls if await self._allowed(starts[call.id], self._turn.tools[call.name])]
@@ -179,33 +183,34 @@ class ToolCalls:
         call = start.call
         opened = opened_path(call.name, call.arguments, self._turn.workspace)
         verdict = self._turn.judge(JudgedCall(call.name, tool.access(call.arguments), call.arguments, opened=opened))
-        reason = await self._refusal(start, verdict, call.name)
+        refusal = await self._refusal(start, verdict, call.name)
         if opened is not None:
             self._opened[call.id] = opened
-        if reason is not None:
+        if refusal is not None:
             tool_call_not_run(call.name, "refused")
-            await self._finish(call, ToolResult(reason, is_error=True))
-        return reason is None
+            await self._finish(call, ToolResult(refusal.reason, is_error=True))
+        return refusal is None
 
     async def _refusal(
         self, start: ToolUseStart, verdict: Verdict, subject: str, details: AccessDetails | None = None
-    ) -> str | None:
+    ) -> Refuse | None:
         """None when `verdict` (and the user, when it asks about `subject`) lets `start` go ahead, else the
-        reason it may not; a user who cancels stops the turn (TurnCancelled). The decision is recorded first:
-        a call whose decision could not be recorded does not run."""
-        reason, choice = (verdict.reason if isinstance(verdict, Refuse) else None), None
+        refusal; a user who cancels stops the turn (TurnCancelled). The decision is recorded first: a call
+        whose decision could not be recorded does not run."""
+        decision, choice = verdict, None
         if isinstance(verdict, Ask):
             choice = await self._ask(start, verdict, subject, details)
-            reason = PERMISSION_DENIED if choice.startswith("reject") or choice == "cancelled" else None
+            decision = answered(choice)
+        refusal = decision if isinstance(decision, Refuse) else None
         try:
             await self._turn.recorder.decided(start.call, subject, verdict, choice, details)
         except AuditUnavailable as exc:
             log.error("call %s not run: the audit trail could not be written: %s", start.call.id, exc)
-            reason = reason or AUDIT_UNWRITTEN.format(problem=exc)
-        permission_decided("user" if choice is not None else verdict.source, allowed=reason is None)
+            refusal = refusal or unrecorded(str(exc))
+        permission_decided(decision.source, allowed=refusal is None)
         if choice == "cancelled":
             raise TurnCancelled
-        return reason
+        return refusal
 
     async def _ask(self, start: ToolUseStart, ask: Ask, subject: str, details: AccessDetails | None) -> Choice:
         answer: asyncio.Future[Choice] = asyncio.get_running_loop().create_future()

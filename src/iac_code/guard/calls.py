@@ -22,12 +22,12 @@ from iac_code.guard.channel import ShimRequest
 from iac_code.infra_commands import changes_argv
 
 CHECK_REFUSAL = "refused: a check never changes infrastructure"
+# The shim's words for a run the user refused (agent/policy.shim_refusal says them too), or whose question
+# the user withdrew by cancelling the turn.
 USER_REFUSAL = "refused by the user"
-# agent/policy.py's answer to a user's reject (a layer above this one): said as the issue words it.
-PERMISSION_DENIED = "Permission denied."
 
 # Asks the user about one run (the command, shell-quoted; what the question shows beside it): None to run
-# it, else the refusal the policy gave.
+# it, else what the shim says: the policy's decision in its words (agent/policy.shim_refusal).
 AskUser = Callable[[str, str], Awaitable[str | None]]
 # One run as far as an answer goes: its argv, its directory, the environment that changes what it does.
 RunKey = tuple[tuple[str, ...], str, frozenset[tuple[str, str]]]
@@ -90,9 +90,7 @@ class BashCallDecision:
             return USER_REFUSAL
         finally:
             self._pending.discard(future)
-        if refusal is None:
-            return None
-        return USER_REFUSAL if refusal == PERMISSION_DENIED else f"refused: {refusal}"
+        return refusal
 
     async def _asked(self, key: RunKey, command: str, details: str) -> str | None:
         assert self._ask is not None

@@ -37,7 +37,7 @@ async def test_the_same_argv_elsewhere_is_asked_saying_where_it_runs_and_why():
 
     async def ask(question: str, shown: str) -> str | None:
         asked.append((question, shown))
-        return "Permission denied."
+        return USER_REFUSAL  # the policy's words for a user's reject (agent/policy.shim_refusal)
 
     approval = LineApproval("terraform apply", "/work/a", {})
     decision = BashCallDecision(approval, ask, asyncio.get_running_loop(), patience=5)
@@ -63,7 +63,7 @@ async def test_an_answer_holds_for_the_same_run_again_in_the_call_only():
 
     async def ask(question: str, shown: str) -> str | None:
         questions.append(question)
-        return "Permission denied."
+        return USER_REFUSAL  # the policy's words for a user's reject (agent/policy.shim_refusal)
 
     decision = BashCallDecision(None, ask, asyncio.get_running_loop(), patience=5)
     for _ in range(3):  # a script retrying a refused destroy
@@ -80,7 +80,7 @@ async def test_a_change_the_line_did_not_show_is_asked_with_its_exact_argv():
 
     async def ask(question: str, shown: str) -> str | None:
         questions.append(question)
-        return "Permission denied."
+        return USER_REFUSAL  # the policy's words for a user's reject (agent/policy.shim_refusal)
 
     decision = BashCallDecision(None, ask, asyncio.get_running_loop(), patience=5)
     assert await _decide(decision, "kubectl", "delete", "namespace", "my prod") == USER_REFUSAL
@@ -90,7 +90,7 @@ async def test_a_change_the_line_did_not_show_is_asked_with_its_exact_argv():
 
 async def test_a_policy_refusal_is_passed_on():
     async def ask(question: str, shown: str) -> str | None:
-        return "Not run: the session is in plan mode"
+        return "refused: Not run: the session is in plan mode"  # agent/policy.shim_refusal's words
 
     decision = BashCallDecision(None, ask, asyncio.get_running_loop(), patience=5)
     assert await _decide(decision, "terraform", "destroy") == "refused: Not run: the session is in plan mode"
