@@ -16,15 +16,12 @@ is found on the agent's own PATH (absolute entries, never the guard's directory)
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import resource
 import select
 import shutil
-import signal
 import socket
-import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -40,7 +37,7 @@ from iac_code.guard.channel import ShimRequest
 from iac_code.guard.shim import GUARD_TOKEN
 from iac_code.infra_commands import GUARDED_PROGRAMS, changes_argv, read_only_form
 from iac_code.system.peers import peer_credentials
-from iac_code.system.processes import REAPER_GRACE, contained
+from iac_code.system.processes import REAPER_GRACE, Child, contained, start, stop_group
 from iac_code.system.reaper import MOUNT_PLAN_VARIABLE
 
 logger = logging.getLogger(__name__)
@@ -87,7 +84,7 @@ class HandOver:
     def __init__(self, guard_directory: Path, links: Path) -> None:
         self._guard_directory = str(guard_directory)
         self._links = str(links)  # first on a run's PATH: what the run starts meets the shims too
-        self._runs: dict[str, set[subprocess.Popen[bytes]]] = {}
+        self._runs: dict[str, set[Child]] = {}
         self._lock = threading.Lock()
 
     def warranted(self, request: ShimRequest) -> bool:
@@ -109,27 +106,27 @@ class HandOver:
             return b"refuse:command not found on the agent's PATH"
         limits = _limits_of(shim)  # the command's own (iac_check's memory and CPU bounds)
         try:
-            process = subprocess.Popen(
+            process = start(
                 contained(program, *request.args),
                 stdin=stdio[0],
                 stdout=stdio[1],
                 stderr=stdio[2],
                 cwd=request.cwd,
+                # Not command_environment: the agent's own environment and the credentials (handed_environment).
                 env={
                     **handed_environment(request.env, os.environ, held_cloud_credentials(), self._links),
                     GUARD_TOKEN: token,  # what the run starts meets the shims, answered as the command's
                 },
-                start_new_session=True,
                 preexec_fn=lambda: _apply(limits),
             )
-        except (OSError, subprocess.SubprocessError) as exc:
+        except OSError as exc:  # StartFailed among them: the command's limits could not be applied
             return f"refuse:{program} could not start: {getattr(exc, 'strerror', None) or exc}".encode()
         logger.info("guard: %s ran with the cloud credentials", request.program)
         with self._lock:
             self._runs.setdefault(token, set()).add(process)
         try:
             if not _until_exit_or_hang_up(process, shim):
-                _end(process)
+                stop_group(process, REAPER_GRACE)  # the reaper ends what the run left
         finally:
             with self._lock:
                 self._runs.get(token, set()).discard(process)
@@ -141,7 +138,7 @@ class HandOver:
         with self._lock:
             running = list(self._runs.pop(token, ()))
         for process in running:
-            _end(process)
+            stop_group(process, REAPER_GRACE)
 
     def _real_program(self, name: str) -> str | None:
         """`name` on the agent's own PATH: absolute entries only, the guard's directory never."""
@@ -211,7 +208,7 @@ def _lower(a: int, b: int) -> int:
     return min(a, b)
 
 
-def _until_exit_or_hang_up(process: subprocess.Popen[bytes], shim: socket.socket) -> bool:
+def _until_exit_or_hang_up(process: Child, shim: socket.socket) -> bool:
     """Wait for the run; False as soon as the shim's socket is closed (the shim is gone)."""
     watch = select.poll()
     watch.register(shim, select.POLLHUP)  # (the shim shut its sending side already: only a close counts)
@@ -230,15 +227,3 @@ def _until_exit_or_hang_up(process: subprocess.Popen[bytes], shim: socket.socket
     finally:
         if exited is not None:
             os.close(exited)
-
-
-def _end(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the run's group (the reaper ends what it left), SIGKILL it if it lingers."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(REAPER_GRACE)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from iac_code.system.processes import contained
+from iac_code.system.processes import command_environment, contained, run
 from iac_code.system.reaper import MOUNT_PLAN_VARIABLE
 
 PROBE_TIMEOUT = 10.0
@@ -111,17 +110,11 @@ def _probe(directory: Path, own_pids: bool) -> str | None:
             f"import os, sys; sys.stdout.write(open({str(target)!r}).read() + open({kept!r}).read() + str(os.getpid()))"
         )
         plan = MountPlan(str(cover), str(real_root), [str(target)], own_pids=own_pids)
-        env = {**os.environ, MOUNT_PLAN_VARIABLE: plan.encode()}
+        # Unguarded: the probe is how the guard learns what it can do; nothing of it runs a guarded CLI.
+        env = {**command_environment(guarded=False), MOUNT_PLAN_VARIABLE: plan.encode()}
         try:
-            done = subprocess.run(
-                contained(sys.executable, "-I", "-S", "-c", read_both),
-                env=env,
-                capture_output=True,
-                timeout=PROBE_TIMEOUT,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            done = run(contained(sys.executable, "-I", "-S", "-c", read_both), env=env, timeout=PROBE_TIMEOUT)
+        except OSError as exc:  # TimeoutError among them
             return f"the namespace probe failed ({exc})"
         if done.stdout.startswith(b"shimreal") and (done.stdout == b"shimreal2" or not own_pids):
             return None

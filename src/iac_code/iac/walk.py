@@ -9,11 +9,11 @@ or devices); files over the size cap are listed, so that the reader can count th
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from iac_code.system.own_state import is_kept_out, ripgrep_exclusions
+from iac_code.system.processes import command_environment, run
 from iac_code.system.ripgrep import COMMON_FLAGS, MISSING, find_ripgrep
 
 MAX_FILES = 20_000
@@ -73,17 +73,11 @@ def walk_candidates(directory: Path, limit: int | None = None) -> Candidates:
     if ripgrep is None:
         raise WalkFailed(MISSING)
     try:
-        listing = subprocess.run(
-            [ripgrep, *flags],
-            cwd=directory,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=WALK_TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
+        # Unguarded: ripgrep starts no program (no --pre), so there is nothing for the guard's shims to meet.
+        listing = run([ripgrep, *flags], env=command_environment(guarded=False), cwd=directory, timeout=WALK_TIMEOUT)
+    except TimeoutError:
         raise WalkFailed(f"listing the files under {directory} took over {WALK_TIMEOUT:.0f} s") from None
-    if listing.returncode > 1:
+    if listing.code > 1:
         raise WalkFailed(f"cannot list files: {listing.stderr.decode(errors='replace').strip()}")
     names = sorted(line for line in listing.stdout.decode("utf-8", errors="replace").splitlines() if line)
     return Candidates([directory / name for name in names[:limit]], max(0, len(names) - limit))

@@ -24,7 +24,6 @@ import logging
 import os
 import queue
 import select
-import subprocess
 import sys
 import tempfile
 import threading
@@ -35,7 +34,7 @@ from typing import Any, Protocol
 
 from iac_code.config import Settings
 from iac_code.iac.limits import LimitExceeded, Limits
-from iac_code.system.processes import command_environment
+from iac_code.system.processes import PIPE, Child, command_environment, exited_within, start
 from iac_code.system.threads import DaemonPool
 
 log = logging.getLogger(__name__)
@@ -82,7 +81,7 @@ class WarmWorker:
         self.python = python
         self.env = env or {}
         self.limits = limits
-        self._process: subprocess.Popen[bytes] | None = None
+        self._process: Child | None = None
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._lock = threading.Lock()
 
@@ -132,12 +131,14 @@ class WarmWorker:
         try:
             if process.stdin is not None:
                 process.stdin.close()  # the worker leaves on EOF
-            process.wait(CLOSE_GRACE)
-        except (OSError, subprocess.TimeoutExpired):
+            left = exited_within(process, CLOSE_GRACE)
+        except OSError:
+            left = False
+        if not left:
             process.kill()
             process.wait()
 
-    def _running(self, deadline: float, cancel: threading.Event | None) -> subprocess.Popen[bytes]:
+    def _running(self, deadline: float, cancel: threading.Event | None) -> Child:
         if self._process is not None and self._process.poll() is None:
             return self._process
         self._stderr.clear()
@@ -149,14 +150,14 @@ class WarmWorker:
             # Memory for the process's whole life; CPU time per request, which the worker sets itself.
             preexec = replace(self.limits, cpu_seconds=None).preexec
             env["IAC_CODE_WORKER_CPU_SECONDS"] = str(self.limits.cpu_seconds or 0)
-        process = subprocess.Popen(
+        # In a process group of its own (as every child): a Ctrl-C on the agent's terminal is the agent's to handle.
+        process = start(
             [self.python, str(SERVER), str(self.handler)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stdin=PIPE,
+            stdout=PIPE,
+            stderr=PIPE,
             cwd=tempfile.gettempdir(),  # nothing a library writes lands in the workspace
             env=env,
-            start_new_session=True,  # a Ctrl-C on the agent's terminal is the agent's to handle
             preexec_fn=preexec,
         )
         self._process = process
@@ -167,9 +168,7 @@ class WarmWorker:
             raise WorkerError(f"{self.name} worker did not start: {ready}")
         return process
 
-    def _read_line(
-        self, process: subprocess.Popen[bytes], deadline: float, cancel: threading.Event | None
-    ) -> dict[str, Any]:
+    def _read_line(self, process: Child, deadline: float, cancel: threading.Event | None) -> dict[str, Any]:
         assert process.stdout is not None
         fd = process.stdout.fileno()
         buffer = b""
@@ -191,18 +190,15 @@ class WarmWorker:
             raise WorkerError(f"{self.name} worker sent {buffer[:200]!r}")
         return answer
 
-    def _drain_stderr(self, process: subprocess.Popen[bytes]) -> None:
+    def _drain_stderr(self, process: Child) -> None:
         assert process.stderr is not None
         for raw in process.stderr:
             line = raw.decode("utf-8", errors="replace").rstrip()
             if line:
                 self._stderr.append(line)
 
-    def _exited(self, process: subprocess.Popen[bytes]) -> Exception:
-        try:
-            process.wait(CLOSE_GRACE)
-        except subprocess.TimeoutExpired:
-            pass  # it closed its stdout but lingers: _kill() ends it
+    def _exited(self, process: Child) -> Exception:
+        exited_within(process, CLOSE_GRACE)  # if it closed its stdout but lingers, _kill() ends it
         tail = self._stderr_tail()
         hit = None if self.limits is None else self.limits.exceeded(self.name, process.returncode, tail)
         return hit or WorkerError(f"{self.name} worker exited (code {process.returncode}){tail}")

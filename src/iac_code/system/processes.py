@@ -1,9 +1,12 @@
-"""Starting and stopping child processes, shared by everything that runs one (the bash tool, ripgrep, the
-checkers' CLIs and warm workers, MCP servers on stdio).
+"""Starting and stopping child processes: the one way the agent starts one (the bash tool, ripgrep, the
+checkers' CLIs, probes and warm workers, the guard's probe and handed-over runs, MCP servers on stdio). A ruff
+rule (TID251, pyproject.toml) keeps `subprocess` and its kin out of every other module.
 
 Each child runs in its own session (process group), so a timeout or a cancelled turn can kill the
-command together with everything it started, not just its leader. `contained` runs a command under
-reaper.py, which ends what left the group (`setsid`, daemons) when the command ends or the agent dies.
+command together with everything it started, not just its leader, and each is given its environment
+(`command_environment` for all but the guard's hand-over): none inherits the agent's. `contained` runs a
+command under reaper.py, which ends what left the group (`setsid`, daemons) when the command ends or the
+agent dies. `spawn` is for async code; `start` and `run` for code that blocks (threads, probes).
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ import contextlib
 import contextvars
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from iac_code.cloud_credentials import without_credentials
 from iac_code.credentials import without_secrets
@@ -74,13 +79,15 @@ def command_environment(
     return env
 
 
-async def spawn(program: str, *args: str, **kwargs: Any) -> asyncio.subprocess.Process:
+async def spawn(program: str, *args: str, env: Mapping[str, str], **kwargs: Any) -> asyncio.subprocess.Process:
     """Start `program` in a new process group, the group killed even if we are cancelled mid-start.
 
     A cancel that lands while asyncio is still wiring the pipes would make it kill the leader
     alone, leaving anything it already started orphaned and running.
     """
-    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(program, *args, start_new_session=True, **kwargs))
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(program, *args, env=env, start_new_session=True, **kwargs)
+    )
     try:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
@@ -140,3 +147,85 @@ async def communicate_within(process: asyncio.subprocess.Process, timeout: float
         with contextlib.suppress(Exception):
             await kill_process_group(process)
         raise
+
+
+# What blocking code needs of `subprocess`, so that it imports nothing of it.
+PIPE = subprocess.PIPE
+DEVNULL = subprocess.DEVNULL
+Child: TypeAlias = subprocess.Popen[bytes]
+
+
+class StartFailed(OSError):
+    """The child's `preexec_fn` failed: an OSError like every other failure to start, so one `except` covers
+    them all."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    code: int  # negative: the signal that ended it
+    stdout: bytes
+    stderr: bytes
+
+
+def start(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: str | Path | None = None,
+    stdin: int | None = None,
+    stdout: int | None = None,
+    stderr: int | None = None,
+    preexec_fn: Callable[[], object] | None = None,
+) -> Child:
+    """Start `argv` in a new process group, for code that waits on threads rather than an event loop (warm
+    workers, the guard's hand-over). `stdin`, `stdout`, `stderr`: a descriptor, PIPE or DEVNULL; none, ours."""
+    try:
+        return subprocess.Popen(
+            list(argv),
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            preexec_fn=preexec_fn,
+        )
+    except subprocess.SubprocessError as exc:  # what Popen raises when preexec_fn did
+        raise StartFailed(str(exc)) from exc
+
+
+def run(argv: Sequence[str], *, env: Mapping[str, str], timeout: float, cwd: str | Path | None = None) -> Finished:
+    """Run `argv` to its end in a new process group, stdin /dev/null, stdout and stderr read whole. After
+    `timeout` seconds (TimeoutError), or when the wait is interrupted, the group is ended first: unlike
+    subprocess.run, which kills the leader alone and then waits for pipes its children may hold for ever."""
+    with start(argv, env=env, cwd=cwd, stdin=DEVNULL, stdout=PIPE, stderr=PIPE) as child:
+        try:
+            stdout, stderr = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop_group(child)
+            raise TimeoutError(f"{Path(argv[0]).name} took over {timeout:g} s") from None
+        except BaseException:
+            stop_group(child)
+            raise
+    return Finished(child.returncode, stdout, stderr)
+
+
+def exited_within(child: Child, timeout: float) -> bool:
+    """Whether the child exited (and was reaped) within `timeout` seconds."""
+    try:
+        child.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def stop_group(child: Child, grace: float = KILL_GRACE) -> None:
+    """SIGTERM the child's group; if the child is still there after `grace` seconds, SIGKILL the group. Returns
+    once the child is reaped. (Under reaper.py the child is the reaper, which ends the rest on SIGTERM.)"""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGTERM)
+    if exited_within(child, grace):
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+    child.wait()

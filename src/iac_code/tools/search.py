@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.system.own_state import ripgrep_exclusions
-from iac_code.system.processes import kill_process_group, spawn
+from iac_code.system.processes import command_environment, kill_process_group, spawn
 from iac_code.system.ripgrep import COMMON_FLAGS, MISSING, find_ripgrep
 from iac_code.tools.base import Access, Category, Kind, ToolContext, ToolError, ToolResult, integer_arg, required_text
 from iac_code.tools.confined_io import open_regular_file
@@ -50,6 +50,7 @@ async def run_ripgrep(
         ripgrep_path(),
         *args,
         cwd=cwd,
+        env=command_environment(guarded=False),  # ripgrep starts no program: nothing for the guard's shims
         stdin=asyncio.subprocess.DEVNULL if stdin is None else stdin,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -169,7 +169,8 @@ def _spawn_detached(directory: str, name: str) -> None:
     command = [sys.executable, "-P", "-c", _SERVER_COMMAND, json.dumps(sys.path), directory, name]
     env = {key: value for key, value in os.environ.items() if _kept_for_warm_process(key)}
     try:
-        first = os.fork()
+        # Not system/processes: a detached double fork (no launcher left a zombie), and stdlib only here.
+        first = os.fork()  # noqa: TID251
     except OSError:
         return
     if first:
@@ -177,7 +178,7 @@ def _spawn_detached(directory: str, name: str) -> None:
         return
     try:
         os.setsid()
-        if os.fork() == 0:
+        if os.fork() == 0:  # noqa: TID251
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)

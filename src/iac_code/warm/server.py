@@ -170,7 +170,7 @@ def _fork_child(connection: socket.socket, material: str, parent_fds: list[int])
     # Blocked until the child has reset its handlers: this process's SIGTERM handler must not run there.
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     try:
-        pid = os.fork()
+        pid = os.fork()  # noqa: TID251 (a copy of this process and its imports, which is what it is for: no exec)
     except OSError:
         logger.exception("cannot fork")
         pid = -1

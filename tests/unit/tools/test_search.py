@@ -3,6 +3,7 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.child_report import OWN_GROUP, VARIABLE, reporting_program
 from tests.processes import eventually, process_alive
 
 from iac_code.tools import search
@@ -151,3 +152,16 @@ async def test_cancelling_a_search_kills_ripgrep_and_its_group(
     with pytest.raises(asyncio.CancelledError):
         await task
     assert await eventually(1.0, lambda: not process_alive(child))
+
+
+async def test_ripgrep_runs_in_its_own_group_without_credentials(
+    ctx: ToolContext, workspace: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test-only-not-a-secret")
+    ripgrep = reporting_program(tmp_path_factory.mktemp("bin"), "rg")
+    monkeypatch.setattr(search, "find_ripgrep", lambda: str(ripgrep))
+    lines, _, code, _ = await search.run_ripgrep(["--files"], workspace, None)
+    assert code == 0
+    assert lines[0] == OWN_GROUP
+    assert f"{VARIABLE}PATH" in lines
+    assert f"{VARIABLE}AWS_SECRET_ACCESS_KEY" not in lines

@@ -13,14 +13,13 @@ import asyncio
 import math
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from iac_code.iac.checker import CheckerUnavailable
 from iac_code.iac.limits import MB, Limits
-from iac_code.system.processes import command_environment, communicate_within, contained, spawn
+from iac_code.system.processes import command_environment, communicate_within, contained, run, spawn
 
 # No update check, no prompt, output meant for a program.
 TOOL_ENV = {"CHECKPOINT_DISABLE": "1", "TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "NO_COLOR": "1"}
@@ -61,14 +60,12 @@ def _version(program: str, stamp: int, args: tuple[str, ...]) -> str:
     env = command_environment()
     env.update(TOOL_ENV)
     try:
-        done = subprocess.run(
-            [program, *args], capture_output=True, text=True, timeout=VERSION_TIMEOUT, env=env, check=False
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
+        done = run([program, *args], env=env, timeout=VERSION_TIMEOUT)
+    except OSError as exc:  # TimeoutError among them
         raise CheckerUnavailable(f"{program} does not run: {exc}") from None
-    lines = (done.stdout or done.stderr).strip().splitlines()
-    if done.returncode != 0 or not lines:
-        raise CheckerUnavailable(f"{program} does not run (exit code {done.returncode})")
+    lines = (done.stdout or done.stderr).decode(errors="replace").strip().splitlines()
+    if done.code != 0 or not lines:
+        raise CheckerUnavailable(f"{program} does not run (exit code {done.code})")
     return lines[0].strip()
 
 

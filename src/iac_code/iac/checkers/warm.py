@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import logging
 import shutil
-import subprocess
 import sys
 import threading
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from iac_code.iac.parse_workers import prewarm_parse_workers
 from iac_code.iac.snapshot import snapshot
 from iac_code.iac.sources import SourceFile
 from iac_code.iac.workers import WarmWorker, WorkerError, ask, warm_worker
+from iac_code.system.processes import command_environment, run
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +75,7 @@ CHECKOV_TERRAFORM_FILES = (".tf", ".tf.json")  # what its Terraform runner parse
 # Terraform configuration or a large SAM template can take a few times that. Past 1 GB it is an attack
 # (the alias bomb took checkov to 3.3 GB). CPU time per request: the checker's timeout.
 WORKER_MEMORY = 1024 * MB
+VERSION_PROBE_TIMEOUT = 30.0  # another interpreter's `importlib.metadata.version(...)`: its start, cold
 
 
 class WorkerChecker:
@@ -253,7 +254,10 @@ def _package_version(python: str, package: str) -> str:
             raise CheckerUnavailable(f"the Python package {package} is not installed") from None
     probe = f"import importlib.metadata as m; print(m.version({package!r}))"
     try:
-        done = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=30, check=True)
-    except (OSError, subprocess.SubprocessError):
+        # Unguarded: the probe only reads the package's metadata, it starts no program.
+        done = run([python, "-c", probe], env=command_environment(guarded=False), timeout=VERSION_PROBE_TIMEOUT)
+    except OSError:  # TimeoutError among them
         raise CheckerUnavailable(CHECKOV_HINT) from None
-    return done.stdout.strip()
+    if done.code != 0:
+        raise CheckerUnavailable(CHECKOV_HINT)
+    return done.stdout.decode(errors="replace").strip()
