@@ -2,13 +2,11 @@
 decides (the mode, the user's answer) and the shim is answered in its words, whatever the guard makes of it."""
 
 import asyncio
-from pathlib import Path
 
 import pytest
-from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+from tests.unit.agent.fakes import FakeProvider, FakeTool, call, make_loop, say
 
 from iac_code.agent.events import PermissionRequest
-from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import PLAN_MODE_REFUSAL, JudgedCall, Mode, Verdict, decide
 from iac_code.guard import BashCallDecision, ShimRequest
 from iac_code.tools.base import AccessDetails
@@ -37,7 +35,7 @@ async def _shim_answer(mode: Mode, choice: str) -> str | None:
         return decide(call.access, mode, None)
 
     tool = ShimmedTool()
-    loop = AgentLoop(FakeProvider(call("bash"), say("ok")), {"bash": tool}, Path("/tmp"), judge=judge)
+    loop = make_loop(FakeProvider(call("bash"), say("ok")), [tool], judge=judge)
     async for event in loop.run("go"):
         if isinstance(event, PermissionRequest):
             event.resolve("allow_once" if event.call.name == "bash" and not event.infrastructure_change else choice)
