@@ -21,8 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from iac_code.cloud_credentials import is_credential_variable
-from iac_code.guard import Guard, refuse_changes
+from iac_code.guard.calls import refuse_changes
 from iac_code.guard.namespace import NamespaceSupport
+from iac_code.guard.shims import Guard
 from iac_code.system.own_state import keep_out_paths
 from iac_code.system.processes import command_environment
 from iac_code.tools.base import ToolContext

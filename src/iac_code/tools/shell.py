@@ -14,14 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.cloud_credentials import credential_paths
-from iac_code.guard import (
-    GUARD_TOKEN,
-    AskUser,
-    BashCallDecision,
-    LineApproval,
-    guard_checks_commands,
-    process_guard,
-)
+from iac_code.guard.approvals import LineApproval
+from iac_code.guard.calls import AskUser, BashCallDecision
+from iac_code.guard.shim import GUARD_TOKEN
+from iac_code.guard.shims import process_guard
 from iac_code.iac.plans.store import PlanStore
 from iac_code.infra_commands import is_infrastructure_change
 from iac_code.system.processes import (
@@ -55,8 +51,6 @@ DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 READ_CHUNK = 64 * 1024
 GUARD_TOKEN_NAME = "the guard's token"
-
-guard_checks_commands()  # the checks' commands too (system/processes.command_environment), from here on
 
 
 class HeadTailBuffer:
