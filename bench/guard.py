@@ -21,12 +21,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from iac_code.cloud_credentials import is_credential_variable
-from iac_code.guard import Guard, refuse_changes
+from iac_code.guard.calls import refuse_changes
 from iac_code.guard.namespace import NamespaceSupport
+from iac_code.guard.shims import Guard
 from iac_code.system.own_state import keep_out_paths
 from iac_code.system.processes import command_environment
 from iac_code.tools.base import ToolContext
-from iac_code.tools.shell import BashTool, run_bash
+from iac_code.tools.local_shell import run_bash
+from iac_code.tools.shell import BashTool
 
 
 def _median_ms(samples: list[float]) -> float:

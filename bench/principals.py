@@ -18,7 +18,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from iac_code.config import Settings
-from iac_code.transports.http.guard import Authenticator, bearer_token
+from iac_code.transports.http.auth import Authenticator, bearer_token
 from iac_code.transports.http.jwts import JwtVerifier
 from iac_code.transports.http.tokens import TokensFile, add_token
 

@@ -13,6 +13,7 @@ import sys
 from iac_code import __version__
 from iac_code.config import ConfigError, Settings, load_settings
 from iac_code.credentials import withhold_from_environment
+from iac_code.guard.install import guard_checks_commands
 from iac_code.logs import configure_logging
 from iac_code.system.own_state import keep_out
 
@@ -182,12 +183,13 @@ def main(argv: list[str] | None = None) -> int:
         keep_out(settings)  # the config dir, database and tokens: out of every tool's and command's reach
         _check_user_rules(settings)
         withhold_from_environment()  # the settings keep the keys; nothing the agent runs may read them
-        if args.command == "acp":
-            return _run_acp(args, settings)
         if args.command == "audit":
             return asyncio.run(_print_audit(args, settings))
         if args.command == "token":
             return _add_token(args, settings)
+        guard_checks_commands()  # a server or a turn runs checks: each command they start meets the guard
+        if args.command == "acp":
+            return _run_acp(args, settings)
         from iac_code.headless import run_headless
         from iac_code.iac.workers import configure_workers
 

@@ -48,7 +48,7 @@ from iac_code.credentials import SECRET_VARIABLES
 from iac_code.system.processes import contained_in_terminal
 from iac_code.tools.backends import LocalIO, OnTerminal, WorkspaceIO
 from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolError
-from iac_code.tools.shell import CommandRun
+from iac_code.tools.local_shell import CommandRun
 from iac_code.tools.workspace import resolve_in_workspace, truncate_middle
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from acp.schema import AgentPlanUpdate, PlanEntry
 
 from iac_code.messages import Message
 from iac_code.tools.base import ToolError
-from iac_code.tools.plan import TOOL_NAME, PlanItem, parse_plan
+from iac_code.tools.update_plan import TOOL_NAME, PlanItem, parse_plan
 
 
 def plan_update(entries: Sequence[PlanItem]) -> AgentPlanUpdate:

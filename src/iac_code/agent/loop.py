@@ -42,7 +42,7 @@ from iac_code.providers.base import FinishReason, ModelProvider, ProviderError, 
 from iac_code.redaction import Redactor, Shapes
 from iac_code.tools.backends import LocalIO, WorkspaceIO
 from iac_code.tools.base import Category, Tool, ToolResult
-from iac_code.tools.plan import TOOL_NAME as PLAN_TOOL
+from iac_code.tools.update_plan import TOOL_NAME as PLAN_TOOL
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ from iac_code.agent.spend import spend_text
 from iac_code.agent.system_prompt import mode_instructions
 from iac_code.encodable import encodable
 from iac_code.errors import InvalidParams
-from iac_code.guard import guard_status
+from iac_code.guard.shims import guard_status
 from iac_code.messages import Message
 from iac_code.principals import LOCAL, Principal
 from iac_code.sessions.audit import Audited, AuditTrail

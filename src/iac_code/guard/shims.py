@@ -27,7 +27,6 @@ from iac_code.guard.namespace import MountPlan, NamespaceSupport, beneath_any, c
 from iac_code.guard.shim import GUARD_REAL, GUARD_SOCKET, GUARD_TOKEN
 from iac_code.infra_commands import GUARDED_PROGRAMS
 from iac_code.system.own_state import kept_out, shown_to_commands
-from iac_code.system.processes import use_guard
 from iac_code.system.reaper import MOUNT_PLAN_VARIABLE
 
 logger = logging.getLogger(__name__)
@@ -203,19 +202,18 @@ def process_guard() -> Guard | None:
         return _guard
 
 
-def guard_checks_commands() -> None:
-    """From now on, the commands made with system.processes.command_environment (the checks') are guarded:
-    a change is refused without asking (guard/calls.refuse_changes), under one token for the process."""
-    checks_token: list[str] = []
+_checks_token: str | None = None  # one for the process's checks, registered with their first command
 
-    def add_guard(env: dict[str, str], unreadable: Sequence[str], kept: Sequence[str]) -> None:
-        if (guard := process_guard()) is None:
-            return
-        if not checks_token:
-            checks_token.append(guard.register(refuse_changes))
-        guard.environment(env, checks_token[0], unreadable, kept)
 
-    use_guard(add_guard)
+def guard_check_environment(env: dict[str, str], unreadable: Sequence[str], kept: Sequence[str]) -> None:
+    """Guard a check's command (its environment made by system.processes.command_environment): a change is
+    refused without asking (guard/calls.refuse_changes). Installed by the start-up (guard/install.py)."""
+    global _checks_token
+    if (guard := process_guard()) is None:
+        return
+    if _checks_token is None:
+        _checks_token = guard.register(refuse_changes)
+    guard.environment(env, _checks_token, unreadable, kept)
 
 
 def guard_status() -> str:

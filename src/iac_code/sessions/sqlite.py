@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from iac_code.database.json_text import to_json_text
 from iac_code.database.sqlite import connect, transaction
 from iac_code.messages import Message
 from iac_code.safe_json import dumps_bytes, loads
 from iac_code.sessions.audit import AuditTrail
+from iac_code.sessions.audit_sqlite import SqliteAuditTrail
 from iac_code.sessions.keys import InvalidSessionId, check_id, decode_cursor, encode_cursor, iso_time
 from iac_code.sessions.records import record_problem
 from iac_code.sessions.repair import parse_lines, with_interrupted_results
@@ -37,6 +39,7 @@ from iac_code.sessions.store import RecordChanges, SessionDamaged, SessionNotFou
 from iac_code.sessions.threaded import ThreadedStore
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _JSON_FIELDS = ("cwd", "title", "model", "mode", "permissions", "owner")
 _INSERT = f"INSERT INTO iac_sessions ({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
@@ -250,9 +253,11 @@ class SqliteSessionStore(ThreadedStore[SqliteSessions]):
 
     def audit_trail(self) -> AuditTrail:
         """The audit trail in this database, written in this store's thread (sessions/audit.py)."""
-        from iac_code.sessions.audit_sqlite import SqliteAuditTrail
+        return SqliteAuditTrail(self.in_store_thread)
 
-        return SqliteAuditTrail(self)
+    def in_store_thread(self, work: Callable[[sqlite3.Connection], T]) -> Future[T]:
+        """`work` on the connection, in the store's thread: the connection is opened and used there alone."""
+        return self.submit(lambda: work(self.inner.conn))
 
 
 def open_sqlite_store(path: Path, *, durable: bool = True) -> SqliteSessionStore:

@@ -1,8 +1,8 @@
 """The agent's own state, out of the tools' reach: the config dir (the database and its WAL and SHM, tokens,
 plans, trusted projects, what a sign-in stored) and the tokens file wherever it is configured.
 
-Set once at start-up (cli.py calls `keep_out(settings)`), as guard/ installs its hook into
-processes.command_environment: guarded commands see none of it (an empty folder), the file tools refuse
+Set once at start-up (cli.py calls `keep_out(settings)`, as it installs guard/'s hook into
+processes.command_environment): guarded commands see none of it (an empty folder), the file tools refuse
 a path there (tools/workspace.confined), list_files leaves it out, and grep, glob and iac_check's walk
 skip it (`ripgrep_exclusions`), so a workspace that holds the config dir (a session opened in `$HOME`)
 shows nothing of it.

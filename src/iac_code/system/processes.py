@@ -36,7 +36,7 @@ EXIT_POLL = 0.02
 NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TF_INPUT": "0"}
 
 
-# Set by the infrastructure guard (guard/shims.guard_checks_commands), which lives in a layer above: it
+# Set by the start-up (cli.py: guard/install.guard_checks_commands), the guard living in a layer above: it
 # puts its shims first on a command's PATH and the way to reach it in the environment.
 # Its arguments: the environment (changed in place), the paths the command must not read, the paths of the
 # agent's own state it may (a plan file it writes).

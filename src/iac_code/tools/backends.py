@@ -13,10 +13,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
-from iac_code.tools.base import MAX_OUTPUT_CHARS
+from iac_code.tools.common import MAX_OUTPUT_CHARS
+from iac_code.tools.confined_io import read_text_file, write_text_file
 from iac_code.tools.file_work import run_file_work
-from iac_code.tools.files import read_text_file, write_text_file
-from iac_code.tools.shell import CommandRun, run_bash
+from iac_code.tools.local_shell import CommandRun, run_bash
 from iac_code.tools.workspace import confined, resolve_in_workspace
 
 # Called with the client's terminal id as soon as the terminal exists, so the tool call can show its

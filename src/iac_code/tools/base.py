@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from iac_code.messages import Block, Image, Message, Shown, ToolCall, tool_result
 from iac_code.messages import Diff as Diff  # tools build their results with these
 from iac_code.messages import Location as Location
+from iac_code.tools.common import MAX_OUTPUT_CHARS as MAX_OUTPUT_CHARS  # every tool imports these from here
+from iac_code.tools.common import ToolError as ToolError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # no cycle (backends builds on common.py, not here): only the cost of loading it, see _local_io
     from iac_code.tools.backends import WorkspaceIO
 
 Category = Literal["read", "write", "execute"]
@@ -71,13 +73,6 @@ class RequestAccess(Protocol):
 
 # Shows what a running call is doing now: the client terminal its command runs in.
 ReportProgress = Callable[["Terminal"], Awaitable[None]]
-
-# Default cap on what one tool result may put into the model's context.
-MAX_OUTPUT_CHARS = 30_000
-
-
-class ToolError(Exception):
-    """A failure the model should see as an error result (bad path, timeout, bad arguments)."""
 
 
 def required_text(args: dict[str, Any], name: str, *, blank_ok: bool = True) -> str:
@@ -168,7 +163,9 @@ class ToolContext:
 
 
 def _local_io(workspace: Path) -> WorkspaceIO:
-    from iac_code.tools.backends import LocalIO  # backends builds on this module
+    # Loaded with the first context made without an io: what the local disk and processes need (threads,
+    # system/processes) stays off the path of the early answers on stdio, which import this module.
+    from iac_code.tools.backends import LocalIO
 
     return LocalIO(workspace)
 

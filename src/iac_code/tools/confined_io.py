@@ -10,6 +10,8 @@ comes (forever), a device or socket has side effects, and a hard link may be ano
 file outside the workspace, with no way to tell where its other names are. Writes go to a temporary
 file in the same directory, are fsync'd and renamed over the target, so a crash leaves the old
 content or the new one, never a part; an existing file keeps its permission bits.
+
+`read_text_file` and `write_text_file` are the local disk's reads and writes of text (backends.LocalIO's).
 """
 
 from __future__ import annotations
@@ -22,11 +24,37 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from iac_code.tools.base import ToolError
+from iac_code.tools.common import ToolError
+
+BINARY_SNIFF_BYTES = 8192
+MAX_TEXT_FILE_BYTES = 64 * 1024 * 1024  # beyond this, loading the file whole is not worth it
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO that appeared since the check must not wait for a writer.
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+def read_text_file(workspace: Path, path: Path) -> str:
+    """The whole file as UTF-8 text, refusing directories, binary files and what read_file_bytes refuses."""
+    try:
+        data = read_file_bytes(workspace, path, MAX_TEXT_FILE_BYTES)
+    except OSError as exc:
+        raise ToolError(f"cannot read {path}: {exc.strerror}") from None
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        raise ToolError(f"{path} is a binary file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{path} is not UTF-8 text (binary file?)") from None
+
+
+def write_text_file(workspace: Path, path: Path, content: str) -> str | None:
+    """Write `content` atomically; return what the file held before (None if it did not exist)."""
+    try:
+        old = replace_file(workspace, path, content.encode())
+    except OSError as exc:
+        raise ToolError(f"cannot write {path}: {exc.strerror}") from None
+    return None if old is None else old.decode("utf-8", errors="replace")
 
 
 def read_file_bytes(workspace: Path, path: Path, max_bytes: int) -> bytes:

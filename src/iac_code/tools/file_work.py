@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from iac_code.system.threads import DaemonPool
-from iac_code.tools.base import ToolError
+from iac_code.tools.common import ToolError
 
 T = TypeVar("T")
 

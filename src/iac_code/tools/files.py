@@ -2,7 +2,7 @@
 
 read_file, edit_file and write_file go through the call's `ctx.io`: the editor's file system when the
 client offers it (unsaved buffers are what the model reads; writes reach the editor), else the local
-disk through the confined, atomic functions below. list_files always reads the disk.
+disk through confined_io's confined, atomic functions. list_files always reads the disk.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from iac_code.tools.base import (
     integer_arg,
     required_text,
 )
-from iac_code.tools.confined_io import read_file_bytes, replace_file
 from iac_code.tools.file_work import run_file_work
 from iac_code.tools.workspace import (
     judged_or_resolved,
@@ -38,8 +37,6 @@ READ_BYTE_CAP = 256 * 1024  # per call: the model pages through bigger files wit
 READ_DEFAULT_LINES = 2000
 LIST_MAX_ENTRIES = 1000
 LIST_MAX_DEPTH = 5
-BINARY_SNIFF_BYTES = 8192
-MAX_TEXT_FILE_BYTES = 64 * 1024 * 1024  # beyond this, loading the file whole is not worth it
 
 
 def _locations(args: dict[str, Any], ctx: ToolContext) -> list[str]:
@@ -47,20 +44,6 @@ def _locations(args: dict[str, Any], ctx: ToolContext) -> list[str]:
         return [str(resolve_in_workspace(ctx.workspace, str(args.get("path") or ".")))]
     except ToolError:
         return []
-
-
-def read_text_file(workspace: Path, path: Path) -> str:
-    """The whole file as UTF-8 text, refusing directories, binary files and what confined_io refuses."""
-    try:
-        data = read_file_bytes(workspace, path, MAX_TEXT_FILE_BYTES)
-    except OSError as exc:
-        raise ToolError(f"cannot read {path}: {exc.strerror}") from None
-    if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        raise ToolError(f"{path} is a binary file")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolError(f"{path} is not UTF-8 text (binary file?)") from None
 
 
 class ReadFileTool:
@@ -239,15 +222,6 @@ class WriteFileTool:
         lines = len(content.splitlines())
         name = relative_to_workspace(ctx.workspace, path)
         return ToolResult(f"{verb} {name} ({lines} lines).", diff=Diff(str(path), old_text, content))
-
-
-def write_text_file(workspace: Path, path: Path, content: str) -> str | None:
-    """Write `content` atomically; return what the file held before (None if it did not exist)."""
-    try:
-        old = replace_file(workspace, path, content.encode())
-    except OSError as exc:
-        raise ToolError(f"cannot write {path}: {exc.strerror}") from None
-    return None if old is None else old.decode("utf-8", errors="replace")
 
 
 class EditFileTool:

@@ -11,12 +11,12 @@ from iac_code.tools.base import Tool
 from iac_code.tools.files import EditFileTool, ListFilesTool, ReadFileTool, WriteFileTool
 from iac_code.tools.iac_check import IacCheckTool
 from iac_code.tools.iac_plan import PROVIDERS_SUBJECT, IacPlanTool, Unreadable
-from iac_code.tools.plan import UpdatePlanTool
 from iac_code.tools.provider_schema import ProviderSchemaTool
 from iac_code.tools.search import GlobTool, GrepTool
 from iac_code.tools.shell import BashTool
 from iac_code.tools.skill import SkillTool
 from iac_code.tools.subagent import AgentTool
+from iac_code.tools.update_plan import UpdatePlanTool
 from iac_code.tools.web import WebFetchTool
 
 

@@ -1,38 +1,24 @@
-"""The bash tool: a command in its own process group under the reaper (see system/processes.py), its
-output bounded, shown in a client terminal when the editor has them; infrastructure changes judged apart:
-the visible line before the call (infra_commands/), and each infrastructure CLI the command actually
-runs, by the guard's shims (guard/)."""
+"""The bash tool: a command run where the call's `ctx.io` runs commands (local_shell.py: its own process
+group under the reaper; or a client terminal when the editor has them), its output bounded; infrastructure
+changes judged apart: the visible line before the call (infra_commands/), and each infrastructure CLI the
+command actually runs, by the guard's shims (guard/)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from iac_code.cloud_credentials import credential_paths
-from iac_code.guard import (
-    GUARD_TOKEN,
-    AskUser,
-    BashCallDecision,
-    LineApproval,
-    guard_checks_commands,
-    process_guard,
-)
+from iac_code.guard.approvals import LineApproval
+from iac_code.guard.calls import AskUser, BashCallDecision
+from iac_code.guard.shim import GUARD_TOKEN
+from iac_code.guard.shims import process_guard
 from iac_code.iac.plans.store import PlanStore
 from iac_code.infra_commands import is_infrastructure_change
 from iac_code.system.processes import (
-    KILL_GRACE,
-    REAPER_GRACE,
     command_environment,
-    contained,
-    kill_process_group,
-    spawn,
     unreadable_paths,
-    wait_for_exit,
 )
 from iac_code.tools.base import (
     MAX_OUTPUT_CHARS,
@@ -48,48 +34,13 @@ from iac_code.tools.base import (
 )
 from iac_code.tools.bound_apply import applies_terraform
 from iac_code.tools.iac_plan import Unreadable, denied_paths
+from iac_code.tools.local_shell import CommandRun
 from iac_code.tools.reviewed_apply import ApprovedRun, applied_result, review
 from iac_code.tools.workspace import shorten
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
-READ_CHUNK = 64 * 1024
 GUARD_TOKEN_NAME = "the guard's token"
-
-guard_checks_commands()  # the checks' commands too (system/processes.command_environment), from here on
-
-
-class HeadTailBuffer:
-    """Keeps the first and last `limit // 2` bytes of a stream, so huge outputs cost bounded memory."""
-
-    def __init__(self, limit: int = MAX_OUTPUT_CHARS) -> None:
-        self.half = limit // 2
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.total = 0
-
-    def feed(self, data: bytes) -> None:
-        self.total += len(data)
-        room = self.half - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        if data:
-            self.tail += data
-            del self.tail[: max(0, len(self.tail) - self.half)]
-
-    def text(self) -> str:
-        head = self.head.decode("utf-8", errors="replace")
-        cut = self.total - len(self.head) - len(self.tail)
-        if cut <= 0:
-            return head + self.tail.decode("utf-8", errors="replace")
-        tail = self.tail.decode("utf-8", errors="replace")
-        return f"{head}\n\n[... {cut:,} bytes of output cut ...]\n\n{tail}"
-
-
-async def _drain(stream: asyncio.StreamReader, buffer: HeadTailBuffer) -> None:
-    while chunk := await stream.read(READ_CHUNK):
-        buffer.feed(chunk)
 
 
 class BashTool:
@@ -212,72 +163,6 @@ def _asker(ctx: ToolContext) -> AskUser | None:
     return ask
 
 
-@dataclass
-class CommandRun:
-    """What one command produced, wherever it ran (a local process or the client's terminal)."""
-
-    output: str  # already cut to the output limit, head and tail kept
-    exit_code: int | None = None
-    signal: str | None = None  # the signal that ended it: "signal 9 (SIGKILL)", or the client's "SIGKILL"
-    timed_out: bool = False
-    terminal_id: str | None = None  # the client's terminal that ran it, for the tool call's live output
-    # What the editor failed to do around the command (a request it never answered): the call fails
-    # with it, and a timed-out command is then not said to have been killed.
-    problem: str | None = None
-
-
-async def run_bash(
-    command: str, cwd: Path, env: Mapping[str, str], timeout: float, output_limit: int = MAX_OUTPUT_CHARS
-) -> CommandRun:
-    """`bash -c command` as a local process group under the reaper, killed on timeout and when the
-    caller is cancelled."""
-    process = await spawn(
-        *contained("bash", "-c", command),
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        env=dict(env),
-    )
-    assert process.stdout is not None
-    output = HeadTailBuffer(output_limit)
-    try:
-        async with asyncio.timeout(timeout):
-            await _run_to_end(process, process.stdout, output)
-    except TimeoutError:
-        await kill_process_group(process, REAPER_GRACE)
-        return CommandRun(output.text(), timed_out=True)
-    except BaseException:  # cancelled turn: nothing may outlive it
-        await kill_process_group(process, REAPER_GRACE)
-        raise
-    code = process.returncode
-    if code is not None and code < 0:
-        return CommandRun(output.text(), signal=_signal_name(-code))
-    return CommandRun(output.text(), exit_code=code)
-
-
-async def _run_to_end(
-    process: asyncio.subprocess.Process, stdout: asyncio.StreamReader, output: HeadTailBuffer
-) -> None:
-    """Read until the shell is done, then reap what it left behind: a background job holds the pipe."""
-    drain = asyncio.ensure_future(_drain(stdout, output))
-    exited = asyncio.ensure_future(wait_for_exit(process))
-    try:
-        await asyncio.wait({drain, exited}, return_when=asyncio.FIRST_COMPLETED)
-        await exited
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(KILL_GRACE):
-                await asyncio.shield(drain)
-        if not drain.done():
-            await kill_process_group(process)
-            with contextlib.suppress(TimeoutError):  # a process that escaped the group may keep it
-                async with asyncio.timeout(KILL_GRACE):
-                    await asyncio.shield(drain)
-    finally:
-        drain.cancel()
-        exited.cancel()
-
-
 def bash_result(run: CommandRun, timeout: float) -> ToolResult:
     """What the model reads: the output, how the command ended, and what the editor failed to do
     (an error unless it exited 0 and the editor did its part)."""
@@ -290,11 +175,3 @@ def bash_result(run: CommandRun, timeout: float) -> ToolResult:
     if run.problem:
         return ToolResult(f"{text}\n{run.problem}", is_error=True, exit_code=run.exit_code)
     return ToolResult(text, is_error=run.timed_out or run.exit_code != 0, exit_code=run.exit_code)
-
-
-def _signal_name(number: int) -> str:
-    """Like "signal 9 (SIGKILL)"; real-time signals (34-64) have no name in Python, only their number."""
-    try:
-        return f"signal {number} ({signal.Signals(number).name})"
-    except ValueError:
-        return f"signal {number}"

@@ -17,8 +17,9 @@ from typing import Any
 from iac_code.skills.discovery import SkillCatalog
 from iac_code.skills.skill_file import SKILL_FILE, Skill, SkillFileError, read_body
 from iac_code.tools.base import Access, Category, Kind, ToolContext, ToolError, ToolResult, integer_arg, required_text
+from iac_code.tools.confined_io import read_text_file
 from iac_code.tools.file_work import run_file_work
-from iac_code.tools.files import READ_DEFAULT_LINES, number_lines, read_text_file
+from iac_code.tools.files import READ_DEFAULT_LINES, number_lines
 from iac_code.tools.workspace import truncate_middle
 
 TOOL_NAME = "skill"

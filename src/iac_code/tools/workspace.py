@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.system.own_state import is_kept_out
-from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolError
+from iac_code.tools.common import MAX_OUTPUT_CHARS, ToolError
 
 
 def resolve_in_workspace(workspace: Path, path: str) -> Path:

@@ -17,7 +17,7 @@ from iac_code.agent.session import SessionCore
 from iac_code.agent.session_commands import CommandError, CommandInfo, SessionCommand
 from iac_code.skills.discovery import bundled_skills
 from iac_code.skills.skill_file import Skill
-from iac_code.tools.plan import UpdatePlanTool
+from iac_code.tools.update_plan import UpdatePlanTool
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 

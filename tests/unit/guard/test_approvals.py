@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from iac_code.guard import LineApproval, ShimRequest
+from iac_code.guard.approvals import LineApproval
+from iac_code.guard.channel import ShimRequest
 
 
 def _run(cwd: str | Path, *argv: str, **env: str) -> ShimRequest:

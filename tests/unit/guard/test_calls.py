@@ -7,8 +7,9 @@ import asyncio
 
 import pytest
 
-from iac_code.guard import BashCallDecision, LineApproval, ShimRequest, refuse_changes
-from iac_code.guard.calls import CHECK_REFUSAL, USER_REFUSAL
+from iac_code.guard.approvals import LineApproval
+from iac_code.guard.calls import CHECK_REFUSAL, USER_REFUSAL, BashCallDecision, refuse_changes
+from iac_code.guard.channel import ShimRequest
 
 
 def _request(*argv: str, cwd: str = "/work") -> ShimRequest:

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from iac_code.guard import Guard, ShimRequest, refuse_changes
+from iac_code.guard.calls import refuse_changes
+from iac_code.guard.channel import ShimRequest
 from iac_code.guard.namespace import NamespaceSupport
 from iac_code.guard.shim import GUARD_SOCKET, GUARD_TOKEN, REFUSED
+from iac_code.guard.shims import Guard
 
 RECORD = '#!/bin/sh\necho "$(basename "$0") $*" >> "$STAND_IN_LOG"\n'
 

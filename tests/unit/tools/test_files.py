@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from iac_code.tools import files
+from iac_code.tools import confined_io, files
 from iac_code.tools.base import ToolContext, ToolError
 from iac_code.tools.files import EditFileTool, ListFilesTool, ReadFileTool, WriteFileTool
 
@@ -201,7 +201,7 @@ async def test_edit_refuses_a_symlink_out(ctx: ToolContext, workspace: Path, out
 
 
 async def test_huge_files_are_not_loaded(ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(files, "MAX_TEXT_FILE_BYTES", 1000)
+    monkeypatch.setattr(confined_io, "MAX_TEXT_FILE_BYTES", 1000)
     (workspace / "huge.log").write_text("x" * 2000)
     with pytest.raises(ToolError, match="grep"):
         await ReadFileTool().run({"path": "huge.log"}, ctx)

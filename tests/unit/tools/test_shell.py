@@ -6,11 +6,12 @@ from pathlib import Path
 import pytest
 from tests.processes import MARK, eventually, marked_processes
 
-from iac_code.guard import Guard
 from iac_code.guard.namespace import NamespaceSupport, probe_namespaces
+from iac_code.guard.shims import Guard
 from iac_code.tools import shell
 from iac_code.tools.base import ToolContext, ToolError
-from iac_code.tools.shell import BashTool, HeadTailBuffer
+from iac_code.tools.local_shell import HeadTailBuffer
+from iac_code.tools.shell import BashTool
 
 
 def _pid_namespaces_here() -> bool:

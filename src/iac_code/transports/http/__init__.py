@@ -1,1 +1,1 @@
-"""The HTTP+SSE transport: the Starlette app, its connections, their event streams and the request guard."""
+"""The HTTP+SSE transport: the Starlette app, its connections, their event streams and who may call it (auth.py)."""

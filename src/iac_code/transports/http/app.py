@@ -28,15 +28,15 @@ from starlette.types import Receive, Scope, Send
 from iac_code import __version__
 from iac_code.observability import metrics
 from iac_code.observability.record import stream_closed, stream_opened
-from iac_code.transports.http.backend import Backend, OpenStream, Refusal, ResponseHeaders
-from iac_code.transports.http.connections import MAX_REQUESTS_IN_FLIGHT, ServeFn
-from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits, last_event_id
-from iac_code.transports.http.guard import (
+from iac_code.transports.http.auth import (
     Authenticator,
-    GuardMiddleware,
+    AuthMiddleware,
     request_credential,
     request_principal,
 )
+from iac_code.transports.http.backend import Backend, OpenStream, Refusal, ResponseHeaders
+from iac_code.transports.http.connections import MAX_REQUESTS_IN_FLIGHT, ServeFn
+from iac_code.transports.http.events import KEEPALIVE_FRAME, EventLimits, last_event_id
 from iac_code.transports.http.limits import PrincipalRequests
 from iac_code.transports.http.local import LocalBackend
 from iac_code.transports.http.metrics import RequestMetrics, metrics_endpoint
@@ -135,10 +135,10 @@ def create_app(serve: ServeFn, options: HttpOptions, backend: Backend | None = N
     registry = backend.registry
     metrics.watch_connections(lambda: len(registry), lambda: registry.session_count)
     app = Starlette(routes=routes, lifespan=lifespan)
-    if options.principal_requests is not None:  # inside the guard: it counts the guard's principals
+    if options.principal_requests is not None:  # inside AuthMiddleware: it counts its principals
         app.add_middleware(PrincipalRequests, limit=options.principal_requests)
     app.add_middleware(
-        GuardMiddleware,
+        AuthMiddleware,
         authenticator=options.authenticator,
         allowed_origins=options.allowed_origins,
         loopback_only=options.loopback_only,

@@ -110,7 +110,7 @@ _ANSWER_STARTS = frozenset({"http.response.start", "websocket.accept", "websocke
 
 
 class ResponseHeaders:
-    """Adds the backend's headers to every HTTP response (refusals by the guard included) and upgrade answer."""
+    """Adds the backend's headers to every HTTP response (refusals by AuthMiddleware included) and upgrade answer."""
 
     def __init__(self, app: ASGIApp, *, headers: list[tuple[bytes, bytes]]) -> None:
         self._app = app

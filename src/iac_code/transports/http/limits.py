@@ -4,7 +4,7 @@
   `initialize` (a POST, or the first frame of a WebSocket) is refused with 429 (`connections_refusal`, by the
   backend where it creates a connection: `LocalBackend.new_connection`).
 - Requests open at once: `principal_requests` (`IAC_CODE_HTTP_PRINCIPAL_REQUESTS`): SSE streams, WebSockets and
-  requests being read or answered; past it 429 (`PrincipalRequests`, a middleware inside the guard).
+  requests being read or answered; past it 429 (`PrincipalRequests`, a middleware inside auth.AuthMiddleware).
 
 Without authentication everyone is the one local user, so there is no principal to hold apart: no limit here
 (`--max-connections` and the socket cap still hold).
@@ -18,7 +18,7 @@ from collections import Counter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from iac_code.principals import Principal
-from iac_code.transports.http.guard import Source, found_credential, refuse
+from iac_code.transports.http.auth import Source, found_credential, refuse
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ async def metrics_endpoint(request: Request) -> Response:
 
 
 class RequestMetrics:
-    """Counts each response as it starts (refusals by the guard included: it sits outside the guard), and
+    """Counts each response as it starts (refusals by AuthMiddleware included: it sits outside it), and
     each WebSocket upgrade's answer as a GET: 101 when accepted, else the status it was refused with.
     A path that is not a route counts as "other", so a scan cannot add a label per path."""
 

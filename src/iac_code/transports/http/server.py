@@ -18,10 +18,10 @@ from starlette.applications import Starlette
 
 from iac_code.config import Settings
 from iac_code.transports.http.app import SHUTDOWN_GRACE_SECONDS, HttpOptions, create_app
+from iac_code.transports.http.auth import TOKEN_ENV, Authenticator, is_loopback_host
 from iac_code.transports.http.backend import Backend
 from iac_code.transports.http.connections import ServeFn
-from iac_code.transports.http.guard import TOKEN_ENV, Authenticator, is_loopback_host
-from iac_code.transports.http.sockets import AcceptErrorsThrottled, guarded_h11, socket_cap
+from iac_code.transports.http.sockets import AcceptErrorsThrottled, bounded_h11, socket_cap
 from iac_code.transports.http.websocket import AcpWebSockets
 
 logger = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ async def serve_http(
         app,
         host=host,
         port=port,
-        http=guarded_h11(options.header_timeout, socket_cap(options.max_sockets)),
+        http=bounded_h11(options.header_timeout, socket_cap(options.max_sockets)),
         log_config=None,
         lifespan="on",
         access_log=logger.isEnabledFor(logging.DEBUG),

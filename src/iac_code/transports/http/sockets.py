@@ -57,7 +57,7 @@ class _Throttled:
         return True
 
 
-def guarded_h11(header_timeout: float, max_sockets: int) -> type[H11Protocol]:
+def bounded_h11(header_timeout: float, max_sockets: int) -> type[H11Protocol]:
     """Uvicorn's h11 protocol with a deadline for each request head and a cap on the server's open sockets."""
     at_cap = _Throttled(CAP_LOG_INTERVAL)
 

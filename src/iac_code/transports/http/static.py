@@ -1,6 +1,6 @@
 """The web client's files from `web/`: `/` is its page, `/web/<file>` its modules, styles and vendored libraries.
 
-They are public (the guard lets GET and HEAD of exactly these paths through without a token: the page is
+They are public (auth.AuthMiddleware lets GET and HEAD of exactly these paths through without a token: the page is
 what asks for it; `/acp` still needs one). Starlette serves them: `StaticFiles` keeps every path inside
 `web/` (a symlink out is refused) and answers a reload's If-None-Match with 304; `GZipMiddleware` compresses
 what the browser takes gzipped. Narrowed here to the types the page loads, no hidden files, and every answer,

@@ -18,7 +18,7 @@ limits, principals and failover.
   (`ws_max_size`).
 - The credential of the upgrade is checked again on every frame received, and the socket is closed with
   4401 (reason "the token expired" or "the token was revoked") when it stops holding: at a JWT's `exp`,
-  or when the tokens file drops the token (guard.Authenticator.until_invalid); a socket that opened its
+  or when the tokens file drops the token (auth.Authenticator.until_invalid); a socket that opened its
   connection closes it then, as on any end.
 - Nothing is sent while idle: uvicorn's pings keep the socket alive. On shutdown every socket closes with
   1001 and leaves its connection to the backend's shutdown (with PostgreSQL another instance adopts it,
@@ -40,9 +40,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from iac_code.observability.record import websocket_closed, websocket_opened
 from iac_code.principals import Principal
 from iac_code.safe_json import dumps_bytes
+from iac_code.transports.http.auth import Authenticator, Credential, refuse, request_credential
 from iac_code.transports.http.backend import Backend, OpenStream, Reader, Refusal
 from iac_code.transports.http.events import Event, last_event_id
-from iac_code.transports.http.guard import Authenticator, Credential, refuse, request_credential
 from iac_code.transports.jsonrpc import (
     INVALID_REQUEST_CODE,
     SERVER_ERROR_CODE,
@@ -110,7 +110,7 @@ class AcpWebSockets:
         await self._none_open.wait()
 
     async def serve(self, websocket: WebSocket) -> None:
-        """The endpoint of `GET /acp` upgrades (the guard let it in and named its principal)."""
+        """The endpoint of `GET /acp` upgrades (AuthMiddleware let it in and named its principal)."""
         credential = request_credential(websocket.scope)
         principal = credential.principal
         if self._require_acp and ACP_SUBPROTOCOL not in websocket.scope.get("subprotocols", ()):

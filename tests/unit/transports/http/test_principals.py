@@ -18,7 +18,7 @@ from tests.loopback import served_json
 
 from iac_code.config import ConfigError, Settings
 from iac_code.principals import Principal
-from iac_code.transports.http.guard import Authenticator
+from iac_code.transports.http.auth import Authenticator
 from iac_code.transports.http.jwts import JwtVerifier
 from iac_code.transports.http.tokens import TokensFile, add_token, read_tokens
 

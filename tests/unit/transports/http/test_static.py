@@ -1,5 +1,5 @@
 """The web client's files on a live in-process server: headers (a strict CSP, types, validators), what is
-refused (unknown files, other types, traversal, symlinks out), the guard's public paths, and the package."""
+refused (unknown files, other types, traversal, symlinks out), the public paths AuthMiddleware lets through, and the package."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tests.unit.transports.http.conftest import INIT, live_server
 
 from iac_code.transports.http import static
 from iac_code.transports.http.app import HttpOptions
-from iac_code.transports.http.guard import Authenticator, is_public
+from iac_code.transports.http.auth import Authenticator, is_public
 from iac_code.transports.http.static import CONTENT_SECURITY_POLICY, WEB_ROOT, WebFiles
 
 REPOSITORY = Path(__file__).parents[4]

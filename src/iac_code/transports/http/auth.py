@@ -42,7 +42,7 @@ from iac_code.transports.http.static import ASSETS_PREFIX, PAGE_PATH
 from iac_code.transports.http.tokens import SHARED, TokensFile
 
 TOKEN_ENV = ENV_KEYS["http_token"]  # named in the messages that ask for it
-_CREDENTIAL_KEY = "iac_code.credential"  # where the guard leaves a request's credential in its ASGI scope
+_CREDENTIAL_KEY = "iac_code.credential"  # where AuthMiddleware leaves a request's credential in its ASGI scope
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 BEARER_SUBPROTOCOL_PREFIX = "bearer."
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
@@ -54,8 +54,8 @@ def origin_allowed(origin: str | None, allowed_origins: frozenset[str], host: st
     """No Origin (curl, SDKs), a loopback page on any port, a page of this server (the Origin names the
     `host` the request was sent to), or one the operator allowed.
 
-    The guard names `host` only when a rebinding page cannot pass for one of this server's: a loopback or
-    allowed name, or a server that demands a token the page lacks (GuardMiddleware._own_host)."""
+    AuthMiddleware names `host` only when a rebinding page cannot pass for one of this server's: a loopback or
+    allowed name, or a server that demands a token the page lacks (AuthMiddleware._own_host)."""
     if origin is None:
         return True
     normalised = _normalise_origin(origin)
@@ -143,19 +143,19 @@ LOCAL_CREDENTIAL = Credential(LOCAL, Source.NONE)
 
 
 def found_credential(scope: Scope) -> Credential | None:
-    """The credential the guard found for this request; None for a public file (or no HTTP request)."""
+    """The credential AuthMiddleware found for this request; None for a public file (or no HTTP request)."""
     credential: Credential | None = scope.get(_CREDENTIAL_KEY)
     return credential
 
 
 def request_credential(scope: Scope) -> Credential:
-    """The credential the guard found for this request."""
+    """The credential AuthMiddleware found for this request."""
     credential: Credential = scope[_CREDENTIAL_KEY]
     return credential
 
 
 def request_principal(scope: Scope) -> Principal:
-    """The principal the guard found for this request."""
+    """The principal AuthMiddleware found for this request."""
     return request_credential(scope).principal
 
 
@@ -227,7 +227,7 @@ def _normalise_origin(origin: str) -> str:
     return origin.strip().rstrip("/").lower()
 
 
-class GuardMiddleware:
+class AuthMiddleware:
     """Rejects a foreign Host (loopback servers) or Origin with 403, then a request no principal stands
     for with 401 (HTTP requests and WebSocket upgrades alike; not the web client's files: `is_public`);
     leaves the credential in the scope (`request_credential`, `request_principal`)."""

@@ -6,9 +6,9 @@ from starlette.responses import PlainTextResponse
 from starlette.testclient import TestClient
 
 from iac_code.principals import LOCAL, Principal
-from iac_code.transports.http.guard import (
+from iac_code.transports.http.auth import (
     Authenticator,
-    GuardMiddleware,
+    AuthMiddleware,
     bearer_token,
     host_allowed,
     origin_allowed,
@@ -100,23 +100,23 @@ def test_a_websocket_presents_its_token_by_header_or_else_by_subprotocol():
     assert presented_token(http, Headers(scope=http)) is None
 
 
-def _status_of_a_page_request(guard: GuardMiddleware, host: str, origin: str, token: str | None = None) -> int:
+def _status_of_a_page_request(auth: AuthMiddleware, host: str, origin: str, token: str | None = None) -> int:
     async def app(scope, receive, send):
         await PlainTextResponse("ok")(scope, receive, send)
 
-    guard._app = app
+    auth._app = app
     headers = {"host": host, "origin": origin, **({"authorization": f"Bearer {token}"} if token else {})}
-    return TestClient(guard, base_url=f"http://{host}").post("/acp", headers=headers).status_code
+    return TestClient(auth, base_url=f"http://{host}").post("/acp", headers=headers).status_code
 
 
 def test_a_page_that_names_its_own_host_passes_only_where_rebinding_cannot_use_it():
     # Without a token, on an address anyone may name (--allow-insecure-bind), a rebinding page's Origin
     # equals its Host: not same-origin there. With a token, or under an allowed name, it is.
-    def guard(**options) -> GuardMiddleware:
-        return GuardMiddleware(lambda *_: None, allowed_origins=[], **options)  # type: ignore[arg-type]
+    def auth(**options) -> AuthMiddleware:
+        return AuthMiddleware(lambda *_: None, allowed_origins=[], **options)  # type: ignore[arg-type]
 
-    assert _status_of_a_page_request(guard(authenticator=Authenticator()), "evil.example", "http://evil.example") == 403
-    with_token = guard(authenticator=Authenticator(shared_token="t"))
+    assert _status_of_a_page_request(auth(authenticator=Authenticator()), "evil.example", "http://evil.example") == 403
+    with_token = auth(authenticator=Authenticator(shared_token="t"))
     assert _status_of_a_page_request(with_token, "10.0.0.5:8765", "http://10.0.0.5:8765", token="t") == 200
-    named = guard(authenticator=Authenticator(), allowed_hosts=["iac.example.com"])
+    named = auth(authenticator=Authenticator(), allowed_hosts=["iac.example.com"])
     assert _status_of_a_page_request(named, "iac.example.com", "http://iac.example.com") == 200

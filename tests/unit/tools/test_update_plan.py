@@ -3,7 +3,7 @@
 import pytest
 
 from iac_code.tools.base import ToolContext, ToolError
-from iac_code.tools.plan import MAX_ENTRIES, UpdatePlanTool
+from iac_code.tools.update_plan import MAX_ENTRIES, UpdatePlanTool
 
 PLAN = [
     {"content": "Read the existing VPC module", "status": "completed", "priority": "high"},
