@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from iac_code.agent.session import SessionCore, SessionFace
-from iac_code.config import ConfigError
+from iac_code.config import ConfigError, Settings
 from iac_code.errors import AuthRequired, InvalidParams, SessionNotFound, Unavailable
 from iac_code.host.assembly import SessionOpening, assemble
 from iac_code.host.client_mcp import ClientMcp
-from iac_code.host.host import new_session_id
 from iac_code.host.ownership import may_delete, visible
 from iac_code.host.residency import Residency
 from iac_code.host.workspaces import check_recorded_cwd
@@ -32,9 +31,26 @@ from iac_code.sessions.store import SessionRecord, SessionStore
 from iac_code.tools.backends import WorkspaceIO
 
 if TYPE_CHECKING:
-    from iac_code.host.host import SessionHost
+    from iac_code.host.assembly import LoopMaker
 
 logger = logging.getLogger(__name__)
+
+
+class Host(Protocol):
+    """What a connection's sessions need of the process's session host (host.py's SessionHost)."""
+
+    settings: Settings
+    make_loop: LoopMaker | None
+
+    async def store(self) -> SessionStore: ...
+
+    def workspace(self, principal: Principal, cwd: str) -> Path: ...
+
+    def new_session_id(self) -> str: ...
+
+    def new_record(self, principal: Principal, workspace: Path) -> SessionRecord: ...
+
+    async def store_new(self, record: SessionRecord) -> None: ...
 
 
 class Front(Protocol):
@@ -54,7 +70,7 @@ class Front(Protocol):
 
 
 class ClientSessions:
-    def __init__(self, host: SessionHost, principal: Principal, front: Front, owners: SessionOwners) -> None:
+    def __init__(self, host: Host, principal: Principal, front: Front, owners: SessionOwners) -> None:
         self._host = host
         self.principal = principal  # its sessions are the only ones it may see (an admin sees all)
         self._front = front
@@ -98,7 +114,7 @@ class ClientSessions:
         workspace = self._host.workspace(self.principal, cwd)
         servers = await self._client_mcp.admitted(mcp_servers, workspace)
         store = await self._stored(session_id, workspace)
-        fork_id = new_session_id()
+        fork_id = self._host.new_session_id()
         if (source := self.live.get(session_id)) is not None:
             await source.flush()
         await store.fork(session_id, fork_id, owner=self.principal.name)  # the log so far: complete messages only

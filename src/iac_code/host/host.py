@@ -42,10 +42,6 @@ async def _open_store(settings: Settings) -> SessionStore:
 ONE_SHOT_ID = "headless"  # the id a headless run's session has in the audit trail and the logs
 
 
-def new_session_id() -> str:
-    return f"sess_{uuid.uuid4().hex}"
-
-
 class SessionHost:
     def __init__(
         self,
@@ -92,12 +88,15 @@ class SessionHost:
         """Where `principal` may open a session for `cwd` (workspaces.py); InvalidParams otherwise."""
         return admitted_workspace(self.settings, principal, cwd)
 
+    def new_session_id(self) -> str:
+        return f"sess_{uuid.uuid4().hex}"
+
     def new_record(self, principal: Principal, workspace: Path) -> SessionRecord:
         """A new session's record, owned by `principal`, with the configured model (its SDK not imported)."""
         from iac_code.providers.lazy import LazyProvider
 
         model = LazyProvider(self.settings).model  # ConfigError: model settings to fix
-        return SessionRecord(new_session_id(), str(workspace), model=model, owner=principal.name)
+        return SessionRecord(self.new_session_id(), str(workspace), model=model, owner=principal.name)
 
     async def store_new(self, record: SessionRecord) -> None:
         """The one way a session comes to exist: its record stored (every face, the early answers too)."""
