@@ -8,7 +8,8 @@ from tests.unit.agent.fakes import FakeProvider, FakeTool, call, make_loop, say
 
 from iac_code.agent.events import PermissionRequest
 from iac_code.agent.policy import PLAN_MODE_REFUSAL, JudgedCall, Mode, Verdict, decide
-from iac_code.guard import BashCallDecision, ShimRequest
+from iac_code.guard.calls import BashCallDecision
+from iac_code.guard.channel import ShimRequest
 from iac_code.tools.base import AccessDetails
 
 
