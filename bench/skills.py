@@ -15,6 +15,7 @@ from pathlib import Path
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from iac_code.agent.system_prompt import skill_list  # noqa: E402
+from iac_code.repository import project_directories  # noqa: E402
 from iac_code.skills.discovery import bundled_skills, find_skills  # noqa: E402
 
 RUNS = 200
@@ -36,7 +37,7 @@ def _median_ms(workspace: Path) -> float:
     times = []
     for _ in range(RUNS):
         start = time.perf_counter()
-        find_skills(workspace, workspace / "no-config")
+        find_skills(project_directories(workspace), workspace / "no-config")
         times.append(time.perf_counter() - start)
     return statistics.median(times) * 1000
 
@@ -46,7 +47,7 @@ def main() -> None:
     for count in (0, 20, 200):
         with tempfile.TemporaryDirectory() as temp:
             workspace = _workspace(Path(temp), count)
-            catalog = find_skills(workspace, None)
+            catalog = find_skills(project_directories(workspace), None)
             listed = skill_list(catalog)
             print(
                 f"{count:3d} project skills + {len(catalog.skills) - count} bundled: find_skills median "

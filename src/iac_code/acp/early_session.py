@@ -17,6 +17,7 @@ from iac_code.errors import IacError
 from iac_code.host.host import SessionHost
 from iac_code.principals import LOCAL
 from iac_code.providers.presets import available_models
+from iac_code.repository import project_directories
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ class EarlySessions:
     async def answer(self, message: Message) -> Message | None:
         """The response to a `session/new` if it can be given now, else None (the SDK will answer it)."""
         workspace = plain_new_session_workspace(message)
-        if workspace is None or project_files(workspace):
+        if workspace is None or project_files(project_directories(workspace)):
             return None  # (the agent reads and checks a project's permission rules, and says what is refused)
         try:
             workspace = self._host.workspace(LOCAL, str(workspace))

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from iac_code.agent.audit import Recorder
 from iac_code.agent.loop import AgentLoop, LoopConfig
 from iac_code.agent.policy import Judge
 from iac_code.agent.secrets import session_redactor
 from iac_code.agent.system_prompt import build_system_prompt
+from iac_code.agent.workspace import Workspace
 from iac_code.config import Settings
 from iac_code.iac.plans.store import session_plans_dir
 from iac_code.iac.session_start import start_workspace_summary
 from iac_code.messages import Message
 from iac_code.providers.base import ModelProvider
 from iac_code.providers.presets import session_prices
-from iac_code.skills.discovery import SkillCatalog
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.base import Tool
 from iac_code.tools.registry import default_tools
@@ -36,7 +35,6 @@ class LoopParts:
     io: WorkspaceIO | None = None  # where tools read, write and run; None is the local disk
     session_id: str = ""  # names the session's private folder of saved plans (iac_plan) and its turns' spans
     recorder: Recorder | None = None  # where the loop records each permission decision; None: nowhere
-    skills: SkillCatalog | None = None  # the session's skills: listed in the system prompt, loaded by `skill`
     # the paths the session's Read rules deny, now: hidden from the programs tools start (agent/read_denials.py)
     unreadable: Callable[[], list[str]] | None = None
 
@@ -48,7 +46,7 @@ LoopFactory = Callable[[LoopParts], AgentLoop]
 def build_loop(
     settings: Settings,
     provider: ModelProvider,
-    workspace: Path,
+    workspace: Workspace,
     parts: LoopParts,
     *,
     prewarm_checkers: bool = False,
@@ -58,7 +56,7 @@ def build_loop(
     plans_dir = session_plans_dir(settings.config_dir, parts.session_id or "unsaved")
     config = LoopConfig(
         # + the user's AGENTS.md and the skills' names and descriptions
-        system_prompt=build_system_prompt(workspace, config_dir=settings.config_dir, skills=parts.skills),
+        system_prompt=build_system_prompt(workspace, config_dir=settings.config_dir),
         mode_instructions=parts.mode_instructions,
         model=parts.model,
         max_turns=settings.max_turns,
@@ -69,13 +67,13 @@ def build_loop(
         prices=session_prices(settings).price,
     )
     tools = default_tools(
-        settings.iac_cache_path, plans_dir, settings.provider_schema_cache_path, parts.skills, parts.unreadable
+        settings.iac_cache_path, plans_dir, settings.provider_schema_cache_path, workspace.skills, parts.unreadable
     )
     return AgentLoop(
         config,
         provider,
         tools,
-        workspace,
+        workspace.root,
         judge=parts.judge,
         history=list(parts.history),
         on_message=parts.on_message,
@@ -83,5 +81,5 @@ def build_loop(
         io=parts.io,
         recorder=parts.recorder,
         redactor=session_redactor(settings),
-        workspace_summary=start_workspace_summary(workspace, prewarm=prewarm_checkers),
+        workspace_summary=start_workspace_summary(workspace.root, prewarm=prewarm_checkers),
     )

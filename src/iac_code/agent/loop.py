@@ -33,7 +33,7 @@ from iac_code.agent.events import (
 from iac_code.agent.model_call import ModelReply, read_reply
 from iac_code.agent.policy import Judge
 from iac_code.agent.spend import Prices, Spend, added, no_prices
-from iac_code.agent.system_prompt import build_system_prompt
+from iac_code.agent.system_prompt import ROLE
 from iac_code.agent.tool_calls import ToolCalls, TurnCancelled, TurnTools, announced_result
 from iac_code.agent.tool_offer import DEFAULT_SHARE, ToolOffer, found_in
 from iac_code.messages import Message, ToolCall, context_messages, unanswered_tool_calls, user
@@ -72,7 +72,7 @@ class LoopConfig:
     """The values a loop runs by, fixed for its life; a sub-agent's are its parent's, `replace`d. What a
     session changes as it goes (the mode's instructions, the model) the loop keeps as its own state."""
 
-    system_prompt: str = ""  # "" is the default prompt for the workspace (system_prompt.py)
+    system_prompt: str = ROLE  # the session's is built from its workspace (system_prompt.build_system_prompt)
     mode_instructions: str = ""  # the session's mode at construction; then set_mode_instructions
     model: str = ""  # the model the session last used; "" keeps the provider's configured default
     max_turns: int = 50  # model calls in one turn
@@ -120,7 +120,7 @@ class AgentLoop:
         # The provider's prompt cache may route by a key: the session's, hashed (it names nothing outside).
         self._cache_key = hashlib.sha256(config.session_id.encode()).hexdigest()[:32] if config.session_id else ""
         self.on_message = on_message
-        self.system_prompt = config.system_prompt or build_system_prompt(workspace)
+        self.system_prompt = config.system_prompt
         # The workspace's infrastructure, being found in the background; it joins the prompt before the
         # first model call. The mode's instructions (plan mode asks for a plan) follow the prompt on every
         # call, so a mode change takes effect on the next one.

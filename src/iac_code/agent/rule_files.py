@@ -5,13 +5,13 @@ importing the rule machinery."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-
-from iac_code.repository import project_directories
 
 PROJECT_FILE = Path(".iac-code") / "settings.json"
 
 
-def project_files(workspace: Path) -> list[Path]:
-    """The project rule files that hold for `workspace`, the repository root's first."""
-    return [d / PROJECT_FILE for d in reversed(project_directories(workspace)) if (d / PROJECT_FILE).is_file()]
+def project_files(project_dirs: Sequence[Path]) -> list[Path]:
+    """The project rule files of a workspace whose project directories (repository.project_directories, the
+    workspace first) are `project_dirs`: the repository root's first."""
+    return [d / PROJECT_FILE for d in reversed(project_dirs) if (d / PROJECT_FILE).is_file()]

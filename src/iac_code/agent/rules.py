@@ -190,7 +190,7 @@ def trusted_directories(value: object, config_file: Path) -> list[Path]:
 
 
 def load_rules(
-    workspace: Path,
+    project_dirs: Sequence[Path],
     permissions: object,
     trusted_projects: object,
     config_dir: Path,
@@ -198,16 +198,17 @@ def load_rules(
     remembered_trust: bool = True,
     principal: Principal = LOCAL,
 ) -> Rules:
-    """The rules in force for `workspace`; RulesError for a bad entry in any file. `remembered_trust`: whether
+    """The rules in force for the workspace whose project directories (repository.project_directories, the
+    workspace first) are `project_dirs`; RulesError for a bad entry in any file. `remembered_trust`: whether
     the user's earlier `/permissions trust` counts (headless: only `trustedProjects` does)."""
     config_file = config_dir / "config.json"
     user = user_rules(permissions, trusted_projects, config_file)
-    files = project_files(workspace)
+    files = project_files(project_dirs)
     projects = [parse_permissions(_read_project_file(file), file) for file in files]
     trusted_dirs = trusted_directories(trusted_projects, config_file)
     if remembered_trust:
         trusted_dirs += remembered_trusted(config_dir, principal)
-    here = workspace.resolve()
+    here = project_dirs[0]
     trusted = any(here == d or d in here.parents for d in trusted_dirs)
     project_allow = [rule for project in projects for rule in project["allow"]]
     return Rules(

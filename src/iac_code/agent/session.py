@@ -23,7 +23,7 @@ from iac_code.agent.events import Event, PermissionRequest, TurnEnd
 from iac_code.agent.factory import LoopFactory, LoopParts
 from iac_code.agent.policy import Choice, JudgedCall, Mode, Remembered, Verdict, decide, remembered_after
 from iac_code.agent.read_denials import denied_read_paths
-from iac_code.agent.rules import Rules, remember_trust
+from iac_code.agent.rules import remember_trust
 from iac_code.agent.session_commands import (
     CommandError,
     CommandInfo,
@@ -38,6 +38,7 @@ from iac_code.agent.session_commands import (
 from iac_code.agent.session_mcp import HubFactory, SessionMcp
 from iac_code.agent.spend import spend_text
 from iac_code.agent.system_prompt import mode_instructions
+from iac_code.agent.workspace import Workspace
 from iac_code.encodable import encodable
 from iac_code.errors import InvalidParams
 from iac_code.guard.shims import guard_status
@@ -46,7 +47,6 @@ from iac_code.principals import LOCAL, Principal
 from iac_code.sessions.audit import Audited, AuditTrail
 from iac_code.sessions.store import RecordChanges, SessionStore
 from iac_code.sessions.writer import OrderedWriter
-from iac_code.skills.discovery import find_skills
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.iac_check import workspace_check_call
 from iac_code.tools.iac_plan import preview_call
@@ -93,7 +93,7 @@ class SessionCore:
     def __init__(
         self,
         session_id: str,
-        cwd: Path,
+        workspace: Workspace,
         face: SessionFace,
         make_loop: LoopFactory,
         *,
@@ -109,11 +109,12 @@ class SessionCore:
         principal: Principal = LOCAL,
         trail: AuditTrail | None = None,
         answered_by: AnsweredBy = "user",
-        rules: Rules | None = None,
     ) -> None:
+        """`make_loop`: the loop over `workspace` for the parts the session gives it (host/assembly.py)."""
         self.id = session_id
         self.principal = principal  # who is asking: the audit and the logs name it
-        self.rules = rules if rules is not None else Rules(cwd)  # the permission rules in force (agent/rules.py)
+        self.workspace = workspace
+        self.rules = workspace.rules  # the permission rules in force (agent/rules.py); /permissions trust changes them
         self._config_dir = config_dir
         # every decision is recorded in the store's audit trail (or `trail`, for a face without a store)
         if trail is None and isinstance(store, Audited):
@@ -123,7 +124,6 @@ class SessionCore:
             if trail is not None
             else None
         )
-        self.cwd = cwd
         self.mode: Mode = mode
         self.title = title
         self.always: dict[str, Remembered] = dict(always or {})
@@ -131,8 +131,7 @@ class SessionCore:
         self._store = store
         self._writes = OrderedWriter(session_id)  # the store's writes for this session, in order
         self.mcp = SessionMcp(mcp, face.warn, self.announce_commands)
-        # found once: the system prompt lists them, and it stays the same for the whole session
-        self.skills = find_skills(cwd, config_dir)
+        self.skills = workspace.skills  # found once: the system prompt lists them, the same for the whole session
         parts = LoopParts(
             judge=self._judge,
             on_message=self._on_message,
@@ -143,18 +142,21 @@ class SessionCore:
             io=io,
             session_id=session_id,
             recorder=recorder,
-            skills=self.skills,
             unreadable=lambda: denied_read_paths(self.rules),
         )
         self.loop = make_loop(parts)
         # a skill wins a name clash with a Markdown command (but not with /init or the session's own commands)
-        self._files = FileCommands(cwd, config_dir, reserved={*COMMANDS, *self.skills.names})
+        self._files = FileCommands(workspace.root, config_dir, reserved={*COMMANDS, *self.skills.names})
         self._skill_commands = SkillCommands(self.skills, reserved=COMMANDS)
         self.prompt_commands: list[PromptCommands] = [self._files, self._skill_commands]  # sources, in order
         self._busy = False
         self._idle = asyncio.Event()
         self._idle.set()
         self._cancelled = asyncio.Event()
+
+    @property
+    def cwd(self) -> Path:
+        return self.workspace.root
 
     @property
     def model(self) -> str:

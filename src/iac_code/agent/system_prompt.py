@@ -8,7 +8,7 @@ from datetime import date
 from pathlib import Path
 
 from iac_code.agent.policy import Mode
-from iac_code.repository import project_directories
+from iac_code.agent.workspace import Workspace
 from iac_code.skills.discovery import SkillCatalog
 
 # Instruction file names, first match wins in each directory. Read from the user's config dir, then
@@ -71,21 +71,21 @@ def mode_instructions(mode: Mode) -> str:
     return PLAN_MODE if mode == "plan" else ""
 
 
-def build_system_prompt(
-    workspace: Path, *, today: date | None = None, config_dir: Path | None = None, skills: SkillCatalog | None = None
-) -> str:
+def build_system_prompt(workspace: Workspace, *, today: date | None = None, config_dir: Path | None = None) -> str:
+    """The role, the environment, the instruction files (the user's in `config_dir`, the project's) and the
+    workspace's skills."""
     parts = [
         ROLE,
         "Environment:\n"
-        f"- Workspace (all file paths are relative to it; you cannot leave it): {workspace}\n"
+        f"- Workspace (all file paths are relative to it; you cannot leave it): {workspace.root}\n"
         f"- Platform: {platform.system()} {platform.machine()}\n"
         f"- Date: {(today or date.today()).isoformat()}",
     ]
     instructions = _project_instructions(workspace, config_dir)
     if instructions:
         parts.append(instructions)
-    if skills is not None and skills.skills:
-        parts.append(skill_list(skills))
+    if workspace.skills.skills:
+        parts.append(skill_list(workspace.skills))
     return "\n\n".join(parts)
 
 
@@ -109,10 +109,10 @@ def _left_out(count: int) -> str:
     return f"({count} more skill{'s' if count > 1 else ''} left out of this list for space.)"
 
 
-def instruction_files(workspace: Path, config_dir: Path | None = None) -> list[Path]:
+def instruction_files(workspace: Workspace, config_dir: Path | None = None) -> list[Path]:
     """The instruction files that apply, most general first: the user's, then the repository root's
     down to the workspace's. Outside a repository only the workspace's own is read."""
-    directories = ([config_dir] if config_dir else []) + project_directories(workspace)[::-1]
+    directories = ([config_dir] if config_dir else []) + list(workspace.project_dirs[::-1])
     found = [_first_file(directory) for directory in directories]
     return [path for path in found if path is not None]
 
@@ -121,7 +121,7 @@ def _first_file(directory: Path) -> Path | None:
     return next((directory / name for name in INSTRUCTION_FILES if (directory / name).is_file()), None)
 
 
-def _project_instructions(workspace: Path, config_dir: Path | None) -> str:
+def _project_instructions(workspace: Workspace, config_dir: Path | None) -> str:
     budget = MAX_INSTRUCTION_CHARS
     sections: list[str] = []
     for path in reversed(instruction_files(workspace, config_dir)):  # nearest first: it keeps its share
@@ -135,7 +135,7 @@ def _project_instructions(workspace: Path, config_dir: Path | None) -> str:
         if len(text) > budget:
             text = text[:budget] + TRUNCATED
         budget -= len(text)
-        sections.append(f"Instructions from {_shown(path, workspace, config_dir)}:\n{text}")
+        sections.append(f"Instructions from {_shown(path, workspace.root, config_dir)}:\n{text}")
     if not sections:
         return ""
     heading = "Project instructions (follow them; when they conflict, the later ones, nearer the workspace, win):"

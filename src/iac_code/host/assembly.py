@@ -15,18 +15,21 @@ from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Mode, is_mode
 from iac_code.agent.rules import RulesError, load_rules
 from iac_code.agent.session import SessionCore, SessionFace
+from iac_code.agent.workspace import Workspace
 from iac_code.config import Settings
 from iac_code.errors import InvalidParams
 from iac_code.mcp import hub_for_session
 from iac_code.messages import Message
 from iac_code.principals import Principal
 from iac_code.providers.lazy import LazyProvider
+from iac_code.repository import project_directories
 from iac_code.sessions.audit import AuditTrail
 from iac_code.sessions.store import SessionRecord, SessionStore
+from iac_code.skills.discovery import find_skills
 from iac_code.tools.backends import WorkspaceIO
 
 # (the session's workspace, what the session gives its loop) → its loop; tests pass their own
-LoopMaker = Callable[[Path, LoopParts], AgentLoop]
+LoopMaker = Callable[[Workspace, LoopParts], AgentLoop]
 
 
 @dataclass
@@ -57,18 +60,7 @@ def assemble(
     """The session's runtime, its MCP servers not started yet. `store` None: nothing of it is kept (headless,
     whose decisions still go to `trail`). InvalidParams on `cwd` for a bad project rule; ConfigError when the
     model settings cannot make a provider."""
-    workspace, record = opening.workspace, opening.record
-    try:
-        rules = load_rules(
-            workspace,
-            settings.permissions,
-            settings.trusted_projects,
-            settings.config_dir,
-            remembered_trust=opening.remembered_trust,
-            principal=opening.principal,
-        )
-    except RulesError as exc:  # a bad rule in the project's .iac-code/settings.json, named with its file
-        raise InvalidParams("cwd", str(exc)) from None
+    workspace, record = resolved_workspace(settings, opening), opening.record
     loop_maker = make_loop or functools.partial(_build_loop, settings, prewarm_checkers)
     mode: Mode = record.mode if is_mode(record.mode) else "default"
     return SessionCore(
@@ -77,7 +69,7 @@ def assemble(
         face,
         functools.partial(loop_maker, workspace),
         store=store,
-        mcp=functools.partial(hub_for_session, settings, opening.mcp_servers, workspace),
+        mcp=functools.partial(hub_for_session, settings, opening.mcp_servers, workspace.root),
         mode=mode,
         title=record.title,
         always=dict(record.permissions),
@@ -86,13 +78,31 @@ def assemble(
         principal=opening.principal,
         io=io,
         config_dir=settings.config_dir,
-        rules=rules,
         trail=trail,
         answered_by=opening.answered_by,
     )
 
 
-def _build_loop(settings: Settings, prewarm_checkers: bool, workspace: Path, parts: LoopParts) -> AgentLoop:
+def resolved_workspace(settings: Settings, opening: SessionOpening) -> Workspace:
+    """The session's workspace, worked out once: its project directories, the rules in force there for its
+    principal, the skills found. InvalidParams on `cwd` for a bad project rule."""
+    root = opening.workspace
+    directories = tuple(project_directories(root))
+    try:
+        rules = load_rules(
+            directories,
+            settings.permissions,
+            settings.trusted_projects,
+            settings.config_dir,
+            remembered_trust=opening.remembered_trust,
+            principal=opening.principal,
+        )
+    except RulesError as exc:  # a bad rule in the project's .iac-code/settings.json, named with its file
+        raise InvalidParams("cwd", str(exc)) from None
+    return Workspace(root, directories, rules, find_skills(directories, settings.config_dir))
+
+
+def _build_loop(settings: Settings, prewarm_checkers: bool, workspace: Workspace, parts: LoopParts) -> AgentLoop:
     # A session must not wait for a model SDK to import: the provider is built on first use. A long-lived
     # agent warms iac_check's heavy checkers; a one-shot run would mostly pay for workers it never uses.
     return build_loop(settings, LazyProvider(settings), workspace, parts, prewarm_checkers=prewarm_checkers)

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from iac_code.repository import project_directories
 from iac_code.skills.skill_file import SKILL_FILE, Origin, Skill, SkillProblem, read_skill
 
 logger = logging.getLogger(__name__)
@@ -44,10 +43,11 @@ class SkillCatalog:
         return [skill.name for skill in self.skills]
 
 
-def find_skills(workspace: Path, config_dir: Path | None, *, bundled: bool = True) -> SkillCatalog:
-    """The skills of a session in `workspace` (see the module's docstring)."""
+def find_skills(project_dirs: Sequence[Path], config_dir: Path | None, *, bundled: bool = True) -> SkillCatalog:
+    """The skills of a session whose project directories are `project_dirs` (repository.project_directories:
+    the workspace first; see the module's docstring)."""
     found: list[Skill | SkillProblem] = []
-    for directory in project_directories(workspace):
+    for directory in project_dirs:
         for skills_dir in PROJECT_SKILL_DIRS:
             found += _skills_in(directory / skills_dir, "project")
     if config_dir is not None:

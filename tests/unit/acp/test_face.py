@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from acp.helpers import text_block
-from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say, workspace_at
 from tests.unit.agent.test_session import loop_factory
 
 from iac_code.acp.face import AcpFace, prompt_turn
@@ -67,7 +67,9 @@ class Live:
 
 def session(tmp_path, peer, provider, tools, store=None, **state) -> Live:
     make_loop = loop_factory(provider, tools, tmp_path)
-    return Live(SessionCore("s1", tmp_path, AcpFace("s1", peer), make_loop, store=store, title="t", **state), peer)
+    return Live(
+        SessionCore("s1", workspace_at(tmp_path), AcpFace("s1", peer), make_loop, store=store, title="t", **state), peer
+    )
 
 
 def prompt(text: str) -> list[Any]:

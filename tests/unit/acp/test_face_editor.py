@@ -7,7 +7,7 @@ from pathlib import Path
 
 from acp.helpers import image_block, text_block
 from tests.unit.acp.test_face import Live, ScriptedPeer, loop_factory, prompt, session
-from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say, workspace_at
 
 from iac_code.acp.face import AcpFace
 from iac_code.agent import session as core_module
@@ -149,6 +149,6 @@ async def test_the_session_backend_reaches_the_tools(tmp_path):
 
     make_loop = loop_factory(provider, [Probe("probe")], tmp_path)
     peer = ScriptedPeer()
-    live = Live(SessionCore("s1", tmp_path, AcpFace("s1", peer), make_loop, io=backend), peer)
+    live = Live(SessionCore("s1", workspace_at(tmp_path), AcpFace("s1", peer), make_loop, io=backend), peer)
     await live.prompt(prompt("go"))
     assert seen == [backend]

@@ -10,8 +10,12 @@ from typing import Any
 
 from iac_code.agent.loop import AgentLoop, LoopConfig
 from iac_code.agent.policy import Judge, run_everything
+from iac_code.agent.rules import Rules
+from iac_code.agent.workspace import Workspace
 from iac_code.messages import Message, ToolCall
 from iac_code.providers.base import Finish, ProviderError, TextDelta, ToolCallReady, Usage
+from iac_code.repository import project_directories
+from iac_code.skills.discovery import SkillCatalog, find_skills
 from iac_code.tools.base import ToolContext, ToolResult
 
 
@@ -96,3 +100,13 @@ def make_loop(
 
 
 __all__ = ["FakeProvider", "FakeTool", "ProviderError", "call", "make_loop", "say"]
+
+
+def workspace_at(
+    root: Path, *, config_dir: Path | None = None, rules: Rules | None = None, skills: SkillCatalog | None = None
+) -> Workspace:
+    """The workspace of a session in `root`, as the host resolves it: its project directories, and the
+    skills found there unless given; no permission rules unless given."""
+    directories = tuple(project_directories(root))
+    found = skills if skills is not None else find_skills(directories, config_dir)
+    return Workspace(directories[0], directories, rules if rules is not None else Rules(directories[0]), found)

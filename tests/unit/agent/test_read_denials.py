@@ -7,10 +7,11 @@ from pathlib import Path
 
 from iac_code.agent.read_denials import denied_read_paths
 from iac_code.agent.rules import load_rules
+from iac_code.repository import project_directories
 
 
 def rules_for(workspace: Path, config: Path, deny: list[str]):
-    return load_rules(workspace, {"deny": deny, "allow": ["Read(public/**)"]}, None, config)
+    return load_rules(project_directories(workspace), {"deny": deny, "allow": ["Read(public/**)"]}, None, config)
 
 
 def test_read_deny_rules_expand_to_the_existing_paths(tmp_path, monkeypatch):

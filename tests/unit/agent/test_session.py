@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say
+from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say, workspace_at
 
 from iac_code.agent.events import Event, PermissionRequest, TextDelta, ToolFinished, ToolUseStart
 from iac_code.agent.factory import LoopFactory, LoopParts
@@ -82,7 +82,7 @@ def loop_factory(provider: FakeProvider, tools: list[FakeTool], workspace: Path)
 
 
 def core(tmp_path: Path, face: RecordingFace, provider: FakeProvider, tools=(), **options: Any) -> SessionCore:
-    return SessionCore("s1", tmp_path, face, loop_factory(provider, list(tools), tmp_path), **options)
+    return SessionCore("s1", workspace_at(tmp_path), face, loop_factory(provider, list(tools), tmp_path), **options)
 
 
 def user(text: str) -> Message:

@@ -15,6 +15,7 @@ from iac_code.agent.session_commands import (
     help_text,
     listed,
 )
+from iac_code.repository import project_directories
 from iac_code.skills.discovery import find_skills
 
 
@@ -77,7 +78,7 @@ def skills(tmp_path: Path, body: str = "# Tagging\nTag with owner.") -> SkillCom
         (skills_dir / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {name} rules\n---\n{body}\n")
     (skills_dir / "broken").mkdir()
     (skills_dir / "broken" / "SKILL.md").write_text("no front matter")
-    return SkillCommands(find_skills(tmp_path / "ws", None, bundled=False), reserved=OWN)
+    return SkillCommands(find_skills(project_directories(tmp_path / "ws"), None, bundled=False), reserved=OWN)
 
 
 def test_skills_are_commands_except_the_names_of_the_session_and_init(tmp_path):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from iac_code.repository import project_directories
 from iac_code.skills.discovery import bundled_skills, find_skills
 from iac_code.skills.skill_file import Skill, SkillProblem
 
@@ -40,7 +41,7 @@ def test_the_nearest_wins_a_name_clash_and_the_order_is_nearest_first(repo, tmp_
     skill(config / "skills", "mine")
     skill(tmp_path / ".iac-code" / "skills", "above-the-repository")
 
-    catalog = find_skills(workspace, config, bundled=False)
+    catalog = find_skills(project_directories(workspace), config, bundled=False)
 
     assert catalog.names == ["shared", "envs-only", "root-only", "mine"]
     origins = {s.name: (s.origin, s.folder.parent.parent.parent) for s in catalog.skills}
@@ -56,7 +57,7 @@ def test_in_one_directory_iac_code_then_agents_then_claude(repo):
     skill(repo / ".agents" / "skills", "lint", "lint from agents")
     skill(repo / ".claude" / "skills", "lint", "lint from claude")
     skill(repo / ".iac-code" / "skills", "lint", "lint from iac-code")
-    catalog = find_skills(repo, None, bundled=False)
+    catalog = find_skills(project_directories(repo), None, bundled=False)
     assert [(s.name, s.description) for s in catalog.skills] == [
         ("lint", "lint from iac-code"),
         ("review", "from agents"),
@@ -68,12 +69,12 @@ def test_outside_a_repository_only_the_workspace_is_searched(tmp_path):
     workspace.mkdir()
     skill(tmp_path / ".agents" / "skills", "parent")
     skill(workspace / ".agents" / "skills", "own")
-    assert find_skills(workspace, None, bundled=False).names == ["own"]
+    assert find_skills(project_directories(workspace), None, bundled=False).names == ["own"]
 
 
 def test_a_project_skill_overrides_a_bundled_one_of_the_same_name(repo):
     skill(repo / ".iac-code" / "skills", "plan-review", "our own plan review")
-    catalog = find_skills(repo, None)
+    catalog = find_skills(project_directories(repo), None)
     found = catalog.get("plan-review")
     assert found is not None and found.description == "our own plan review" and found.origin == "project"
     assert catalog.names[0] == "plan-review"
@@ -88,7 +89,7 @@ def test_hidden_folders_plain_files_and_folders_without_skill_md_are_not_skills(
     (skills_dir / "notes").mkdir()
     (skills_dir / "notes" / "README.md").write_text("not a skill")
     (skills_dir / "loose.md").write_text("---\nname: loose\ndescription: x\n---\n")
-    catalog = find_skills(repo, None, bundled=False)
+    catalog = find_skills(project_directories(repo), None, bundled=False)
     assert catalog.names == ["real"] and catalog.problems == ()
 
 
@@ -97,7 +98,7 @@ def test_a_skill_folder_may_be_a_symlink_and_keeps_the_link_name(repo, tmp_path)
     skills_dir = repo / ".claude" / "skills"
     skills_dir.mkdir(parents=True)
     (skills_dir / "terraform-style").symlink_to(shared)
-    (found,) = find_skills(repo, None, bundled=False).skills
+    (found,) = find_skills(project_directories(repo), None, bundled=False).skills
     assert found.name == "terraform-style" and found.folder == skills_dir / "terraform-style"
 
 
@@ -126,7 +127,7 @@ def test_a_bad_skill_is_skipped_and_named_with_why(repo, case):
     skill(skills_dir, "good")
     (skills_dir / "bad").mkdir()
     (skills_dir / "bad" / "SKILL.md").write_text(text)
-    catalog = find_skills(repo, None, bundled=False)
+    catalog = find_skills(project_directories(repo), None, bundled=False)
     assert catalog.names == ["good"]
     (problem,) = catalog.problems
     assert problem.file == skills_dir / "bad" / "SKILL.md"
@@ -137,7 +138,7 @@ def test_a_64_character_name_is_accepted_and_65_is_not(repo):
     skills_dir = repo / ".iac-code" / "skills"
     skill(skills_dir, "a" * 64)
     skill(skills_dir, "b" * 65)
-    catalog = find_skills(repo, None, bundled=False)
+    catalog = find_skills(project_directories(repo), None, bundled=False)
     assert catalog.names == ["a" * 64]
     assert "at most 64 characters" in catalog.problems[0].reason
 
@@ -147,8 +148,8 @@ def test_a_bad_skill_is_logged_once_per_process_but_each_session_keeps_it(repo, 
     (skills_dir / "broken").mkdir(parents=True)
     (skills_dir / "broken" / "SKILL.md").write_text("no front matter here")
     with caplog.at_level(logging.WARNING, logger="iac_code.skills.discovery"):
-        first = find_skills(repo, None, bundled=False)
-        second = find_skills(repo, None, bundled=False)
+        first = find_skills(project_directories(repo), None, bundled=False)
+        second = find_skills(project_directories(repo), None, bundled=False)
     assert first.problems == second.problems and len(first.problems) == 1
     logged = [r.getMessage() for r in caplog.records if "broken" in r.getMessage()]
     assert logged == [f"skill skipped: {skills_dir / 'broken' / 'SKILL.md'}: {first.problems[0].reason}"]
@@ -160,8 +161,10 @@ def test_a_skill_md_that_is_a_directory_or_a_dangling_link_makes_no_skill_and_br
     (skills_dir / "loop" / "SKILL.md").mkdir()  # a directory where the file should be: not a skill at all
     (skills_dir / "dangling").mkdir()
     (skills_dir / "dangling" / "SKILL.md").symlink_to(skills_dir / "nowhere")
-    assert find_skills(repo, None, bundled=False) == find_skills(repo, None, bundled=False)
-    assert find_skills(repo, None, bundled=False).names == []
+    assert find_skills(project_directories(repo), None, bundled=False) == find_skills(
+        project_directories(repo), None, bundled=False
+    )
+    assert find_skills(project_directories(repo), None, bundled=False).names == []
 
 
 def test_the_argument_hint_and_a_folded_description_are_read(repo):
@@ -171,7 +174,7 @@ def test_the_argument_hint_and_a_folded_description_are_read(repo):
         "---\nname: tag-audit\ndescription: >-\n  Checks tags.\n  Use when tagging.\nargument-hint: <dir>\n"
         "license: Apache-2.0\nmetadata:\n  owner: platform\n---\nbody\n"
     )
-    (found,) = find_skills(repo, None, bundled=False).skills
+    (found,) = find_skills(project_directories(repo), None, bundled=False).skills
     assert found == Skill("tag-audit", "Checks tags. Use when tagging.", folder, "project", "<dir>")
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from iac_code.repository import project_directories
 from iac_code.skills.discovery import find_skills
 from iac_code.tools.base import ToolContext, ToolError
 from iac_code.tools.registry import default_tools
@@ -30,7 +31,7 @@ def folder(workspace: Path) -> Path:
 
 @pytest.fixture
 def tool(workspace: Path, folder: Path) -> SkillTool:
-    return SkillTool(find_skills(workspace, None, bundled=False))
+    return SkillTool(find_skills(project_directories(workspace), None, bundled=False))
 
 
 async def test_loading_gives_the_body_the_folder_and_the_reference_files(tool, folder, ctx):
@@ -124,12 +125,12 @@ async def test_a_body_too_long_for_the_context_is_cut_in_the_middle(tool, folder
 
 def test_the_registry_offers_the_tool_only_with_skills(workspace, folder):
     assert "skill" not in default_tools()
-    tools = default_tools(skills=find_skills(workspace, None, bundled=False))
+    tools = default_tools(skills=find_skills(project_directories(workspace), None, bundled=False))
     assert tools["skill"].category == "read" and tools["skill"].kind == "read"
 
 
 async def test_a_bundled_skill_cannot_reach_its_neighbours(ctx: ToolContext):
-    tool = SkillTool(find_skills(ctx.workspace, None))
+    tool = SkillTool(find_skills(project_directories(ctx.workspace), None))
     assert "# Reviewing a plan before apply" in (await tool.run({"name": "plan-review"}, ctx)).text
     with pytest.raises(ToolError, match="leads outside the folder of skill 'plan-review'"):
         await tool.run({"name": "plan-review", "reference": "../cloudformation/SKILL.md"}, ctx)
