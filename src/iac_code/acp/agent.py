@@ -4,9 +4,7 @@ and calls these with snake_case keywords; what a session is, where it lives and 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Coroutine
-from pathlib import Path
 from typing import Any
 
 from acp.connection import Connection
@@ -20,11 +18,9 @@ from acp.schema import (
     SessionInfo,
     SetSessionConfigOptionResponse,
 )
-from pydantic import ValidationError
 
-from iac_code.acp.client_io import workspace_io
 from iac_code.acp.config_options import MODE_IDS, config_options, model_choices, session_state
-from iac_code.acp.face import AcpFace, ConnectionPeer, SessionUpdate, prompt_turn, replay
+from iac_code.acp.face import AcpFront, ConnectionPeer, SessionUpdate, prompt_turn, replay
 from iac_code.acp.handshake import initialize_result
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
@@ -37,13 +33,10 @@ from iac_code.principals import LOCAL, Principal
 from iac_code.providers.images import images_enabled
 from iac_code.providers.presets import available_models
 from iac_code.sessions.owners import SessionOwners
-from iac_code.tools.backends import WorkspaceIO
-
-logger = logging.getLogger(__name__)
 
 
 class IacAgent:
-    """The methods of one connection, and the host's `Front` for it (faces, the client's fs and terminals)."""
+    """The methods of one connection."""
 
     def __init__(
         self,
@@ -55,15 +48,13 @@ class IacAgent:
         principal: Principal = LOCAL,
     ) -> None:
         self.settings = host.settings
-        # What the client offers (fs, terminal); the stdio transport may have answered initialize itself.
-        self._client_capabilities = _capabilities(client_capabilities)
-        self._outbox = outbox
-        self._peer: ConnectionPeer | None = None
+        # the stdio transport may have answered initialize itself: the capabilities it was told
+        self._front = AcpFront(outbox, client_capabilities)
         self._background: set[asyncio.Task[None]] = set()
-        self.sessions = host.connect(principal, self, owners)
+        self.sessions = host.connect(principal, self._front, owners)
 
     def attach(self, connection: Connection) -> None:
-        self._peer = ConnectionPeer(connection)
+        self._front.peer = ConnectionPeer(connection)
 
     async def shutdown(self) -> None:
         """The connection ended: stop every turn and free every session."""
@@ -74,7 +65,7 @@ class IacAgent:
     async def initialize(
         self, protocol_version: int, client_capabilities: ClientCapabilities | None = None, **_: Any
     ) -> InitializeResponse:
-        self._client_capabilities = client_capabilities
+        self._front.capabilities = client_capabilities
         return InitializeResponse.model_validate(initialize_result(self.settings, protocol_version))
 
     async def authenticate(self, method_id: str, **_: Any) -> None:
@@ -94,7 +85,7 @@ class IacAgent:
         if live is not None and live.busy:
             raise InvalidParams("sessionId", "a prompt is running for this session")
         core = await self.sessions.restore(session_id, cwd, mcp_servers or [])
-        await replay(self._connected(), core)
+        await replay(self._front.connected(), core)
         await core.announce_commands()
         return LoadSession.model_validate(self._state(core))
 
@@ -171,25 +162,7 @@ class IacAgent:
         await core.set_model(value)
         await self._push_config(core)
 
-    # -- the host's front --------------------------------------------------------------------
-
-    def face(self, session_id: str, workspace: Path) -> AcpFace:
-        return AcpFace(session_id, self._connected())
-
-    def io(self, session_id: str, workspace: Path) -> WorkspaceIO:
-        return workspace_io(workspace, session_id, self._client_request, self._client_capabilities)
-
-    def opening(self, session_id: str) -> None:
-        self._outbox.hold(session_id)  # its updates wait for the response that gives the client its id
-
     # -- helpers -----------------------------------------------------------------------------
-
-    def _connected(self) -> ConnectionPeer:
-        assert self._peer is not None, "attach() the connection first"
-        return self._peer
-
-    async def _client_request(self, method: str, params: dict[str, Any]) -> Any:
-        return await self._connected().request(method, params)
 
     def _models(self, core: SessionCore) -> list[str]:
         return model_choices(core.model, available_models(self.settings))
@@ -205,20 +178,9 @@ class IacAgent:
         await self._tell(core, ConfigOptionUpdate.model_validate(options))
 
     async def _tell(self, core: SessionCore, update: SessionUpdate) -> None:
-        await self._connected().update(core.id, update)
+        await self._front.connected().update(core.id, update)
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(coroutine)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-
-def _capabilities(value: Any) -> ClientCapabilities | None:
-    """The client's capabilities from raw initialize params; None (use none of them) when unusable."""
-    if value is None or isinstance(value, ClientCapabilities):
-        return value
-    try:
-        return ClientCapabilities.model_validate(value)
-    except ValidationError:
-        logger.warning("unusable clientCapabilities in initialize: the client's fs and terminal are not used")
-        return None

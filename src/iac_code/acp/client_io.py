@@ -43,6 +43,7 @@ from acp.schema import (
     WaitForTerminalExitResponse,
     WriteTextFileRequest,
 )
+from pydantic import ValidationError
 
 from iac_code.credentials import SECRET_VARIABLES
 from iac_code.system.processes import contained_in_terminal
@@ -81,6 +82,17 @@ class _NoAnswer(ToolError):
 class _MethodNotFound(ToolError):
     """The client does not implement the method after all. Where there is no local way instead (a
     terminal/* call after terminal/create worked), the model sees it as any other tool error."""
+
+
+def known_capabilities(value: Any) -> ClientCapabilities | None:
+    """The client's capabilities from raw initialize params; None (use none of them) when unusable."""
+    if value is None or isinstance(value, ClientCapabilities):
+        return value
+    try:
+        return ClientCapabilities.model_validate(value)
+    except ValidationError:
+        log.warning("unusable clientCapabilities in initialize: the client's fs and terminal are not used")
+        return None
 
 
 def workspace_io(

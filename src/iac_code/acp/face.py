@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from acp import RequestError
@@ -33,7 +34,9 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from iac_code.acp.client_io import known_capabilities, workspace_io
 from iac_code.acp.commands import available_commands_update
+from iac_code.acp.outbox import Outbox
 from iac_code.acp.permissions import parse_answer
 from iac_code.acp.presenter import permission_request
 from iac_code.acp.prompt import PromptBlock, user_message
@@ -43,6 +46,7 @@ from iac_code.agent.events import Event, PermissionRequest
 from iac_code.agent.policy import Choice
 from iac_code.agent.session import SessionCore
 from iac_code.agent.session_commands import CommandInfo
+from iac_code.tools.backends import WorkspaceIO
 
 logger = logging.getLogger(__name__)
 
@@ -146,3 +150,29 @@ async def replay(peer: Peer, core: SessionCore) -> None:
     """Show the whole history to the client again, as updates (for session/load)."""
     for update in replay_updates(core.loop.history, core.loop.tools, core.cwd):
         await peer.update(core.id, update)
+
+
+class AcpFront:
+    """The host's Front for one ACP connection (host/client_sessions.py): a face per session on the client,
+    the client's fs and terminals where it offers them, and a new session's updates held for its response."""
+
+    def __init__(self, outbox: Outbox, client_capabilities: Any = None) -> None:
+        self.peer: ConnectionPeer | None = None  # once the connection is attached
+        self.capabilities = known_capabilities(client_capabilities)  # from initialize: what the client offers
+        self._outbox = outbox
+
+    def connected(self) -> ConnectionPeer:
+        assert self.peer is not None, "attach() the connection first"
+        return self.peer
+
+    def face(self, session_id: str, workspace: Path) -> AcpFace:
+        return AcpFace(session_id, self.connected())
+
+    def io(self, session_id: str, workspace: Path) -> WorkspaceIO:
+        return workspace_io(workspace, session_id, self._request, self.capabilities)
+
+    def opening(self, session_id: str) -> None:
+        self._outbox.hold(session_id)  # its updates wait for the response that gives the client its id
+
+    async def _request(self, method: str, params: dict[str, Any]) -> Any:
+        return await self.connected().request(method, params)

@@ -57,7 +57,7 @@ async def test_an_early_session_new_answers_what_the_agent_answers_and_the_sdk_a
     result = early["result"]
 
     agent = IacAgent(host, NoOutbox())  # type: ignore[arg-type]
-    agent._peer = NoPeer()  # type: ignore[assignment]
+    agent._front.peer = NoPeer()  # type: ignore[assignment]
     served = (await agent.new_session(str(tmp_path), [])).model_dump(**_DUMP, exclude_unset=True)
     await agent.shutdown()
     await host.close()

@@ -37,7 +37,7 @@ def wire(result: Any) -> Any:
 
 def make_agent(tmp_path: Path) -> IacAgent:
     agent = IacAgent(SessionHost(Settings(config_dir=tmp_path / "config")), NoOutbox())  # type: ignore[arg-type]
-    agent._peer = RecordingPeer()  # type: ignore[assignment]
+    agent._front.peer = RecordingPeer()  # type: ignore[assignment]
     return agent
 
 

@@ -40,7 +40,7 @@ _PROCESS_OWNERS = SessionOwners()  # the connections of one test share a process
 def _agent(tmp_path: Path, store: ThreadedFileStore, idle: float = 1800) -> IacAgent:
     settings = Settings(config_dir=tmp_path / "config", session_idle_seconds=idle)
     agent = IacAgent(host_over(store, settings, owners=_PROCESS_OWNERS), NoOutbox())  # type: ignore[arg-type]
-    agent._peer = RecordingPeer()  # type: ignore[assignment]
+    agent._front.peer = RecordingPeer()  # type: ignore[assignment]
     return agent
 
 
@@ -123,7 +123,7 @@ class WaitingOwners(SessionOwners):
 async def test_a_session_reloaded_by_two_calls_at_once_gets_one_runtime(tmp_path, store):
     settings = Settings(config_dir=tmp_path / "config", session_idle_seconds=0.05)
     agent = IacAgent(host_over(store, settings, owners=WaitingOwners()), NoOutbox())  # type: ignore[arg-type]
-    agent._peer = RecordingPeer()  # type: ignore[assignment]
+    agent._front.peer = RecordingPeer()  # type: ignore[assignment]
     session_id = (await agent.new_session(str(tmp_path))).session_id
     await asyncio.sleep(0.2)
     assert session_id not in agent.sessions.live

@@ -85,7 +85,7 @@ def test_session_new_imports_no_model_sdk(tmp_path):
             )
             host = SessionHost(settings)
             agent = IacAgent(host, Outbox())
-            agent._peer = Peer()
+            agent._front.peer = Peer()
             result = await agent.new_session({str(tmp_path)!r})
             assert result.models["currentModelId"] == "m"
             await agent.shutdown()
