@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from iac_code import __version__
 from iac_code.config import ConfigError, Settings, load_settings
@@ -16,6 +17,9 @@ from iac_code.credentials import withhold_from_environment
 from iac_code.guard.install import guard_checks_commands
 from iac_code.logs import configure_logging
 from iac_code.system.own_state import keep_out
+
+if TYPE_CHECKING:
+    from iac_code.guard.channel import ShimRequest
 
 ENVIRONMENT_HELP = """\
 environment variables (the same settings in $IAC_CODE_CONFIG_DIR/config.json: the name without IAC_CODE_,
@@ -187,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_print_audit(args, settings))
         if args.command == "token":
             return _add_token(args, settings)
-        guard_checks_commands()  # a server or a turn runs checks: each command they start meets the guard
+        guard_checks_commands(_answer_check_command)  # a server or a turn runs checks: their commands meet the guard
         if args.command == "acp":
             return _run_acp(args, settings)
         from iac_code.headless import run_headless
@@ -242,6 +246,13 @@ def _check_what_to_do(parser: argparse.ArgumentParser, args: argparse.Namespace)
             parser.error(f"{', '.join(given)} applies to a headless run: give -p PROMPT too")
         parser.print_help(sys.stderr)
         parser.exit(2, "\niac-code: error: nothing to do: give -p PROMPT for one headless turn, or the acp command\n")
+
+
+def _answer_check_command(request: ShimRequest) -> str | None:
+    # The policy decides (and loads with the first check's command, not at start-up).
+    from iac_code.agent.policy import answer_check_command
+
+    return answer_check_command(request)
 
 
 def _discard_stdout() -> None:

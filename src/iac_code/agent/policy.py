@@ -56,6 +56,8 @@ from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
 from iac_code.guard.calls import USER_REFUSAL
+from iac_code.guard.channel import ShimRequest
+from iac_code.infra_commands import changes_argv
 from iac_code.mcp.naming import PREFIX as MCP_TOOL_PREFIX
 from iac_code.tools.base import Access, AccessDetails
 
@@ -117,6 +119,7 @@ MCP_TOOL_REFUSAL = (
 # Each verdict says what decided it (`source`), for the audit trail and for the user: "mode:<id>" (the table),
 # "remembered" (an "always" answer); the rules add "rule:<file>:<entry>"; an answer "user:<option>", or
 # "headless-flag" where a headless run's flags answered (its --allow-tools are what it remembers).
+CHECK_REFUSAL = "a check never changes infrastructure"
 HEADLESS_FLAG = "headless-flag"
 
 
@@ -338,6 +341,18 @@ def unasked(question: Question, allow_infra_changes: bool) -> Run | Refuse:
 def unrecorded(problem: str) -> Refuse:
     """A call whose decision could not be written to the audit trail does not run: it would not be on record."""
     return Refuse(AUDIT_UNWRITTEN.format(problem=problem), source="audit-unwritten")
+
+
+def check_command(changes: bool) -> Run | Refuse:
+    """A command a check starts (iac_check's linters, iac_plan's terraform): a change is refused, never asked,
+    in every mode: a check never changes infrastructure."""
+    return Refuse(CHECK_REFUSAL, source="check") if changes else Run(source="check")
+
+
+def answer_check_command(request: ShimRequest) -> str | None:
+    """The guard's answer to a check's command's shim (registered by the start-up, cli.py): None runs it."""
+    verdict = check_command(changes_argv(request.argv, request.env))
+    return shim_refusal(verdict) if isinstance(verdict, Refuse) else None
 
 
 def shim_refusal(refusal: Refuse) -> str:

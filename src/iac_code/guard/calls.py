@@ -6,8 +6,8 @@
   change is asked as the visible line's would be, on the call's event loop, while the shim waits: its
   exact argv, where it runs and why it is asked. The answer holds for the same run (argv, directory, the
   environment that matters) again in the same call: a loop retrying a refused change is not asked anew.
-- The commands of checks (`refuse_changes`): a check never changes infrastructure, so a change is refused
-  without asking.
+- The commands of checks: the policy's answer (agent/policy.answer_check_command), which the start-up
+  registers (guard/install.py): a check never changes infrastructure, so a change is refused unasked.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from iac_code.guard.approvals import LineApproval, matters
 from iac_code.guard.channel import ShimRequest
 from iac_code.infra_commands import changes_argv
 
-CHECK_REFUSAL = "refused: a check never changes infrastructure"
 # The shim's words for a run the user refused (agent/policy.shim_refusal says them too), or whose question
 # the user withdrew by cancelling the turn.
 USER_REFUSAL = "refused by the user"
@@ -31,11 +30,6 @@ USER_REFUSAL = "refused by the user"
 AskUser = Callable[[str, str], Awaitable[str | None]]
 # One run as far as an answer goes: its argv, its directory, the environment that changes what it does.
 RunKey = tuple[tuple[str, ...], str, frozenset[tuple[str, str]]]
-
-
-def refuse_changes(request: ShimRequest) -> str | None:
-    """The decision for the commands the checks start."""
-    return CHECK_REFUSAL if changes_argv(request.argv, request.env) else None
 
 
 class BashCallDecision:

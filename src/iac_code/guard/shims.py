@@ -20,7 +20,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from iac_code.cloud_credentials import credential_paths
-from iac_code.guard.calls import refuse_changes
 from iac_code.guard.channel import Decide, GuardChannel
 from iac_code.guard.handover import HandOver
 from iac_code.guard.namespace import MountPlan, NamespaceSupport, beneath_any, coverable, probe_namespaces
@@ -205,14 +204,16 @@ def process_guard() -> Guard | None:
 _checks_token: str | None = None  # one for the process's checks, registered with their first command
 
 
-def guard_check_environment(env: dict[str, str], unreadable: Sequence[str], kept: Sequence[str]) -> None:
-    """Guard a check's command (its environment made by system.processes.command_environment): a change is
-    refused without asking (guard/calls.refuse_changes). Installed by the start-up (guard/install.py)."""
+def guard_check_environment(
+    answer: Decide, env: dict[str, str], unreadable: Sequence[str], kept: Sequence[str]
+) -> None:
+    """Guard a check's command (its environment made by system.processes.command_environment), its shims
+    answered by `answer` (the policy's, given by the start-up through guard/install.py)."""
     global _checks_token
     if (guard := process_guard()) is None:
         return
     if _checks_token is None:
-        _checks_token = guard.register(refuse_changes)
+        _checks_token = guard.register(answer)
     guard.environment(env, _checks_token, unreadable, kept)
 
 

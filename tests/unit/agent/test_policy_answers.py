@@ -6,6 +6,7 @@ a command whose guard's shim asked (`shim_refusal`)."""
 import pytest
 
 from iac_code.agent.policy import (
+    CHECK_REFUSAL,
     EVERY_OPTION,
     PERMISSION_DENIED,
     PLAN_MODE_REFUSAL,
@@ -13,7 +14,9 @@ from iac_code.agent.policy import (
     Question,
     Refuse,
     Run,
+    answer_check_command,
     answered,
+    check_command,
     decide,
     settled,
     shim_refusal,
@@ -21,6 +24,7 @@ from iac_code.agent.policy import (
     unrecorded,
 )
 from iac_code.guard.calls import USER_REFUSAL
+from iac_code.guard.channel import ShimRequest
 
 
 @pytest.mark.parametrize(
@@ -103,3 +107,11 @@ def test_a_decision_the_trail_could_not_keep_is_refused_saying_why():
 )
 def test_a_shim_says_the_user_refused_or_the_policys_reason(refusal, words):
     assert shim_refusal(refusal).startswith(words)
+
+
+@pytest.mark.parametrize(("argv", "changes"), [(("terraform", "apply"), True), (("terraform", "plan"), False)])
+def test_a_checks_command_that_changes_infrastructure_is_refused_unasked(argv, changes):
+    verdict = check_command(changes)
+    assert isinstance(verdict, Refuse if changes else Run) and verdict.source == "check"
+    answer = answer_check_command(ShimRequest(argv[0], "/work", list(argv[1:])))
+    assert answer == (f"refused: {CHECK_REFUSAL}" if changes else None)

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from iac_code.agent.policy import answer_check_command
 from iac_code.guard.install import guard_checks_commands
 from iac_code.guard.shim import GUARD_SOCKET, GUARD_TOKEN, REFUSED
 from iac_code.system import processes
@@ -21,7 +22,7 @@ RECORD = '#!/bin/sh\necho "$(basename "$0") $*" >> "$STAND_IN_LOG"\n'
 def guard_installed(monkeypatch):
     """The guard as the start-up installs it, uninstalled afterwards (other tests' commands run without it)."""
     monkeypatch.setattr(processes, "_guard_environment", None)
-    guard_checks_commands()
+    guard_checks_commands(answer_check_command)
 
 
 def test_a_checks_command_may_read_but_never_change(tmp_path, monkeypatch, guard_installed):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from iac_code.guard.calls import refuse_changes
+from iac_code.agent.policy import answer_check_command
 from iac_code.guard.channel import ShimRequest
 from iac_code.guard.namespace import NamespaceSupport
 from iac_code.guard.shim import GUARD_SOCKET, GUARD_TOKEN, REFUSED
@@ -63,14 +63,14 @@ def _ran(tmp_path: Path) -> list[str]:
 
 
 def test_a_run_that_changes_nothing_execs_the_real_program_with_its_argv(guard, stand_in, tmp_path):
-    env = _environment(guard, stand_in, tmp_path, guard.register(refuse_changes))
+    env = _environment(guard, stand_in, tmp_path, guard.register(answer_check_command))
     done = _run("terraform plan -out 'a plan'", env)
     assert done.returncode == 0, done.stderr
     assert _ran(tmp_path) == ["terraform plan -out a plan"]
 
 
 def test_a_refused_change_exits_126_with_the_reason_and_never_runs(guard, stand_in, tmp_path):
-    env = _environment(guard, stand_in, tmp_path, guard.register(refuse_changes))
+    env = _environment(guard, stand_in, tmp_path, guard.register(answer_check_command))
     done = _run("terraform apply -auto-approve", env)
     assert done.returncode == REFUSED
     assert done.stderr == "iac-code: terraform: refused: a check never changes infrastructure\n"
@@ -78,7 +78,7 @@ def test_a_refused_change_exits_126_with_the_reason_and_never_runs(guard, stand_
 
 
 def test_command_v_names_the_shim_only_for_programs_that_exist(guard, stand_in, tmp_path):
-    env = _environment(guard, stand_in, tmp_path, guard.register(refuse_changes))
+    env = _environment(guard, stand_in, tmp_path, guard.register(answer_check_command))
     done = _run("command -v terraform; command -v tofu || echo no tofu", env)
     assert done.stdout.splitlines() == [str(guard.links / "terraform"), "no tofu"]
 
