@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iac_code.agent.policy import MODES as POLICY_MODES
+from iac_code.agent.modes import MODES as POLICY_MODES
 
 MODES = [{"id": mode.id, "name": mode.name, "description": mode.description} for mode in POLICY_MODES]
 MODE_IDS = [mode["id"] for mode in MODES]

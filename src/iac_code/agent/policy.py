@@ -55,38 +55,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
+# The modes live apart so that ACP's early answers (config_options.py) need none of the policy's imports.
+from iac_code.agent.modes import MODE_IDS as MODE_IDS
+from iac_code.agent.modes import MODES as MODES
+from iac_code.agent.modes import Mode as Mode
+from iac_code.agent.modes import ModeInfo as ModeInfo
 from iac_code.guard.calls import USER_REFUSAL
 from iac_code.guard.channel import ShimRequest
 from iac_code.infra_commands import changes_argv
 from iac_code.mcp.naming import PREFIX as MCP_TOOL_PREFIX
 from iac_code.tools.base import Access, AccessDetails
 
-Mode = Literal["default", "accept-edits", "read-only", "plan", "bypass-permissions"]
 OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 Choice = OptionKind | Literal["cancelled"]  # what the user answered; cancelled stops the whole turn
 Remembered = Literal["allow", "reject"]
 AnsweredBy = Literal["user", "headless-flag"]  # who answers the policy's questions: a person, or headless's flags
 
-
-@dataclass(frozen=True)
-class ModeInfo:
-    id: Mode
-    name: str
-    description: str
-
-
-MODES: tuple[ModeInfo, ...] = (
-    ModeInfo("default", "Default", "Ask before writing files or running commands"),
-    ModeInfo("accept-edits", "Accept edits", "Write files without asking; ask before commands"),
-    ModeInfo("read-only", "Read only", "Never write files or run commands"),
-    ModeInfo("plan", "Plan", "Explore and propose a plan: no file changes; ask before commands"),
-    ModeInfo(
-        "bypass-permissions",
-        "Bypass permissions",
-        "Run without asking, except infrastructure changes and MCP tools that may act outside the workspace",
-    ),
-)
-MODE_IDS: tuple[Mode, ...] = tuple(mode.id for mode in MODES)
 
 EVERY_OPTION: tuple[OptionKind, ...] = ("allow_once", "allow_always", "reject_once", "reject_always")
 ONCE_OPTIONS: tuple[OptionKind, ...] = ("allow_once", "reject_once")
