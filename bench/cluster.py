@@ -45,11 +45,14 @@ LOADS = 5
 
 
 async def round_trips(url: str, concurrency: int, rounds: int) -> tuple[list[float], int]:
-    """Prompt round-trip times, and how many prompts got no end_turn answer in time."""
+    """Prompt round-trip times, and how many prompts got no end_turn answer in time (each round of a session
+    the server could not create counts)."""
     async with client() as http:
-        conns = [Connection(http, url) for _ in range(concurrency)]
-        await asyncio.gather(*(c.open() for c in conns))
-        unanswered = 0
+        opened = [Connection(http, url) for _ in range(concurrency)]
+        refused = [r for r in await asyncio.gather(*(c.open() for c in opened), return_exceptions=True) if r]
+        for refusal in refused[:1]:  # a session/new the server could not answer: counted, and said once
+            print(f"  ({len(refused)} of {concurrency} sessions not created: {refusal})", file=sys.stderr)
+        conns = [c for c in opened if c.session_id]
 
         async def timed(conn: Connection) -> float | None:
             nonlocal unanswered
@@ -63,12 +66,13 @@ async def round_trips(url: str, concurrency: int, rounds: int) -> tuple[list[flo
                 return None
             return time.perf_counter() - started
 
-        await asyncio.gather(*(timed(c) for c in conns))  # warm-up round
         unanswered = 0
+        await asyncio.gather(*(timed(c) for c in conns))  # warm-up round
+        unanswered = len(refused) * rounds  # the prompts the sessions not created never got to send
         samples: list[float] = []
         for _ in range(rounds):
             samples += [s for s in await asyncio.gather(*(timed(c) for c in conns)) if s is not None]
-        await asyncio.gather(*(c.close() for c in conns))
+        await asyncio.gather(*(c.close() for c in opened))
     return samples, unanswered
 
 

@@ -52,6 +52,8 @@ class Connection:
         await opened.wait()
         if with_session:
             created = await self.request("session/new", {"cwd": self.cwd, "mcpServers": []})
+            if "result" not in created:
+                raise RuntimeError(f"session/new failed: {created}")
             self.session_id = created["result"]["sessionId"]
 
     async def request(self, method: str, params: dict) -> dict:
