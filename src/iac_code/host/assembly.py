@@ -37,7 +37,7 @@ class SessionOpening:
     """One session about to come up: who, where, and what it was."""
 
     session_id: str
-    workspace: Path
+    root: Path  # its cwd, admitted and resolved: the Workspace is worked out from it (resolved_workspace)
     principal: Principal
     record: SessionRecord  # mode, model, title and remembered answers it goes on with
     history: Sequence[Message] = ()
@@ -86,7 +86,7 @@ def assemble(
 def resolved_workspace(settings: Settings, opening: SessionOpening) -> Workspace:
     """The session's workspace, worked out once: its project directories, the rules in force there for its
     principal, the skills found. InvalidParams on `cwd` for a bad project rule."""
-    root = opening.workspace
+    root = opening.root
     directories = tuple(project_directories(root))
     try:
         rules = load_rules(

@@ -195,14 +195,14 @@ class ClientSessions:
         return self._assemble(opening, store)
 
     def _assemble(self, opening: SessionOpening, store: SessionStore) -> SessionCore:
-        session_id, workspace = opening.session_id, opening.workspace
+        session_id, root = opening.session_id, opening.root
         with _model_settings_as_auth_required():
             core = assemble(
                 self._host.settings,
                 opening,
-                self._front.face(session_id, workspace),
+                self._front.face(session_id, root),
                 store=store,
-                io=self._front.io(session_id, workspace),
+                io=self._front.io(session_id, root),
                 make_loop=self._host.make_loop,
             )
         self._client_servers[session_id] = opening.mcp_servers

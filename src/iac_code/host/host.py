@@ -1,7 +1,8 @@
 """The session host: one per process, the owner of every session's life whatever the protocol.
 
 It opens the session store (once, on first need), creates the record of a new session (the one creation
-path: ACP's early `session/new` on stdio, `session/new`, headless), and hands each client connection its
+path: ACP's early `session/new` on stdio, `session/new`, fork), opens headless's unsaved session, and hands
+each client connection its
 `ClientSessions` (client_sessions.py: restore, resume, fork, residency, close, delete, list). How a
 session's runtime is put together is assembly.py's. The protocol face (acp/) and headless.py only
 translate: parameters in, host calls, their responses out.
@@ -53,7 +54,7 @@ class SessionHost:
     ) -> None:
         """`open_store` is called once, by the first call that needs the store. `owners`: which connection of
         the process holds each session's runtime (the cluster's, leased, when instances share a database).
-        `make_loop`: tests' own loops (assembly.build_session_loop by default)."""
+        `make_loop`: tests' own loops (agent/factory.build_loop by default)."""
         self.settings = settings
         self.owners = owners if owners is not None else SessionOwners()
         self.make_loop = make_loop

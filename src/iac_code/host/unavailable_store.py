@@ -66,10 +66,10 @@ async def open_or_explain(settings: Settings) -> SessionStore:
     every call with what to fix. An unreachable database still stops the server (exit 2), as on HTTP."""
     from iac_code.sessions.open import open_store
 
-    if settings.database_url:
-        return await open_store(settings)
     try:
         return await open_store(settings)
     except ConfigError as exc:
+        if settings.database_url:
+            raise
         logger.error("%s", exc)
         return UnavailableStore(str(exc))
