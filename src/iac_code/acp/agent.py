@@ -9,7 +9,6 @@ from typing import Any
 
 from acp.connection import Connection
 from acp.schema import (
-    ClientCapabilities,
     ConfigOptionUpdate,
     CurrentModeUpdate,
     InitializeResponse,
@@ -19,12 +18,14 @@ from acp.schema import (
     SetSessionConfigOptionResponse,
 )
 
+from iac_code.acp.client_io import known_capabilities
 from iac_code.acp.config_options import MODE_IDS, config_options, model_choices, session_state
-from iac_code.acp.face import AcpFront, ConnectionPeer, SessionUpdate, prompt_turn, replay
+from iac_code.acp.face import AcpFront, ConnectionPeer, prompt_turn, replay
 from iac_code.acp.handshake import initialize_result
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
 from iac_code.acp.responses import ForkSession, LoadSession, NewSession, ResumeSession
+from iac_code.acp.schema_v1_21 import SessionUpdate
 from iac_code.agent.policy import is_mode
 from iac_code.agent.session import SessionCore
 from iac_code.errors import InvalidParams
@@ -62,10 +63,11 @@ class IacAgent:
 
     # -- methods -----------------------------------------------------------------------------
 
-    async def initialize(
-        self, protocol_version: int, client_capabilities: ClientCapabilities | None = None, **_: Any
-    ) -> InitializeResponse:
-        self._front.capabilities = client_capabilities
+    def client_said(self, capabilities: Any) -> None:
+        """The raw `clientCapabilities` of `initialize` (the router hands them over: the SDK's model drops v1.21's)."""
+        self._front.capabilities = known_capabilities(capabilities)
+
+    async def initialize(self, protocol_version: int, **_: Any) -> InitializeResponse:
         return InitializeResponse.model_validate(initialize_result(self.settings, protocol_version))
 
     async def authenticate(self, method_id: str, **_: Any) -> None:

@@ -27,7 +27,6 @@ from typing import Any
 
 from acp.schema import (
     BaseModel,
-    ClientCapabilities,
     CreateTerminalRequest,
     CreateTerminalResponse,
     EnvVariable,
@@ -45,6 +44,7 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
+from iac_code.acp.schema_v1_21 import ClientCapabilities
 from iac_code.credentials import SECRET_VARIABLES
 from iac_code.system.processes import contained_in_terminal
 from iac_code.tools.backends import LocalIO, OnTerminal, WorkspaceIO
@@ -85,7 +85,8 @@ class _MethodNotFound(ToolError):
 
 
 def known_capabilities(value: Any) -> ClientCapabilities | None:
-    """The client's capabilities from raw initialize params; None (use none of them) when unusable."""
+    """The client's capabilities from raw initialize params (v1.21's model: the SDK's drops some); None (use
+    none of them) when unusable."""
     if value is None or isinstance(value, ClientCapabilities):
         return value
     try:

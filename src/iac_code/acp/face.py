@@ -16,22 +16,9 @@ from typing import Any, Protocol
 from acp import RequestError
 from acp.connection import Connection
 from acp.schema import (
-    AgentMessageChunk,
-    AgentPlanContentUpdate,
-    AgentPlanRemovedUpdate,
-    AgentPlanUpdate,
-    AgentThoughtChunk,
-    AvailableCommandsUpdate,
-    ConfigOptionUpdate,
-    CurrentModeUpdate,
     PromptResponse,
     RequestPermissionRequest,
     SessionInfoUpdate,
-    SessionNotification,
-    ToolCallProgress,
-    ToolCallStart,
-    UsageUpdate,
-    UserMessageChunk,
 )
 
 from iac_code.acp.client_io import known_capabilities, workspace_io
@@ -41,6 +28,7 @@ from iac_code.acp.permissions import parse_answer
 from iac_code.acp.presenter import permission_request
 from iac_code.acp.prompt import PromptBlock, user_message
 from iac_code.acp.replay import replay_updates
+from iac_code.acp.schema_v1_21 import SessionNotification, SessionUpdate
 from iac_code.acp.updates import event_updates, message_chunk, turn_usage
 from iac_code.agent.events import Event, PermissionRequest
 from iac_code.agent.policy import Choice
@@ -49,23 +37,6 @@ from iac_code.agent.session_commands import CommandInfo
 from iac_code.tools.backends import WorkspaceIO
 
 logger = logging.getLogger(__name__)
-
-# Every `session/update` a session sends (the SDK's SessionNotification.update, which it does not name)
-SessionUpdate = (
-    UserMessageChunk
-    | AgentMessageChunk
-    | AgentThoughtChunk
-    | ToolCallStart
-    | ToolCallProgress
-    | AgentPlanUpdate
-    | AgentPlanContentUpdate
-    | AgentPlanRemovedUpdate
-    | AvailableCommandsUpdate
-    | CurrentModeUpdate
-    | ConfigOptionUpdate
-    | SessionInfoUpdate
-    | UsageUpdate
-)
 
 
 class Peer(Protocol):

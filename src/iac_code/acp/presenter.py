@@ -13,15 +13,15 @@ A result stored before `shown` was kept shows its text and images only.
 
 from __future__ import annotations
 
+from typing import Any
+
 from acp.helpers import (
     audio_block,
     image_block,
-    start_tool_call,
     text_block,
     tool_content,
     tool_diff_content,
     tool_terminal_ref,
-    update_tool_call,
 )
 from acp.schema import (
     AudioContentBlock,
@@ -33,12 +33,11 @@ from acp.schema import (
     ResourceContentBlock,
     TerminalToolCallContent,
     ToolCallLocation,
-    ToolCallProgress,
-    ToolCallStart,
     ToolCallUpdate,
 )
 
 from iac_code.acp.permissions import permission_options
+from iac_code.acp.schema_v1_21 import ToolCallProgress, ToolCallStart
 from iac_code.agent.events import PermissionRequest, SubagentSteps
 from iac_code.messages import Audio, Block, Image, Location, Message, Shown, ToolCall
 from iac_code.tools.base import Terminal
@@ -51,9 +50,11 @@ ToolCallContent = ContentToolCallContent | FileEditToolCallContent | TerminalToo
 
 
 def tool_call_start(call: ToolCall, view: CallView) -> ToolCallStart:
-    return start_tool_call(
-        call.id,
-        view.title,
+    return ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=call.id,
+        title=view.title,
+        name=call.name,
         kind=view.kind,
         status="pending",
         raw_input=call.arguments,
@@ -62,23 +63,23 @@ def tool_call_start(call: ToolCall, view: CallView) -> ToolCallStart:
 
 
 def tool_call_running(call_id: str) -> ToolCallProgress:
-    return update_tool_call(call_id, status="in_progress")
+    return _update(call_id, status="in_progress")
 
 
 def tool_call_progress(call_id: str, progress: Terminal | SubagentSteps) -> ToolCallProgress:
     """What a running call shows now; it replaces the call's content so far. A sub-agent's steps are one
     line each, marked with their state."""
     if isinstance(progress, Terminal):
-        return update_tool_call(call_id, content=[tool_terminal_ref(progress.terminal_id)])
+        return _update(call_id, content=[tool_terminal_ref(progress.terminal_id)])
     lines = "\n".join(f"{STEP_MARKS[step.state]} {step.title}" for step in progress.steps)
-    return update_tool_call(call_id, content=[tool_content(text_block(lines))])
+    return _update(call_id, content=[tool_content(text_block(lines))])
 
 
 def tool_call_result(call_id: str, result: Message, *, live: bool = True) -> ToolCallProgress:
     """The final update for the tool-result message `result`; `live` False on a replay."""
     shown = result.shown or Shown(blocks=list(result.images))
     terminal = shown.terminal_id if live else None
-    return update_tool_call(
+    return _update(
         call_id,
         status="failed" if result.is_error else "completed",
         raw_output=result.text if shown.raw_output is None else shown.raw_output,
@@ -132,6 +133,10 @@ def _block(block: Block) -> ImageContentBlock | AudioContentBlock | ResourceCont
     if block.block.get("type") == "resource_link":
         return ResourceContentBlock.model_validate(block.block)
     return EmbeddedResourceContentBlock.model_validate(block.block)
+
+
+def _update(call_id: str, **fields: Any) -> ToolCallProgress:
+    return ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, **fields)
 
 
 def _paths(paths: list[str]) -> list[ToolCallLocation] | None:

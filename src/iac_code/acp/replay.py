@@ -24,14 +24,13 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
-    ToolCallProgress,
-    ToolCallStart,
     UserMessageChunk,
 )
 
 from iac_code.acp.plan import last_plan_update
 from iac_code.acp.presenter import tool_call_result, tool_call_start
 from iac_code.acp.prompt import user_blocks
+from iac_code.acp.schema_v1_21 import ToolCallProgress, ToolCallStart
 from iac_code.acp.updates import message_chunk
 from iac_code.mcp.naming import title_from_name
 from iac_code.messages import Message, ToolCall

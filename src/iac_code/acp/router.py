@@ -101,6 +101,8 @@ def build_handler(agent: IacAgent) -> MethodHandler:
 
     async def handle(method: str, params: Any, is_notification: bool) -> Any:
         _serving.set(agent)  # in the task handling this message: whom the shared router's handlers call
+        if method == "initialize" and isinstance(params, dict):
+            agent.client_said(params.get("clientCapabilities"))
         try:
             return await answer(method, params, is_notification)
         except RequestError as exc:

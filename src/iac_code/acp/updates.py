@@ -9,14 +9,13 @@ from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
     Cost,
-    ToolCallProgress,
-    ToolCallStart,
     Usage,
     UsageUpdate,
 )
 
 from iac_code.acp.plan import result_plan_update
 from iac_code.acp.presenter import tool_call_progress, tool_call_result, tool_call_running, tool_call_start
+from iac_code.acp.schema_v1_21 import ToolCallProgress, ToolCallStart
 from iac_code.agent.events import (
     Compaction,
     ErrorReport,

@@ -32,6 +32,7 @@ def test_tool_call_start():
         "sessionUpdate": "tool_call",
         "toolCallId": "c1",
         "title": "Write main.tf",
+        "name": CALL.name,
         "kind": "edit",
         "status": "pending",
         "rawInput": {"path": "main.tf", "content": "x"},
