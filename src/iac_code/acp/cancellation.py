@@ -66,6 +66,7 @@ class _Request:
     task: asyncio.Task[Any]
     session_id: str | None  # the prompt's session; the session loaded or resumed
     cancelled: bool = False
+    task_cancelled: bool = False  # its task stopped by the cancel (a reading request)
 
 
 class InFlight:
@@ -95,7 +96,7 @@ class InFlight:
         try:
             result = await work()
         except asyncio.CancelledError:
-            if request.cancelled and task.uncancel() == 0:  # ours, not the connection closing
+            if request.task_cancelled and task.uncancel() == 0:  # ours alone, not the connection closing
                 raise _cancelled(request_id) from None
             raise
         finally:
@@ -121,7 +122,7 @@ class InFlight:
         elif request.method in _OPENING:
             request.cancelled = True  # undone when it has opened
         elif request.method in _READING:
-            request.cancelled = True
+            request.cancelled = request.task_cancelled = True
             request.task.cancel()
 
     async def _undo_opening(self, method: str, session_id: str | None, already_open: bool) -> None:

@@ -222,10 +222,12 @@ async def test_a_notification_read_last_is_not_taken_for_a_request():
     assert len(connection.in_flight) == 1  # only request 9
 
 
-async def test_the_connection_closing_is_not_a_cancelled_request():
-    connection = Connection()
-    task = await connection.start(1, "session/list", {}, gate()[1]())
-    task.cancel()  # Connection.close() cancels its tasks
+@pytest.mark.parametrize("method", ["session/list", "session/prompt", "session/new"])
+async def test_the_connection_closing_is_not_a_cancelled_request(method):
+    connection = Connection("s1")
+    task = await connection.start(1, method, {"sessionId": "s1"}, gate()[1]())
+    await connection.cancel(1)
+    task.cancel()  # Connection.close() cancels its tasks, a cancel requested or not
     with pytest.raises(asyncio.CancelledError):
         await task
     assert len(connection.in_flight) == 0
