@@ -318,3 +318,23 @@ async def test_a_real_session_load_cancelled_closes_it_and_keeps_it_stored(tmp_p
     assert connection.agent.sessions.live == {}
     assert [r.session_id for r in (await connection.agent.sessions.page(None, None))[0]] == [core.id]
     await connection.agent.shutdown()
+
+
+async def test_a_cancelled_session_new_stops_the_mcp_servers_it_started(tmp_path):
+    from tests.e2e.mcp.servers import acp_form, fixture_server, marker, processes_with, wait_until_gone
+
+    connection = RealConnection(tmp_path)
+    (tmp_path / "work").mkdir()
+    word = marker()
+    release = connection.gate_after("create")
+    params = {"cwd": str(tmp_path / "work"), "mcpServers": [acp_form(fixture_server("two", word))]}
+    task = await connection.start(1, "session/new", params)
+    await connection.opened_before.wait()
+    async with asyncio.timeout(30):  # the server starts in the background
+        while not (started := processes_with(word)):
+            await asyncio.sleep(0.05)
+    await connection.in_flight.cancel({"requestId": 1})
+    release.set()
+    assert (await answer_of(task))["code"] == -32800
+    assert await asyncio.to_thread(wait_until_gone, started, 5) == []
+    await connection.agent.shutdown()
