@@ -112,7 +112,7 @@ class InFlight:
         request_id = CancelRequestNotification.model_validate(params).request_id
         request = self._requests.get(request_id) if request_id is not None else None
         if request is None or request.cancelled:
-            logger.debug("cancel of request %r: not in flight", request_id)
+            logger.debug("cancel of request %r: not in flight, or cancelled already", request_id)
             return
         logger.debug("cancel of request %r (%s)", request_id, request.method)
         if request.method == "session/prompt":
@@ -124,6 +124,8 @@ class InFlight:
         elif request.method in _READING:
             request.cancelled = request.task_cancelled = True
             request.task.cancel()
+        else:
+            logger.debug("request %r (%s) is made whole: a change is not torn", request_id, request.method)
 
     async def _undo_opening(self, method: str, session_id: str | None, already_open: bool) -> None:
         if session_id is None:
