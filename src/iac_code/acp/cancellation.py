@@ -13,7 +13,8 @@ requests of the connection that sent the cancel, whatever another connection's i
 
 What a cancel does, by method:
 - `session/prompt`: what `session/cancel` does (the turn stops, its tools are stopped, a pending permission
-  question is no longer waited for, the prompt answers `stopReason: "cancelled"`).
+  question is no longer waited for, the prompt answers `stopReason: "cancelled"`); a prompt whose turn has not
+  started yet (its session loading, its resource links read) is stopped there and answers `cancelled` too.
 - `session/new`, `load`, `resume`, `fork`: opening a session is not torn mid-way (a lease claimed, a record
   stored, MCP servers starting, a replay half sent): it runs to its end and is then undone — a new or forked
   session deleted (the client never learnt its id), a loaded or resumed one closed unless it was already
@@ -32,10 +33,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from acp import RequestError
-from acp.schema import CancelRequestNotification
+from acp.schema import CancelRequestNotification, PromptResponse
 
 if TYPE_CHECKING:
     from acp._transport import Transport
@@ -97,6 +98,8 @@ class InFlight:
             result = await work()
         except asyncio.CancelledError:
             if request.task_cancelled and task.uncancel() == 0:  # ours alone, not the connection closing
+                if method == "session/prompt":
+                    return cast(T, PromptResponse(stop_reason="cancelled"))
                 raise _cancelled(request_id) from None
             raise
         finally:
@@ -117,8 +120,11 @@ class InFlight:
         logger.debug("cancel of request %r (%s)", request_id, request.method)
         if request.method == "session/prompt":
             request.cancelled = True
-            if request.session_id is not None:
+            if request.session_id is not None and self._holds_turn(request_id, request.session_id):
                 await self._agent.cancel(session_id=request.session_id)
+            else:  # its turn has not started (the session loading, resource links read): it never will
+                request.task_cancelled = True
+                request.task.cancel()
         elif request.method in _OPENING:
             request.cancelled = True  # undone when it has opened
         elif request.method in _READING:
@@ -126,6 +132,15 @@ class InFlight:
             request.task.cancel()
         else:
             logger.debug("request %r (%s) is made whole: a change is not torn", request_id, request.method)
+
+    def _holds_turn(self, request_id: object, session: str) -> bool:
+        """Whether the session's running turn is this prompt's: the session is busy and this is the first of its
+        prompts in flight (a later one is refused as the turn runs)."""
+        core = self._agent.sessions.live.get(session)
+        if core is None or not core.busy:
+            return False
+        prompts = (rid for rid, r in self._requests.items() if r.method == "session/prompt" and r.session_id == session)
+        return next(prompts, None) == request_id
 
     async def _undo_opening(self, method: str, session_id: str | None, already_open: bool) -> None:
         if session_id is None:

@@ -56,6 +56,21 @@ def test_a_prompt_waiting_on_a_permission_question_cancelled_by_its_id(agent, mo
     assert "after cancel" in "".join(u["content"]["text"] for u in updates(seen, "agent_message_chunk"))
 
 
+def test_a_prompt_cancelled_as_it_arrives_ends_cancelled(agent, model, workspace):
+    """The cancel follows the prompt in the same read: it meets the prompt before or as its turn starts."""
+    model.add(SLOW_TEXT)
+    session_id = agent.new_session(workspace)
+    prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
+    both = [
+        {"jsonrpc": "2.0", "id": 900, "method": "session/prompt", "params": prompt},
+        {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 900}},
+    ]
+    agent.send_line("\n".join(json.dumps(m) for m in both))
+    response, _ = agent.response(900, timeout=5)
+    assert response["result"]["stopReason"] == "cancelled"
+    assert agent.result("session/list", {})["sessions"]  # and the connection serves on
+
+
 def test_a_string_request_id_is_cancelled_too(agent, model, workspace):
     model.add(SLOW_TEXT)
     session_id = agent.new_session(workspace)

@@ -15,9 +15,13 @@ from pydantic import ValidationError
 from iac_code.acp.cancellation import InFlight
 
 
+class Core:
+    busy = True  # a live session's turn is running: what a prompt's cancel meets once its turn started
+
+
 class Sessions:
     def __init__(self, *live: str) -> None:
-        self.live: dict[str, object] = dict.fromkeys(live, object())
+        self.live: dict[str, object] = {session_id: Core() for session_id in live}
         self.deleted: list[str] = []
         self.closed: list[str] = []
 
@@ -120,6 +124,30 @@ async def test_a_prompt_is_cancelled_as_session_cancel_does_and_answers_itself()
     finish.set()
     assert await task == {"stopReason": "x"}
     assert len(connection.in_flight) == 0
+
+
+async def test_a_prompt_whose_turn_has_not_started_is_stopped_and_answers_cancelled():
+    connection = Connection()  # its session is still loading: no turn runs yet
+    _never, work = gate()
+    task = await connection.start(8, "session/prompt", {"sessionId": "s1", "prompt": []}, work({"stopReason": "x"}))
+    await connection.cancel(8)
+    answer = await task
+    assert answer.model_dump(by_alias=True, exclude_none=True) == {"stopReason": "cancelled"}
+    assert connection.agent.cancelled == []  # nothing else of the session was touched
+    assert len(connection.in_flight) == 0
+
+
+async def test_cancelling_a_second_prompt_leaves_the_running_turn_alone():
+    connection = Connection("s1")
+    finish, work = gate()
+    first = await connection.start(1, "session/prompt", {"sessionId": "s1", "prompt": []}, work({"stopReason": "x"}))
+    _never, never = gate()
+    second = await connection.start(2, "session/prompt", {"sessionId": "s1", "prompt": []}, never())
+    await connection.cancel(2)
+    assert (await second).stop_reason == "cancelled"
+    assert connection.agent.cancelled == []  # the first prompt's turn runs on
+    finish.set()
+    assert await first == {"stopReason": "x"}
 
 
 async def test_a_reading_request_is_stopped_and_answers_request_cancelled():
