@@ -35,6 +35,7 @@ from iac_code.agent.policy import Choice
 from iac_code.agent.session import SessionCore
 from iac_code.agent.session_commands import CommandInfo
 from iac_code.tools.backends import WorkspaceIO
+from iac_code.tools.workspace import Roots
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +140,7 @@ class AcpFront:
     def face(self, session_id: str, workspace: Path) -> AcpFace:
         return AcpFace(session_id, self.connected())
 
-    def io(self, session_id: str, workspace: Path) -> WorkspaceIO:
+    def io(self, session_id: str, workspace: Roots) -> WorkspaceIO:
         return workspace_io(workspace, session_id, self._request, self.capabilities)
 
     def opening(self, session_id: str) -> None:

@@ -78,6 +78,7 @@ def build_system_prompt(workspace: Workspace, *, today: date | None = None, conf
         ROLE,
         "Environment:\n"
         f"- Workspace (all file paths are relative to it; you cannot leave it): {workspace.root}\n"
+        f"{_additional_roots(workspace)}"
         f"- Platform: {platform.system()} {platform.machine()}\n"
         f"- Date: {(today or date.today()).isoformat()}",
     ]
@@ -111,8 +112,10 @@ def _left_out(count: int) -> str:
 
 def instruction_files(workspace: Workspace, config_dir: Path | None = None) -> list[Path]:
     """The instruction files that apply, most general first: the user's, then the repository root's
-    down to the workspace's. Outside a repository only the workspace's own is read."""
-    directories = ([config_dir] if config_dir else []) + list(workspace.project_dirs[::-1])
+    down to the workspace's. Outside a repository only the workspace's own is read. The additional directories'
+    come before the cwd's: the cwd's are nearer, and win."""
+    directories = [*([config_dir] if config_dir else []), *workspace.additional_project_dirs[::-1]]
+    directories += workspace.project_dirs[::-1]
     found = [_first_file(directory) for directory in directories]
     return [path for path in found if path is not None]
 
@@ -145,4 +148,13 @@ def _project_instructions(workspace: Workspace, config_dir: Path | None) -> str:
 def _shown(path: Path, workspace: Path, config_dir: Path | None) -> str:
     if config_dir is not None and path.parent == config_dir:
         return f"{path} (your own, for every project)"
-    return os.path.relpath(path, workspace.resolve())
+    relative = os.path.relpath(path, workspace.resolve())
+    return str(path) if relative.startswith("..") else relative  # an additional directory's: by its own path
+
+
+def _additional_roots(workspace: Workspace) -> str:
+    """The additional directories, named by absolute path (the only way a path reaches them)."""
+    if not workspace.additional:
+        return ""
+    listed = ", ".join(str(root) for root in workspace.additional)
+    return f"- Additional directories (part of the workspace too; name their files by absolute path): {listed}\n"
