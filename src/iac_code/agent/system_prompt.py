@@ -138,18 +138,19 @@ def _project_instructions(workspace: Workspace, config_dir: Path | None) -> str:
         if len(text) > budget:
             text = text[:budget] + TRUNCATED
         budget -= len(text)
-        sections.append(f"Instructions from {_shown(path, workspace.root, config_dir)}:\n{text}")
+        sections.append(f"Instructions from {_shown(path, workspace, config_dir)}:\n{text}")
     if not sections:
         return ""
     heading = "Project instructions (follow them; when they conflict, the later ones, nearer the workspace, win):"
     return "\n\n".join([heading, *reversed(sections)])
 
 
-def _shown(path: Path, workspace: Path, config_dir: Path | None) -> str:
+def _shown(path: Path, workspace: Workspace, config_dir: Path | None) -> str:
     if config_dir is not None and path.parent == config_dir:
         return f"{path} (your own, for every project)"
-    relative = os.path.relpath(path, workspace.resolve())
-    return str(path) if relative.startswith("..") else relative  # an additional directory's: by its own path
+    if path.parent in workspace.additional_project_dirs:  # an additional directory's: by its own path
+        return str(path)
+    return os.path.relpath(path, workspace.root.resolve())
 
 
 def _additional_roots(workspace: Workspace) -> str:

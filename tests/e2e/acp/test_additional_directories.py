@@ -172,7 +172,9 @@ def test_bad_directories_are_invalid_params_naming_the_entry(agent, workspace, e
 def test_the_agents_own_state_is_refused_as_an_additional_directory(spawn, workspace, tmp_path):
     agent = spawn()
     config = (tmp_path / "config").resolve()
-    response = agent.call("session/new", {"cwd": str(workspace), "mcpServers": [], "additionalDirectories": [str(config)]})
+    response = agent.call(
+        "session/new", {"cwd": str(workspace), "mcpServers": [], "additionalDirectories": [str(config)]}
+    )
     assert response["error"]["code"] == -32602
     (problem,) = response["error"]["data"].values()
     assert list(response["error"]["data"]) == ["additionalDirectories[0]"]
