@@ -103,6 +103,9 @@ def test_a_user_rule_names_an_additional_directory_by_its_absolute_path(spawn, m
     assert done["status"] == "failed"
     assert result_text(done) == f'Denied by rule "Write({extra}/locked/**)" in {config / "config.json"}'
     assert not (extra / "locked").exists()
+    model.add(tool("write_file", path=str(extra / "open" / "a.tf"), content="x"), {"text": "written"})
+    _, seen = agent.prompt(session_id, "write it there")  # beside the locked folder, the rule does not fit
+    assert finished(seen)["status"] == "completed" and (extra / "open" / "a.tf").read_text() == "x"
 
 
 def test_an_additional_directorys_own_deny_rule_holds_from_that_directory(agent, model, workspace, extra):
@@ -144,6 +147,10 @@ def test_the_directories_are_listed_and_stay_with_the_session_after_a_restart(sp
 
 def test_a_load_without_the_directories_leaves_them_out_as_the_spec_says(agent, model, workspace, extra):
     session_id = new_session(agent, workspace, extra)
+    agent.result("session/set_mode", {"sessionId": session_id, "modeId": "bypass-permissions"})
+    model.add(tool("write_file", path=str(extra / "b.tf"), content="x"), {"text": "written"})
+    _, seen = agent.prompt(session_id, "write it")
+    assert finished(seen)["status"] == "completed"
     agent.result("session/resume", {"sessionId": session_id, "cwd": str(workspace), "mcpServers": []})
     listed = agent.result("session/list", {"cwd": str(workspace)})["sessions"]
     assert [s.get("additionalDirectories") for s in listed if s["sessionId"] == session_id] == [None]
