@@ -99,8 +99,11 @@ class IacCheckTool:
                 )
         except walk.WalkFailed as exc:
             raise ToolError(str(exc)) from None
+        text = render_text(report)
+        if root != ctx.roots[0]:  # in an additional directory: its findings' paths are relative to it
+            text = f"Paths are relative to {root}.\n{text}"
         return ToolResult(
-            text=render_text(report),
+            text=text,
             raw_output=report.raw_output(),
             locations=finding_locations(root, report.findings),
         )
