@@ -110,7 +110,7 @@ class AcpFace:
 async def prompt_turn(core: SessionCore, blocks: Sequence[PromptBlock], reads_images: bool) -> PromptResponse:
     """One `session/prompt`: its content blocks as the user message (prompt.py), its turn's end as the response."""
     core.refuse_if_busy()  # before the blocks are read: a second prompt is refused as it comes
-    message = await user_message(blocks, core.cwd, images=reads_images)
+    message = await user_message(blocks, core.workspace.roots, images=reads_images)
     end = await core.prompt(message)
     # ACP v1's reasons have no "error": the [error] message chunk already said what failed, and "refusal"
     # would tell the client to drop this prompt from the context, which the session keeps.

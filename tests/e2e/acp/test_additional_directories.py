@@ -90,6 +90,15 @@ def test_the_agents_md_of_an_additional_directory_reaches_the_system_prompt(agen
     assert f"Additional directories (part of the workspace too; name their files by absolute path): {extra}" in system
 
 
+def test_a_file_linked_in_the_prompt_from_an_additional_directory_is_read(agent, model, workspace, extra):
+    (extra / "variables.tf").write_text('variable "region" {}\n')
+    session_id = new_session(agent, workspace, extra)
+    model.add({"text": "ok"})
+    link = {"type": "resource_link", "uri": f"file://{extra}/variables.tf", "name": "variables.tf"}
+    agent.prompt(session_id, [{"type": "text", "text": "review"}, link])
+    assert 'variable "region" {}' in model.requests[-1]["messages"][-1]["content"]
+
+
 def test_a_user_rule_names_an_additional_directory_by_its_absolute_path(spawn, model, workspace, extra, tmp_path):
     config = tmp_path / "config"
     config.mkdir(parents=True, exist_ok=True)
