@@ -90,6 +90,16 @@ def test_the_agents_md_of_an_additional_directory_reaches_the_system_prompt(agen
     assert f"Additional directories (part of the workspace too; name their files by absolute path): {extra}" in system
 
 
+def test_the_skills_of_an_additional_directory_are_offered(agent, model, workspace, extra):
+    folder = extra / ".agents" / "skills" / "module-layout"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: module-layout\ndescription: How modules are laid out.\n---\nBody\n")
+    session_id = new_session(agent, workspace, extra)
+    model.add({"text": "ok"})
+    agent.prompt(session_id, "hello")
+    assert "- module-layout: How modules are laid out." in model.requests[-1]["messages"][0]["content"]
+
+
 def test_a_file_linked_in_the_prompt_from_an_additional_directory_is_read(agent, model, workspace, extra):
     (extra / "variables.tf").write_text('variable "region" {}\n')
     session_id = new_session(agent, workspace, extra)
@@ -168,6 +178,16 @@ def test_a_load_without_the_directories_leaves_them_out_as_the_spec_says(agent, 
     _, seen = agent.prompt(session_id, "write it")
     assert "is outside the workspace" in result_text(finished(seen))
     assert not (extra / "c.tf").exists()
+
+
+def test_a_fork_takes_the_directories_its_request_gives(agent, workspace, extra, tmp_path):
+    other = tmp_path / "shared"
+    other.mkdir()
+    session_id = new_session(agent, workspace, extra)
+    params = {"sessionId": session_id, "cwd": str(workspace), "mcpServers": [], "additionalDirectories": [str(other)]}
+    fork_id = agent.result("session/fork", params)["sessionId"]
+    listed = {s["sessionId"]: s.get("additionalDirectories") for s in agent.result("session/list", {})["sessions"]}
+    assert (listed[session_id], listed[fork_id]) == ([str(extra)], [str(other.resolve())])
 
 
 def test_bad_directories_are_invalid_params_naming_the_entry(agent, workspace, extra, tmp_path):
