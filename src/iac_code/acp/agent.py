@@ -74,34 +74,51 @@ class IacAgent:
         # Credentials come from the environment; there is nothing to do at runtime.
         return None
 
-    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> NewSession:
-        core = await self.sessions.create(cwd, mcp_servers or [])
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
+    ) -> NewSession:
+        core = await self.sessions.create(cwd, mcp_servers or [], additional_directories or [])
         self._spawn(core.announce_commands())  # after the response, which the outbox holds them for
         return NewSession.model_validate({"sessionId": core.id, **self._state(core)})
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **_: Any,
     ) -> LoadSession:
         """Replay the history, then answer: clients drop updates that come after the response."""
         live = self.sessions.live.get(session_id)
         if live is not None and live.busy:
             raise InvalidParams("sessionId", "a prompt is running for this session")
-        core = await self.sessions.restore(session_id, cwd, mcp_servers or [])
+        core = await self.sessions.restore(session_id, cwd, mcp_servers or [], additional_directories or [])
         await replay(self._front.connected(), core)
         await core.announce_commands()
         return LoadSession.model_validate(self._state(core))
 
     async def resume_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **_: Any,
     ) -> ResumeSession:
-        core = await self.sessions.restore(session_id, cwd, mcp_servers or [])
+        core = await self.sessions.restore(session_id, cwd, mcp_servers or [], additional_directories or [])
         await core.announce_commands()
         return ResumeSession.model_validate(self._state(core))  # no sessionId: the client already has it
 
     async def fork_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **_: Any,
     ) -> ForkSession:
-        core = await self.sessions.fork(session_id, cwd, mcp_servers or [])
+        core = await self.sessions.fork(session_id, cwd, mcp_servers or [], additional_directories or [])
         self._spawn(core.announce_commands())
         return ForkSession.model_validate({"sessionId": core.id, **self._state(core)})
 
@@ -125,7 +142,13 @@ class IacAgent:
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         records, next_cursor = await self.sessions.page(cwd, cursor)
         infos = [
-            SessionInfo(session_id=r.session_id, cwd=r.cwd, title=r.title or None, updated_at=r.updated_at or None)
+            SessionInfo(
+                session_id=r.session_id,
+                cwd=r.cwd,
+                title=r.title or None,
+                updated_at=r.updated_at or None,
+                additional_directories=r.additional_directories or None,
+            )
             for r in records
         ]
         return ListSessionsResponse(sessions=infos, next_cursor=next_cursor)

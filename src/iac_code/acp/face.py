@@ -38,6 +38,7 @@ from iac_code.agent.session_commands import CommandInfo
 from iac_code.errors import AuthRequired, IacError, ModelCallFailed
 from iac_code.messages import new_message_id
 from iac_code.tools.backends import WorkspaceIO
+from iac_code.tools.workspace import Roots
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ class AcpFace:
 async def prompt_turn(core: SessionCore, blocks: Sequence[PromptBlock], reads_images: bool) -> PromptResponse:
     """One `session/prompt`: its content blocks as the user message (prompt.py), its turn's end as the response."""
     core.refuse_if_busy()  # before the blocks are read: a second prompt is refused as it comes
-    message = await user_message(blocks, core.cwd, images=reads_images)
+    message = await user_message(blocks, core.workspace.roots, images=reads_images)
     end = await core.prompt(message)  # returns once the turn, what it streamed before a failure too, is saved
     if end.stop_reason == "error":
         # ACP v1's reasons have no "error", and "refusal" would tell the client to drop this prompt from the
@@ -153,7 +154,7 @@ class AcpFront:
     def face(self, session_id: str, workspace: Path) -> AcpFace:
         return AcpFace(session_id, self.connected())
 
-    def io(self, session_id: str, workspace: Path) -> WorkspaceIO:
+    def io(self, session_id: str, workspace: Roots) -> WorkspaceIO:
         return workspace_io(workspace, session_id, self._request, self.capabilities)
 
     def opening(self, session_id: str) -> None:

@@ -53,7 +53,14 @@ def initialize_result(settings: Settings, requested_version: Any) -> dict[str, A
         "agentCapabilities": {
             "loadSession": True,
             "promptCapabilities": {"embeddedContext": True, "image": images_enabled(settings), "audio": False},
-            "sessionCapabilities": {"list": {}, "close": {}, "fork": {}, "resume": {}, "delete": {}},
+            "sessionCapabilities": {
+                "list": {},
+                "close": {},
+                "fork": {},
+                "resume": {},
+                "delete": {},
+                "additionalDirectories": {},
+            },
             "mcpCapabilities": {"http": True, "sse": True},  # stdio needs no flag: every agent takes it
         },
         "agentInfo": {"name": "iac-code", "title": "iac-code", "version": __version__},

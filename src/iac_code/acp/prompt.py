@@ -3,9 +3,9 @@
 Text and embedded text resources become text. Images reach the model when it reads them (checked here,
 so a bad image is refused with the prompt rather than failing every later turn of the session once it
 is in the history); otherwise, like audio, they leave a marker. A `resource_link` to a file inside the
-workspace is read and included (bounded); any other link is mentioned as a link. The blocks themselves are
-kept with the message (as JSON, an attached image as the model gets it), so that session/load shows the
-prompt as it was sent.
+workspace (the cwd or an additional directory) is read and included (bounded); any other link is mentioned
+as a link. The blocks themselves are kept with the message (as JSON, an attached image as the model gets it),
+so that session/load shows the prompt as it was sent.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from iac_code.errors import InvalidParams
 from iac_code.image_data import UnusableImage, checked_image
 from iac_code.messages import Image, Message
 from iac_code.tools.base import ToolError
-from iac_code.tools.workspace import resolve_in_workspace
+from iac_code.tools.workspace import Roots, resolve_in_workspace
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ MAX_LINKED_FILE_BYTES = 256 * 1024  # what one read_file call returns; the model
 _SNIFF_BYTES = 8192
 
 
-async def user_message(blocks: Sequence[PromptBlock], workspace: Path, *, images: bool) -> Message:
+async def user_message(blocks: Sequence[PromptBlock], workspace: Roots, *, images: bool) -> Message:
     """The user message for a prompt. `images`: whether the session's model reads images.
 
     Raises InvalidParams naming the block (`{"prompt[2]": reason}`) for an image
@@ -119,7 +119,7 @@ def _image(index: int, block: ImageContentBlock) -> Image:
         raise InvalidParams(f"prompt[{index}]", f"{exc}{advice}") from None
 
 
-def _linked_resource(block: ResourceContentBlock, workspace: Path) -> str:
+def _linked_resource(block: ResourceContentBlock, workspace: Roots) -> str:
     """A workspace file's text (its head when large); anything else stays a link for the model."""
     path = _workspace_file(block.uri, workspace)
     if path is None:
@@ -137,7 +137,7 @@ def _linked_resource(block: ResourceContentBlock, workspace: Path) -> str:
     return _resource_text(block.uri, text)
 
 
-def _workspace_file(uri: str, workspace: Path) -> Path | None:
+def _workspace_file(uri: str, workspace: Roots) -> Path | None:
     parsed = urlparse(uri)
     if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
         return None

@@ -19,7 +19,8 @@ from iac_code.sessions.store import Decision, SessionRecord
 
 RECORD_FIELDS = frozenset(SessionRecord.__dataclass_fields__)
 _TEXT_FIELDS = ("cwd", "title", "created_at", "updated_at", "model", "mode", "owner")
-_OPTIONAL_FIELDS = frozenset({"owner"})  # absent from what stores wrote before principals existed
+# absent from what stores wrote before principals (owner) and additionalDirectories existed
+_OPTIONAL_FIELDS = frozenset({"owner", "additional_directories"})
 _DECISIONS = frozenset(get_args(Decision))
 _ROLES = frozenset(get_args(Role))
 _MESSAGE_TEXT = ("text", "thinking", "thinking_signature", "tool_call_id", "tool_name")
@@ -48,6 +49,9 @@ def record_problem(data: Any, *, complete: bool = True) -> str | None:
         isinstance(tool, str) and decision in _DECISIONS for tool, decision in permissions.items()
     ):
         return 'permissions must map tool names to "allow" or "reject"'
+    directories = data.get("additional_directories", [])
+    if not isinstance(directories, list) or not all(isinstance(d, str) for d in directories):
+        return "additional_directories must be a list of paths"
     return None
 
 

@@ -17,6 +17,7 @@ from iac_code.messages import Diff as Diff  # tools build their results with the
 from iac_code.messages import Location as Location
 from iac_code.tools.common import MAX_OUTPUT_CHARS as MAX_OUTPUT_CHARS  # every tool imports these from here
 from iac_code.tools.common import ToolError as ToolError
+from iac_code.tools.workspace import roots_of
 
 if TYPE_CHECKING:  # no cycle (backends builds on common.py, not here): only the cost of loading it, see _local_io
     from iac_code.tools.backends import WorkspaceIO
@@ -137,7 +138,7 @@ class ToolResult:
 
 
 class ToolContext:
-    """What a running tool may use. `workspace` is the session's cwd; no path may leave it."""
+    """What a running tool may use. `workspace` is the session's cwd; no path may leave its roots (`roots`)."""
 
     def __init__(
         self,
@@ -160,6 +161,12 @@ class ToolContext:
         # The tool opens this path (without following links: confined_io.py), never a fresh resolution of
         # the argument, which a link flipped since the judgement would send elsewhere.
         self.judged_path = judged_path
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        """Where paths may lead, resolved: the cwd, then the session's additional directories (its io's: the
+        backend that opens them confines them to the same)."""
+        return roots_of(self.io.workspace)
 
 
 def _local_io(workspace: Path) -> WorkspaceIO:

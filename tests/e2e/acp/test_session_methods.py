@@ -16,7 +16,14 @@ def test_initialize_answers_the_seed_capabilities_and_repeats_itself(agent):
     assert first["agentCapabilities"] == {
         "loadSession": True,
         "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-        "sessionCapabilities": {"list": {}, "close": {}, "fork": {}, "resume": {}, "delete": {}},
+        "sessionCapabilities": {
+            "list": {},
+            "close": {},
+            "fork": {},
+            "resume": {},
+            "delete": {},
+            "additionalDirectories": {},
+        },
         "mcpCapabilities": {"http": True, "sse": True},
     }
     assert first["agentInfo"]["name"] == "iac-code"
