@@ -6,13 +6,12 @@ gets the question as the call's text and the turn ends."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
-from tests.e2e.acp.wire import AgentProcess, Message, model_env, updates
+from tests.e2e.acp.elicitations import FORM_CLIENT, prompt_answering, started_agent, tool_result_sent
+from tests.e2e.acp.wire import AgentProcess, updates
 
-FORM_CLIENT = {"elicitation": {"form": {}}}
 QUESTION = {
     "message": "Where should the bucket live?",
     "fields": [
@@ -24,50 +23,18 @@ QUESTION = {
 ASK = {"tool_calls": [{"id": "call_ask", "name": "ask_user", "arguments": QUESTION}]}
 
 
-def _agent(model, config_dir, capabilities: dict[str, Any]) -> AgentProcess:
-    agent = AgentProcess(model_env(model.url, config_dir))
-    agent.result("initialize", {"protocolVersion": 1, "clientCapabilities": capabilities})
-    return agent
-
-
 @pytest.fixture(scope="module")
 def form_agent(model, tmp_path_factory) -> Iterator[AgentProcess]:
-    agent = _agent(model, tmp_path_factory.mktemp("config"), FORM_CLIENT)
+    agent = started_agent(model, tmp_path_factory.mktemp("config"), FORM_CLIENT)
     yield agent
     assert agent.close() == 0 and not agent.stdout_problems
 
 
 @pytest.fixture(scope="module")
 def plain_agent(model, tmp_path_factory) -> Iterator[AgentProcess]:
-    agent = _agent(model, tmp_path_factory.mktemp("config"), {})
+    agent = started_agent(model, tmp_path_factory.mktemp("config"), {})
     yield agent
     assert agent.close() == 0 and not agent.stdout_problems
-
-
-def prompt_answering(
-    agent: AgentProcess, session_id: str, answer: Callable[[Message], Any]
-) -> tuple[Message, list[Message], list[Message]]:
-    """Run a prompt, answering each `elicitation/create` with `answer(request)`: (response, updates, requests)."""
-    prompt_id = agent.start_request(
-        "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
-    )
-    seen: list[Message] = []
-    asked: list[Message] = []
-    while True:
-        message = agent.next()
-        if message.get("method") == "elicitation/create":
-            asked.append(message)
-            agent.answer(message, answer(message))
-        elif message.get("id") == prompt_id and "method" not in message:
-            return message, seen, asked
-        else:
-            seen.append(message)
-
-
-def tool_result_sent(model) -> str:
-    """What the model's last request carried as the ask_user call's result."""
-    (result,) = [m for m in model.requests[-1]["messages"] if m.get("role") == "tool"]
-    return str(result["content"])
 
 
 def test_an_answered_form_reaches_the_model(form_agent, model, workspace):

@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from tests.e2e.acp.wire import AgentProcess, Message, model_env
+from tests.e2e.acp.elicitations import started_agent, tool_result_sent
+from tests.e2e.acp.wire import AgentProcess, Message
 from tests.e2e.mcp.servers import acp_form, fixture_server
 from tests.e2e.mcp.through_agent import call, open_session
 from tests.processes import wait_for_text
@@ -18,22 +19,16 @@ from tests.processes import wait_for_text
 pytestmark = pytest.mark.timeout(180)
 
 
-def _agent(model, config_dir, capabilities: dict[str, Any]) -> AgentProcess:
-    agent = AgentProcess(model_env(model.url, config_dir))
-    agent.result("initialize", {"protocolVersion": 1, "clientCapabilities": capabilities})
-    return agent
-
-
 @pytest.fixture(scope="module")
 def asking_agent(model, tmp_path_factory) -> Iterator[AgentProcess]:
-    agent = _agent(model, tmp_path_factory.mktemp("config"), {"elicitation": {"form": {}, "url": {}}})
+    agent = started_agent(model, tmp_path_factory.mktemp("config"), {"elicitation": {"form": {}, "url": {}}})
     yield agent
     assert agent.close() == 0 and not agent.stdout_problems
 
 
 @pytest.fixture(scope="module")
 def plain_agent(model, tmp_path_factory) -> Iterator[AgentProcess]:
-    agent = _agent(model, tmp_path_factory.mktemp("config"), {})
+    agent = started_agent(model, tmp_path_factory.mktemp("config"), {})
     yield agent
     assert agent.close() == 0 and not agent.stdout_problems
 
@@ -62,11 +57,6 @@ def _run(
         elif message.get("id") == prompt_id and "method" not in message:
             assert message["result"]["stopReason"] == "end_turn", message
             return message, asked, call_id
-
-
-def tool_result_sent(model) -> str:
-    (result,) = [m for m in model.requests[-1]["messages"] if m.get("role") == "tool"]
-    return str(result["content"])
 
 
 def test_a_servers_form_is_asked_of_the_client_and_the_answer_reaches_the_server(
