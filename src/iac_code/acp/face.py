@@ -75,7 +75,8 @@ class ConnectionPeer:
 
 class AcpFace:
     """One session core's face on an ACP connection (a SessionFace): its events and questions become the
-    client's `session/update`s and `session/request_permission`s."""
+    client's `session/update`s, `session/request_permission`s and (when the client shows them)
+    `elicitation/create`s."""
 
     def __init__(self, session_id: str, peer: Peer, capabilities: ClientCapabilities | None = None) -> None:
         self.id = session_id
