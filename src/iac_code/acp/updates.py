@@ -3,12 +3,12 @@ plan.py)."""
 
 from __future__ import annotations
 
-from acp.helpers import update_agent_message_text, update_agent_thought_text
 from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
     Cost,
+    TextContentBlock,
     Usage,
     UsageUpdate,
 )
@@ -18,7 +18,6 @@ from iac_code.acp.presenter import tool_call_progress, tool_call_result, tool_ca
 from iac_code.acp.schema_v1_21 import ToolCallProgress, ToolCallStart
 from iac_code.agent.events import (
     Compaction,
-    ErrorReport,
     Event,
     TextDelta,
     ThinkingDelta,
@@ -29,21 +28,30 @@ from iac_code.agent.events import (
     TurnEnd,
     UsageReport,
 )
+from iac_code.messages import new_message_id
 from iac_code.tools.describe import CallView
 
 Update = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | UsageUpdate | AgentPlanUpdate
 
 
-def message_chunk(text: str) -> AgentMessageChunk:
-    return update_agent_message_text(text)
+def message_chunk(text: str, message_id: str) -> AgentMessageChunk:
+    """A chunk of the agent message `message_id` (every chunk of one message carries its id)."""
+    content = TextContentBlock(type="text", text=text)
+    return AgentMessageChunk(session_update="agent_message_chunk", content=content, message_id=message_id)
+
+
+def thought_chunk(text: str, message_id: str) -> AgentThoughtChunk:
+    content = TextContentBlock(type="text", text=text)
+    return AgentThoughtChunk(session_update="agent_thought_chunk", content=content, message_id=message_id)
 
 
 def event_update(event: Event) -> Update | None:
-    """The update for one loop event; None for events that are not updates (TurnEnd, PermissionRequest)."""
+    """The update for one loop event; None for events that are not updates (TurnEnd, PermissionRequest, and
+    ErrorReport: the prompt's response is the error, acp/face.py)."""
     if isinstance(event, TextDelta):
-        return message_chunk(event.text)
+        return message_chunk(event.text, event.message_id)
     if isinstance(event, ThinkingDelta):
-        return update_agent_thought_text(event.text)
+        return thought_chunk(event.text, event.message_id)
     if isinstance(event, ToolUseStart):
         return tool_call_start(event.call, CallView(event.title, event.kind, event.locations))
     if isinstance(event, ToolRunning):
@@ -56,9 +64,7 @@ def event_update(event: Event) -> Update | None:
         cost = Cost(amount=event.cost.amount, currency=event.cost.currency) if event.cost is not None else None
         return UsageUpdate(session_update="usage_update", used=event.context_used, size=event.context_size, cost=cost)
     if isinstance(event, Compaction):
-        return message_chunk(f"\n[context compacted] {event.message}\n")
-    if isinstance(event, ErrorReport):
-        return message_chunk(f"\n[error] {event.message}\n")
+        return message_chunk(f"\n[context compacted] {event.message}\n", new_message_id())
     return None
 
 
