@@ -44,6 +44,7 @@ from iac_code.errors import IacError, InvalidParams
 from iac_code.mcp.naming import PREFIX as MCP_TOOL_PREFIX
 from iac_code.messages import user
 from iac_code.sessions.audit import AuditTrail
+from iac_code.tools.questions import UNSUPPORTED, Answer, Form, Link
 
 if TYPE_CHECKING:
     from iac_code.host.host import SessionHost
@@ -161,6 +162,9 @@ class _HeadlessFace:
         choice = _answer_unasked(request, self._allow_infra_changes)
         self.printer.asked(request, choice)
         return choice
+
+    async def elicit(self, call_id: str, question: Form | Link) -> Answer:
+        return UNSUPPORTED  # no one to ask: ask_user puts its question in the answer, MCP servers are declined
 
     async def titled(self, title: str) -> None:
         pass  # nothing stores or shows a one-shot run's title

@@ -24,12 +24,14 @@ from acp.schema import (
 
 from iac_code.acp.client_io import known_capabilities, workspace_io
 from iac_code.acp.commands import available_commands_update
+from iac_code.acp.elicitation import METHOD as ELICIT
+from iac_code.acp.elicitation import elicitation_request, parsed_answer, supported
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.permissions import parse_answer
 from iac_code.acp.presenter import permission_request
 from iac_code.acp.prompt import PromptBlock, user_message
 from iac_code.acp.replay import replay_updates
-from iac_code.acp.schema_v1_21 import SessionNotification, SessionUpdate
+from iac_code.acp.schema_v1_21 import ClientCapabilities, SessionNotification, SessionUpdate
 from iac_code.acp.updates import event_updates, message_chunk, turn_usage
 from iac_code.agent.events import ErrorReport, Event, PermissionRequest
 from iac_code.agent.policy import Choice
@@ -38,6 +40,7 @@ from iac_code.agent.session_commands import CommandInfo
 from iac_code.errors import AuthRequired, IacError, ModelCallFailed
 from iac_code.messages import new_message_id
 from iac_code.tools.backends import WorkspaceIO
+from iac_code.tools.questions import UNSUPPORTED, Answer, Form, Link, NotAnswered
 from iac_code.tools.workspace import Roots
 
 logger = logging.getLogger(__name__)
@@ -49,6 +52,8 @@ class Peer(Protocol):
     async def update(self, session_id: str, update: SessionUpdate) -> None: ...
 
     async def request_permission(self, request: RequestPermissionRequest) -> Any: ...
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any: ...
 
 
 _DUMP: dict[str, Any] = {"mode": "json", "by_alias": True, "exclude_none": True}
@@ -74,11 +79,13 @@ class ConnectionPeer:
 
 class AcpFace:
     """One session core's face on an ACP connection (a SessionFace): its events and questions become the
-    client's `session/update`s and `session/request_permission`s."""
+    client's `session/update`s, `session/request_permission`s and (when the client shows them)
+    `elicitation/create`s."""
 
-    def __init__(self, session_id: str, peer: Peer) -> None:
+    def __init__(self, session_id: str, peer: Peer, capabilities: ClientCapabilities | None = None) -> None:
         self.id = session_id
         self._peer = peer
+        self._capabilities = capabilities  # what the client offers (initialize): elicitation
 
     # -- the core's face ---------------------------------------------------------------------
 
@@ -102,6 +109,17 @@ class AcpFace:
             logger.warning("session %s: permission request failed (%s); denying", self.id, exc)
             return "reject_once"
         return parse_answer(answer, request.options)
+
+    async def elicit(self, call_id: str, question: Form | Link) -> Answer:
+        if not supported(self._capabilities, question):
+            return UNSUPPORTED
+        request = elicitation_request(self.id, call_id, question)
+        try:
+            answer = await self._peer.request(ELICIT, request.model_dump(**_DUMP))
+        except (RequestError, ConnectionError) as exc:
+            logger.warning("session %s: elicitation failed (%s)", self.id, exc)
+            return NotAnswered("failed", str(exc))
+        return parsed_answer(answer)
 
     async def titled(self, title: str) -> None:
         await self._peer.update(self.id, SessionInfoUpdate(session_update="session_info_update", title=title))
@@ -152,7 +170,7 @@ class AcpFront:
         return self.peer
 
     def face(self, session_id: str, workspace: Path) -> AcpFace:
-        return AcpFace(session_id, self.connected())
+        return AcpFace(session_id, self.connected(), self.capabilities)
 
     def io(self, session_id: str, workspace: Roots) -> WorkspaceIO:
         return workspace_io(workspace, session_id, self._request, self.capabilities)

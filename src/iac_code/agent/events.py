@@ -14,6 +14,7 @@ from iac_code.agent.spend import Cost
 from iac_code.messages import Message, ToolCall, Usage
 from iac_code.providers.base import TextDelta, ThinkingDelta
 from iac_code.tools.base import AccessDetails, Category, Kind, Terminal
+from iac_code.tools.questions import Answer, Form, Link
 
 # ACP's five, and "error": a model call failed (or a bug stopped the turn) after an ErrorReport said why. ACP v1
 # has no such reason: its face answers the prompt with a JSON-RPC error instead (acp/face.py); headless exits 1.
@@ -53,6 +54,20 @@ class PermissionRequest:
     def resolve(self, choice: Choice) -> None:
         if not self.answer.done():  # the turn may have been cancelled meanwhile
             self.answer.set_result(choice)
+
+
+@dataclass
+class ElicitRequest:
+    """A running call asks the user a structured question (tools/questions.py); like a PermissionRequest,
+    whoever consumes the events resolves `answer`, and it comes after the call's ToolRunning."""
+
+    call: ToolCall
+    question: Form | Link
+    answer: asyncio.Future[Answer]
+
+    def resolve(self, answer: Answer) -> None:
+        if not self.answer.done():  # the turn may have been cancelled meanwhile
+            self.answer.set_result(answer)
 
 
 @dataclass
@@ -136,6 +151,7 @@ Event = (
     | ThinkingDelta
     | ToolUseStart
     | PermissionRequest
+    | ElicitRequest
     | ToolRunning
     | ToolProgress
     | ToolFinished
@@ -147,6 +163,7 @@ Event = (
 
 __all__ = [
     "Compaction",
+    "ElicitRequest",
     "ErrorKind",
     "ErrorReport",
     "Event",

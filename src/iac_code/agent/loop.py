@@ -40,6 +40,7 @@ from iac_code.messages import Message, ToolCall, context_messages, new_message_i
 from iac_code.observability.record import model_spent, traced_turn, turn_ended
 from iac_code.providers.base import FinishReason, ModelProvider, ProviderError, ToolSchema, Usage
 from iac_code.redaction import Redactor, Shapes
+from iac_code.tools.ask_user import TOOL_NAME as ASK_TOOL
 from iac_code.tools.backends import LocalIO, WorkspaceIO
 from iac_code.tools.base import Category, Tool, ToolResult
 from iac_code.tools.update_plan import TOOL_NAME as PLAN_TOOL
@@ -59,7 +60,8 @@ _STOP_REASONS: dict[FinishReason, StopReason] = {
     "refusal": "refusal",
 }
 SUBAGENT_CATEGORIES: frozenset[Category] = frozenset({"read"})  # sub-agents explore; the main agent acts
-SUBAGENT_EXCLUDED = frozenset({PLAN_TOOL})  # the plan the user sees is the main agent's
+# the plan the user sees is the main agent's; the user's questions too (ask_user may end the turn)
+SUBAGENT_EXCLUDED = frozenset({PLAN_TOOL, ASK_TOOL})
 
 
 async def _drain(channel: EventChannel) -> None:
@@ -270,7 +272,8 @@ class AgentLoop:
             if reply.finish != "tool_use" or not reply.message.tool_calls:
                 self._answer_dangling(NOT_RUN)
                 return _STOP_REASONS[reply.finish]
-            await self._run_tools(reply.message.tool_calls, emit)
+            if await self._run_tools(reply.message.tool_calls, emit):
+                return "end_turn"  # a call asked the user in plain text: the answer is their next prompt
         return "max_turn_requests"
 
     # ----------------------------------------------------------------- model
@@ -319,12 +322,15 @@ class AgentLoop:
 
     # ----------------------------------------------------------------- tools
 
-    async def _run_tools(self, calls: list[ToolCall], emit: Emit) -> None:
+    async def _run_tools(self, calls: list[ToolCall], emit: Emit) -> bool:
+        """Run one step's calls; True when one of them ends the turn (ToolResult.ends_turn)."""
         subagent = (lambda prompt: self._subagent().run(prompt)) if self.config.allow_subagents else None
         turn = TurnTools(
             self.tools, self.workspace, self.io, self.judge, self._append, subagent, self.recorder, self.redactor
         )
-        await ToolCalls(turn, self._announced, emit).run(calls)
+        step = ToolCalls(turn, self._announced, emit)
+        await step.run(calls)
+        return step.ends_turn
 
     def _subagent(self) -> AgentLoop:
         """A loop for one sub-agent task: its own context, the read tools, this session's backend (and a search

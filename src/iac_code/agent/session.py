@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Coroutine, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from iac_code.agent.audit import AnsweredBy, TrailRecorder
 from iac_code.agent.commands import parse_invocation
-from iac_code.agent.events import Event, PermissionRequest, TurnEnd
+from iac_code.agent.events import ElicitRequest, Event, PermissionRequest, TurnEnd
 from iac_code.agent.factory import LoopFactory, LoopParts
 from iac_code.agent.policy import Choice, JudgedCall, Mode, Remembered, Verdict, decide, remembered_after
 from iac_code.agent.read_denials import denied_read_paths
@@ -50,10 +50,12 @@ from iac_code.sessions.writer import OrderedWriter
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.iac_check import workspace_check_call
 from iac_code.tools.iac_plan import preview_call
+from iac_code.tools.questions import Answer, Form, Link, NotAnswered
 
 logger = logging.getLogger(__name__)
 
 TITLE_CHARS = 80
+_Answer = TypeVar("_Answer")
 
 
 class SessionFace(Protocol):
@@ -78,6 +80,11 @@ class SessionFace(Protocol):
     async def ask(self, request: PermissionRequest) -> Choice:
         """The user's answer about a call (its ToolUseStart was shown). The session stops waiting when the
         turn is cancelled, and resolves the request itself."""
+        ...
+
+    async def elicit(self, call_id: str, question: Form | Link) -> Answer:
+        """The user's answer to a running call's question (tools/questions.py); UNSUPPORTED when it cannot be
+        shown. The session stops waiting when the turn is cancelled."""
         ...
 
     async def titled(self, title: str) -> None:
@@ -288,6 +295,9 @@ class SessionCore:
                         end = event
                     elif isinstance(event, PermissionRequest):
                         await self._answer(event)  # the stream already carried its ToolUseStart
+                    elif isinstance(event, ElicitRequest):
+                        answer = await self._unless_cancelled(self._face.elicit(event.call.id, event.question))
+                        event.resolve(NotAnswered("cancelled") if answer is None else answer)
                     else:
                         await self._face.show(event)
         finally:
@@ -329,7 +339,12 @@ class SessionCore:
         request.resolve(choice)
 
     async def _ask(self, request: PermissionRequest) -> Choice:
-        asking = asyncio.ensure_future(self._face.ask(request))
+        choice = await self._unless_cancelled(self._face.ask(request))
+        return "cancelled" if choice is None else choice
+
+    async def _unless_cancelled(self, question: Coroutine[Any, Any, _Answer]) -> _Answer | None:
+        """The face's answer to `question`, or None when the turn is cancelled first."""
+        asking = asyncio.ensure_future(question)
         cancelled = asyncio.ensure_future(self._cancelled.wait())
         try:
             await asyncio.wait({asking, cancelled}, return_when=asyncio.FIRST_COMPLETED)
@@ -337,7 +352,7 @@ class SessionCore:
             cancelled.cancel()
         if not asking.done():
             asking.cancel()  # the user was told to cancel the turn; stop waiting for the answer
-            return "cancelled"
+            return None
         return asking.result()
 
     # -- state -------------------------------------------------------------------------------

@@ -13,16 +13,18 @@ import asyncio
 import json
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from iac_code.iac.plans.locations import address_locations
-from iac_code.iac.plans.runner import PlanFailed, PlanRequest, make_plan
+from iac_code.iac.plans.runner import Plan, PlanFailed, PlanRequest, make_plan
 from iac_code.iac.plans.store import PlanStore
 from iac_code.iac.plans.summary import TEXT_ORDER
 from iac_code.messages import ToolCall
 from iac_code.system.processes import unreadable_paths
 from iac_code.tools.base import Access, Category, Kind, Location, ToolContext, ToolError, ToolResult
+from iac_code.tools.plan_variables import values_for_unset
 from iac_code.tools.workspace import (
     Roots,
     path_argument_locations,
@@ -99,21 +101,36 @@ class IacPlanTool:
         if (refusal := await ask_for_plugins(request.directory, ctx)) is not None:
             rel = relative_to_workspace(ctx.roots, request.directory)
             raise ToolError(f"Not planned: {refusal.rstrip('.')} (terraform plan would start {plugins_words(rel)}).")
+        given: dict[str, str] = {}
         try:
-            with unreadable_paths(await denied_paths(self.unreadable)):
-                plan = await make_plan(request, self.store)
-        except PlanFailed as exc:
-            raise ToolError(str(exc)) from None
+            plan = await self._plan(request)
+        except PlanFailed as failure:  # input variables without a value are asked for (plan_variables.py)
+            shown_as = relative_to_workspace(ctx.roots, request.directory)
+            given = await values_for_unset(failure, request.directory, shown_as, ctx)
+            request = replace(request, variables={**request.variables, **given})
+            try:
+                plan = await self._plan(request)
+            except PlanFailed as again:
+                raise ToolError(f"{again}\n{given_text(given)}") from None
         root = root_of(ctx.roots, request.directory)
         changes = sorted(plan.contract["resources"], key=lambda entry: TEXT_ORDER.index(entry["action"]))
         places = address_locations(
             root, request.directory, ((e["address"], e["action"]) for e in changes), MAX_LOCATIONS
         )
         return ToolResult(
-            text=plan.text,
+            text=f"{plan.text}\n\n{given_text(given)}" if given else plan.text,
             raw_output={"plan": plan.contract},
             locations=[Location(path=str(path), line=line) for path, line in places],
         )
+
+    async def _plan(self, request: PlanRequest) -> Plan:
+        with unreadable_paths(await denied_paths(self.unreadable)):
+            return await make_plan(request, self.store)
+
+
+def given_text(given: dict[str, str]) -> str:
+    values = ", ".join(f"{name}={value}" for name, value in given.items())
+    return f"Planned with the values the user gave for the variables that had none: {values} (pass them in `vars`)."
 
 
 def plan_request(args: dict[str, Any], workspace: Roots) -> PlanRequest:
