@@ -21,18 +21,20 @@ from acp.schema import (
 from iac_code.acp.client_io import known_capabilities
 from iac_code.acp.config_options import MODE_IDS, config_options, model_choices, session_state
 from iac_code.acp.face import AcpFront, ConnectionPeer, prompt_turn, replay
-from iac_code.acp.handshake import initialize_result
+from iac_code.acp.handshake import AUTH_METHOD_IDS, initialize_result
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
 from iac_code.acp.responses import ForkSession, LoadSession, NewSession, ResumeSession
 from iac_code.acp.schema_v1_21 import SessionUpdate
 from iac_code.agent.policy import is_mode
 from iac_code.agent.session import SessionCore
-from iac_code.errors import InvalidParams
+from iac_code.config import ConfigError
+from iac_code.errors import AuthRequired, InvalidParams
 from iac_code.host.host import SessionHost
 from iac_code.principals import LOCAL, Principal
 from iac_code.providers.images import images_enabled
 from iac_code.providers.presets import available_models
+from iac_code.providers.sign_in import sign_in, sign_out
 from iac_code.sessions.owners import SessionOwners
 
 
@@ -71,8 +73,18 @@ class IacAgent:
         return InitializeResponse.model_validate(initialize_result(self.settings, protocol_version))
 
     async def authenticate(self, method_id: str, **_: Any) -> None:
-        # Credentials come from the environment; there is nothing to do at runtime.
-        return None
+        """Sign in again after a `logout`, with the key the environment, the stored credentials or config.json
+        hold now; -32000 naming what to set when there is none that works."""
+        if method_id not in AUTH_METHOD_IDS:
+            raise InvalidParams("methodId", f"must be one of {', '.join(sorted(AUTH_METHOD_IDS))}")
+        try:
+            sign_in(self.settings)
+        except ConfigError as exc:
+            raise AuthRequired(str(exc), {"config": str(exc)}) from None
+
+    async def logout(self, **_: Any) -> None:
+        """Forget the credentials stored for the user; no session opens until `authenticate` (sign_in.py)."""
+        sign_out(self.settings)
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> NewSession:
         core = await self.sessions.create(cwd, mcp_servers or [])
