@@ -99,7 +99,7 @@ class IacAgent:
         if live is not None and live.busy:
             raise InvalidParams("sessionId", "a prompt is running for this session")
         core = await self.sessions.restore(session_id, cwd, mcp_servers or [])
-        await replay(self._front.connected(), core)
+        await replay(self._front.connected(), core, self._front.reports())
         await core.announce_commands()
         return LoadSession.model_validate(self._state(core))
 

@@ -2,7 +2,8 @@
 
 The core's loop events become `session/update`s (updates.py, presenter.py), its PermissionRequest a
 `session/request_permission` whose answer goes back to it, its commands an `available_commands_update`,
-its title a `session_info_update`; its messages and problems are agent message chunks. Prompt content
+its title a `session_info_update`; its messages are agent message chunks, its notices `notice` updates (or
+agent messages, for a client that did not ask for them), its compactions `compaction_update`s (likewise). Prompt content
 blocks become the user message here (prompt.py), and the turn's end a PromptResponse.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,9 +30,9 @@ from iac_code.acp.permissions import parse_answer
 from iac_code.acp.presenter import permission_request
 from iac_code.acp.prompt import PromptBlock, user_message
 from iac_code.acp.replay import replay_updates
-from iac_code.acp.schema_v1_21 import SessionNotification, SessionUpdate
-from iac_code.acp.updates import event_updates, message_chunk, turn_usage
-from iac_code.agent.events import Event, PermissionRequest
+from iac_code.acp.schema_v1_21 import NoticeUpdate, SessionNotification, SessionUpdate
+from iac_code.acp.updates import compaction_updates, event_updates, message_chunk, turn_usage
+from iac_code.agent.events import Compaction, Event, NoticeSeverity, PermissionRequest
 from iac_code.agent.policy import Choice
 from iac_code.agent.session import SessionCore
 from iac_code.agent.session_commands import CommandInfo
@@ -68,25 +70,45 @@ class ConnectionPeer:
         return await self._connection.send_request(method, params)
 
 
+@dataclass(frozen=True)
+class ClientReports:
+    """Which of the session updates a client must have asked for (`clientCapabilities.session`) it gets."""
+
+    notices: bool = False
+    compaction: bool = False
+
+
+NO_REPORTS = ClientReports()
+
+
 class AcpFace:
     """One session core's face on an ACP connection (a SessionFace): its events and questions become the
     client's `session/update`s and `session/request_permission`s."""
 
-    def __init__(self, session_id: str, peer: Peer) -> None:
+    def __init__(self, session_id: str, peer: Peer, reports: ClientReports = NO_REPORTS) -> None:
         self.id = session_id
         self._peer = peer
+        self._reports = reports
 
     # -- the core's face ---------------------------------------------------------------------
 
     async def show(self, event: Event) -> None:
-        for update in event_updates(event):
+        updates: Sequence[SessionUpdate]
+        if isinstance(event, Compaction) and self._reports.compaction:
+            updates = compaction_updates(event)
+        else:
+            updates = event_updates(event)
+        for update in updates:
             await self._peer.update(self.id, update)
 
     async def say(self, text: str) -> None:
         await self._peer.update(self.id, message_chunk(text))
 
-    async def warn(self, text: str) -> None:
-        await self.say(text)  # clients show agent messages in or out of a turn
+    async def notice(self, severity: NoticeSeverity, title: str, detail: str) -> None:
+        if self._reports.notices:
+            await self._peer.update(self.id, NoticeUpdate(severity=severity, title=title, description=detail))
+        else:
+            await self.say(f"\n[{title}] {detail}\n")  # clients show agent messages in or out of a turn
 
     async def command_failed(self, text: str) -> None:
         await self.say(text)
@@ -117,9 +139,9 @@ async def prompt_turn(core: SessionCore, blocks: Sequence[PromptBlock], reads_im
     return PromptResponse(stop_reason=stop, usage=turn_usage(end))
 
 
-async def replay(peer: Peer, core: SessionCore) -> None:
+async def replay(peer: Peer, core: SessionCore, reports: ClientReports = NO_REPORTS) -> None:
     """Show the whole history to the client again, as updates (for session/load)."""
-    for update in replay_updates(core.loop.history, core.loop.tools, core.cwd):
+    for update in replay_updates(core.loop.history, core.loop.tools, core.cwd, compaction=reports.compaction):
         await peer.update(core.id, update)
 
 
@@ -137,7 +159,14 @@ class AcpFront:
         return self.peer
 
     def face(self, session_id: str, workspace: Path) -> AcpFace:
-        return AcpFace(session_id, self.connected())
+        return AcpFace(session_id, self.connected(), self.reports())
+
+    def reports(self) -> ClientReports:
+        """The v1.21 session updates the client said it shows."""
+        session = self.capabilities.session if self.capabilities is not None else None
+        if session is None:
+            return NO_REPORTS
+        return ClientReports(notices=session.notices is not None, compaction=session.compaction is not None)
 
     def io(self, session_id: str, workspace: Path) -> WorkspaceIO:
         return workspace_io(workspace, session_id, self._request, self.capabilities)

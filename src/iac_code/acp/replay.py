@@ -8,8 +8,9 @@ as live (its `shown` record: content, diff, rawOutput, locations, status; a clie
 now, is shown as the output's text). A call's title and kind are the ones stored with its result (what the client
 saw live); a result stored without them (older sessions) takes its tool's, or for an MCP tool whose server is not
 connected (replays run as the session opens) one made from its `mcp__<server>__<tool>` name. A
-compaction summary is not the user's words: it is shown as a short "[context compacted]" agent message,
-not as its text. Last comes the plan as it stood at the end, when the model kept one.
+compaction summary is not the user's words: it is shown as the completed `compaction_update` it was, with its
+text, to a client that advertised `session.compaction`, else as a short "[context compacted]" agent
+message. Last comes the plan as it stood at the end, when the model kept one.
 """
 
 from __future__ import annotations
@@ -24,14 +25,16 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    TextContentBlock,
     UserMessageChunk,
 )
 
 from iac_code.acp.plan import last_plan_update
 from iac_code.acp.presenter import tool_call_result, tool_call_start
 from iac_code.acp.prompt import user_blocks
-from iac_code.acp.schema_v1_21 import ToolCallProgress, ToolCallStart
+from iac_code.acp.schema_v1_21 import CompactionUpdate, ContentBlock, ToolCallProgress, ToolCallStart
 from iac_code.acp.updates import message_chunk
+from iac_code.agent.compaction import SUMMARY_PREFIX
 from iac_code.mcp.naming import title_from_name
 from iac_code.messages import Message, ToolCall
 from iac_code.tools.base import Kind, Tool, ToolContext
@@ -40,17 +43,28 @@ from iac_code.tools.describe import CallView, describe_call
 COMPACTED = "\n[context compacted]\n"
 
 ReplayUpdate = (
-    UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | AgentPlanUpdate
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AgentPlanUpdate
+    | CompactionUpdate
 )
 
 
-def replay_updates(history: list[Message], tools: Mapping[str, Tool], workspace: Path) -> Iterator[ReplayUpdate]:
+def replay_updates(
+    history: list[Message], tools: Mapping[str, Tool], workspace: Path, *, compaction: bool = False
+) -> Iterator[ReplayUpdate]:
+    """`compaction`: the client advertised `session.compaction` (a summary is then a completed compaction)."""
     ctx = ToolContext(workspace)
     described: dict[tuple[object, ...], CallView] = {}  # a long session reads the same files often
     shown = {m.tool_call_id: m for m in history if m.role == "tool"}  # what the client saw live, if stored
-    for message in history:
+    for position, message in enumerate(history):
         if message.role == "user":
-            if message.summary:
+            if message.summary and compaction:
+                yield compaction_update(position, message)
+            elif message.summary:
                 yield message_chunk(COMPACTED)
             else:
                 yield from (update_user_message(block) for block in user_blocks(message))
@@ -72,6 +86,14 @@ def replay_updates(history: list[Message], tools: Mapping[str, Tool], workspace:
             yield tool_call_result(message.tool_call_id, message, live=False)
     if (plan := last_plan_update(history)) is not None:
         yield plan
+
+
+def compaction_update(position: int, summary: Message) -> CompactionUpdate:
+    """A stored summary as the completed compaction that wrote it; its id is its place in the log (the same
+    on every load; unique, since each compaction appends its summary)."""
+    text = summary.text.removeprefix(SUMMARY_PREFIX)
+    content: list[ContentBlock] = [TextContentBlock(type="text", text=text)]
+    return CompactionUpdate(compaction_id=f"compaction-{position}", status="completed", summary=content)
 
 
 def _view(call: ToolCall, tool: Tool | None, ctx: ToolContext) -> CallView:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
@@ -350,14 +351,25 @@ class AgentLoop:
         old, kept = compaction.split_for_compaction(self.history)
         if not old:
             if manual:
-                await emit(Compaction("Nothing to compact yet: the conversation is too short."))
+                await emit(Compaction("Nothing to compact yet: the conversation is too short.", stage="skipped"))
             return
         before = self._context_tokens()
+        compaction_id = uuid.uuid4().hex
+        await emit(Compaction("", compaction_id, "started"))
+
+        async def summary_piece(text: str) -> None:
+            await emit(Compaction("", compaction_id, "summary", text))
+
         try:
-            summary, usage = await compaction.summarise(self.provider, old, max_tokens=self.config.max_tokens)
+            summary, usage = await compaction.summarise(
+                self.provider, old, max_tokens=self.config.max_tokens, on_text=summary_piece
+            )
         except ProviderError as exc:
-            await emit(Compaction(f"Context compaction failed: {exc}"))
+            await emit(Compaction(f"Context compaction failed: {exc}", compaction_id, "failed"))
             return
+        except asyncio.CancelledError:
+            await emit(Compaction("Context compaction cancelled.", compaction_id, "cancelled"))
+            raise
         message = Message(role="user", text=compaction.SUMMARY_PREFIX + summary, summary=True, kept=kept)
         self._spent(message, usage)  # a compaction within a turn is part of its cost
         self._append(message)
@@ -365,7 +377,10 @@ class AgentLoop:
         window = self.provider.context_window
         await emit(
             Compaction(
-                f"Context compacted: about {before:,} → {after:,} tokens ({100 * after // window}% of {window:,})."
+                f"Context compacted: about {before:,} → {after:,} tokens ({100 * after // window}% of {window:,}).",
+                compaction_id,
+                "completed",
+                summary,
             )
         )
         await emit(UsageReport(usage.input_tokens, usage.output_tokens, after, window, self.spend.cost))

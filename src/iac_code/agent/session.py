@@ -19,12 +19,13 @@ from typing import Protocol
 
 from iac_code.agent.audit import AnsweredBy, TrailRecorder
 from iac_code.agent.commands import parse_invocation
-from iac_code.agent.events import Event, PermissionRequest, TurnEnd
+from iac_code.agent.events import Event, NoticeSeverity, PermissionRequest, TurnEnd
 from iac_code.agent.factory import LoopFactory, LoopParts
 from iac_code.agent.policy import Choice, JudgedCall, Mode, Remembered, Verdict, decide, remembered_after
 from iac_code.agent.read_denials import denied_read_paths
 from iac_code.agent.rules import remember_trust
 from iac_code.agent.session_commands import (
+    SKILLS_TITLE,
     CommandError,
     CommandInfo,
     FileCommands,
@@ -35,6 +36,7 @@ from iac_code.agent.session_commands import (
     listed,
     status_text,
 )
+from iac_code.agent.session_mcp import TITLE as MCP_TITLE
 from iac_code.agent.session_mcp import HubFactory, SessionMcp
 from iac_code.agent.spend import spend_text
 from iac_code.agent.system_prompt import mode_instructions
@@ -67,8 +69,9 @@ class SessionFace(Protocol):
         """A message from the session itself (a command's output), which the model does not see."""
         ...
 
-    async def warn(self, text: str) -> None:
-        """A problem beside the turn (an MCP server that failed), for the user; the turn goes on."""
+    async def notice(self, severity: NoticeSeverity, title: str, detail: str) -> None:
+        """Something for the user beside the conversation (an MCP server that failed, a skill skipped), which
+        the model does not see; the turn goes on. `title` is short ("MCP"), `detail` says what happened."""
         ...
 
     async def command_failed(self, text: str) -> None:
@@ -130,7 +133,7 @@ class SessionCore:
         self._face = face
         self._store = store
         self._writes = OrderedWriter(session_id)  # the store's writes for this session, in order
-        self.mcp = SessionMcp(mcp, face.warn, self.announce_commands)
+        self.mcp = SessionMcp(mcp, self._mcp_problem, self.announce_commands)
         self.skills = workspace.skills  # found once: the system prompt lists them, the same for the whole session
         parts = LoopParts(
             judge=self._judge,
@@ -366,8 +369,11 @@ class SessionCore:
     async def _tell_skill_problems(self) -> None:
         """The skills that were skipped, told once: when the client first hears of the commands, or at the
         first prompt (headless)."""
-        if problems := self._skill_commands.untold_problems():
-            await self._face.warn(problems)
+        for problem in self._skill_commands.untold_problems():
+            await self._face.notice("warning", SKILLS_TITLE, f"skipped {problem}")
+
+    async def _mcp_problem(self, problem: str) -> None:
+        await self._face.notice("warning", MCP_TITLE, problem)
 
     async def _name_after(self, text: str) -> None:
         first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
