@@ -161,6 +161,11 @@ class AcpFront:
     def face(self, session_id: str, workspace: Path) -> AcpFace:
         return AcpFace(session_id, self.connected(), self.reports())
 
+    def offers_boolean_options(self) -> bool:
+        """The client shows boolean config options (`session.configOptions.boolean`)."""
+        session = self.capabilities.session if self.capabilities is not None else None
+        return session is not None and session.config_options is not None and session.config_options.boolean is not None
+
     def reports(self) -> ClientReports:
         """The v1.21 session updates the client said it shows."""
         session = self.capabilities.session if self.capabilities is not None else None

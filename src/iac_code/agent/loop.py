@@ -21,6 +21,7 @@ from pathlib import Path
 from iac_code.agent import compaction
 from iac_code.agent.audit import NoRecording, Recorder
 from iac_code.agent.channel import EventChannel
+from iac_code.agent.edit_checks import edits_check
 from iac_code.agent.events import (
     Compaction,
     ErrorReport,
@@ -133,6 +134,7 @@ class AgentLoop:
         self._partial: list[str] = []  # text streamed so far in the current model call
         self._announced: dict[str, ToolUseStart] = {}  # this turn's calls the consumer was shown, by id
         self._turn_usage = Usage(0, 0)  # summed over the current turn's model calls
+        self.check_edits = False  # the session's option: check what the model's calls wrote (edit_checks.py)
 
     @property
     def running(self) -> bool:
@@ -264,6 +266,9 @@ class AgentLoop:
                 self._answer_dangling(NOT_RUN)
                 return _STOP_REASONS[reply.finish]
             await self._run_tools(reply.message.tool_calls, emit)
+            if self.check_edits and (check := edits_check(reply.message.tool_calls, self.history)) is not None:
+                self._append(Message(role="assistant", text="", tool_calls=[check]))  # as /check makes it
+                await self._run_tools([check], emit)
         return "max_turn_requests"
 
     # ----------------------------------------------------------------- model

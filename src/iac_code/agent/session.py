@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
@@ -21,6 +21,7 @@ from iac_code.agent.audit import AnsweredBy, TrailRecorder
 from iac_code.agent.commands import parse_invocation
 from iac_code.agent.events import Event, NoticeSeverity, PermissionRequest, TurnEnd
 from iac_code.agent.factory import LoopFactory, LoopParts
+from iac_code.agent.options import CHECK_EDITS, OPTION_IDS
 from iac_code.agent.policy import Choice, JudgedCall, Mode, Remembered, Verdict, decide, remembered_after
 from iac_code.agent.read_denials import denied_read_paths
 from iac_code.agent.rules import remember_trust
@@ -106,6 +107,7 @@ class SessionCore:
         title: str = "",
         always: dict[str, Remembered] | None = None,
         model: str = "",
+        options: Mapping[str, bool] | None = None,
         history: Sequence[Message] = (),
         io: WorkspaceIO | None = None,
         config_dir: Path | None = None,
@@ -148,6 +150,9 @@ class SessionCore:
             unreadable=lambda: denied_read_paths(self.rules),
         )
         self.loop = make_loop(parts)
+        self.options: dict[str, bool] = {}  # the on/off settings set for it (edit_checks.CHECK_EDITS)
+        for option_id, value in (options or {}).items():
+            self._apply_option(option_id, value)
         # a skill wins a name clash with a Markdown command (but not with /init or the session's own commands)
         self._files = FileCommands(workspace.root, config_dir, reserved={*COMMANDS, *self.skills.names})
         self._skill_commands = SkillCommands(self.skills, reserved=COMMANDS)
@@ -355,6 +360,18 @@ class SessionCore:
         self.loop.set_model(model)  # from the next model call
         self._save(RecordChanges(model=model))
         await self._writes.flush()
+
+    async def set_option(self, option_id: str, value: bool) -> None:
+        """Turn one of the options (agent/options.py) on or off, from the next model call; kept with the session."""
+        self._apply_option(option_id, value)
+        self._save(RecordChanges(options=dict(self.options)))
+        await self._writes.flush()
+
+    def _apply_option(self, option_id: str, value: bool) -> None:
+        if option_id in OPTION_IDS:  # one a later version dropped is forgotten
+            self.options[option_id] = value
+        if option_id == CHECK_EDITS:
+            self.loop.check_edits = value
 
     def commands(self) -> list[CommandInfo]:
         """The session's commands, the prompt commands, then the prompts of the MCP servers ready now."""

@@ -19,7 +19,7 @@ from iac_code.sessions.store import Decision, SessionRecord
 
 RECORD_FIELDS = frozenset(SessionRecord.__dataclass_fields__)
 _TEXT_FIELDS = ("cwd", "title", "created_at", "updated_at", "model", "mode", "owner")
-_OPTIONAL_FIELDS = frozenset({"owner"})  # absent from what stores wrote before principals existed
+_OPTIONAL_FIELDS = frozenset({"owner", "options"})  # absent from what stores wrote before they existed
 _DECISIONS = frozenset(get_args(Decision))
 _ROLES = frozenset(get_args(Role))
 _MESSAGE_TEXT = ("text", "thinking", "thinking_signature", "tool_call_id", "tool_name")
@@ -48,6 +48,9 @@ def record_problem(data: Any, *, complete: bool = True) -> str | None:
         isinstance(tool, str) and decision in _DECISIONS for tool, decision in permissions.items()
     ):
         return 'permissions must map tool names to "allow" or "reject"'
+    options = data.get("options", {})
+    if not isinstance(options, dict) or not all(isinstance(value, bool) for value in options.values()):
+        return "options must map option ids to true or false"
     return None
 
 

@@ -391,3 +391,14 @@ async def test_delete_is_complete_and_idempotent(open_store: Opener) -> None:
     assert ids((await other.list(None))[0]) == ["kept"]
     await new_session(other, "gone")  # the id is free again, with an empty log
     assert (await other.load("gone"))[1] == []
+
+
+async def test_options_are_stored_changed_reopened_and_forked(open_store: Opener) -> None:
+    store = await open_store()
+    await new_session(store, "src", options={"check_after_edit": True})
+    changed = await store.update("src", RecordChanges(options={"check_after_edit": False, "other": True}))
+    assert changed.options == {"check_after_edit": False, "other": True}
+    assert (await store.fork("src", "copy")).options == changed.options
+    reopened = await open_store()
+    assert (await reopened.get("src")).options == changed.options
+    assert (await reopened.get("copy")).options == changed.options
