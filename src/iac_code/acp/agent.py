@@ -84,7 +84,10 @@ class IacAgent:
             raise AuthRequired(str(exc), {"config": str(exc)}) from None
 
     async def logout(self, **_: Any) -> None:
-        """Forget the credentials stored for the user; no session opens until `authenticate` (sign_in.py)."""
+        """Forget the credentials stored for the user; no session opens until `authenticate` (sign_in.py). They
+        are the process's: on a shared server, only an administrator may sign it out for everyone."""
+        if not self.sessions.principal.admin:
+            raise InvalidParams("method", "logout signs the whole server out: only an administrator may")
         sign_out(self.settings)
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> NewSession:
