@@ -8,6 +8,7 @@ import pytest
 from acp import RequestError
 
 from iac_code.acp.agent import IacAgent
+from iac_code.acp.cancellation import InFlight
 from iac_code.acp.router import build_handler
 from iac_code.config import Settings
 from iac_code.host.host import SessionHost
@@ -43,10 +44,14 @@ def make_agent(tmp_path: Path) -> IacAgent:
     return agent
 
 
+def handler_of(agent: IacAgent) -> Any:
+    return build_handler(agent, InFlight(agent, NoOutbox()))  # type: ignore[arg-type]
+
+
 @pytest.fixture
 async def handle(tmp_path: Path):
     agent = make_agent(tmp_path)
-    yield build_handler(agent)
+    yield handler_of(agent)
     await agent.shutdown()
 
 
@@ -86,7 +91,7 @@ async def test_an_unexpected_error_is_an_internal_error(tmp_path):
 
     agent = make_agent(tmp_path)
     agent.list_sessions = broken  # type: ignore[method-assign,assignment]
-    handle = build_handler(agent)
+    handle = handler_of(agent)
     with pytest.raises(RequestError) as error:
         await handle("session/list", {}, False)
     assert error.value.code == -32603
@@ -96,7 +101,7 @@ async def test_one_router_serves_each_connection_its_own_agent(tmp_path):
     # The router is shared by the process; which agent a message reaches is the handler's, even when the
     # connections' messages are handled at the same time.
     agents = [make_agent(tmp_path / name) for name in ("a", "b")]
-    handles = [build_handler(agent) for agent in agents]
+    handles = [handler_of(agent) for agent in agents]
 
     async def create_then_list(handle, cwd: Path) -> tuple[str, list[str]]:
         created = wire(await handle("session/new", {"cwd": str(cwd)}, False))["sessionId"]
