@@ -123,8 +123,8 @@ async def test_only_an_administrator_signs_a_shared_server_out(tmp_path):
     store_api_key(settings.config_dir, "sk-stored")
     user = IacAgent(SessionHost(settings), NoOutbox(), principal=Principal("alice"))  # type: ignore[arg-type]
     with pytest.raises(RequestError) as error:
-        await build_handler(user)("logout", {}, False)
+        await handler_of(user)("logout", {}, False)
     assert error.value.code == -32602 and stored_api_key(settings.config_dir) == "sk-stored"
     admin = IacAgent(SessionHost(settings), NoOutbox(), principal=Principal("root", admin=True))  # type: ignore[arg-type]
-    assert await build_handler(admin)("logout", None, False) == {}
+    assert await handler_of(admin)("logout", None, False) == {}
     assert stored_api_key(settings.config_dir) == "" and settings.signed_out
