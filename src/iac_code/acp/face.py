@@ -2,9 +2,10 @@
 
 The core's loop events become `session/update`s (updates.py, presenter.py), its PermissionRequest a
 `session/request_permission` whose answer goes back to it, its commands an `available_commands_update`,
-its title a `session_info_update`; its messages are agent message chunks, its notices `notice` updates (or
-agent messages, for a client that did not ask for them), its compactions `compaction_update`s (likewise). Prompt content
-blocks become the user message here (prompt.py), and the turn's end a PromptResponse.
+its title a `session_info_update`; its messages are agent message chunks, each a message of its own (a
+messageId of its own), its notices `notice` updates (or such messages, for a client that did not ask for
+them), its compactions `compaction_update`s (likewise). Prompt content blocks become the user message here
+(prompt.py), and the turn's end a PromptResponse, or the JSON-RPC error of a turn that failed.
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ from iac_code.acp.prompt import PromptBlock, user_message
 from iac_code.acp.replay import replay_updates
 from iac_code.acp.schema_v1_21 import NoticeUpdate, SessionNotification, SessionUpdate
 from iac_code.acp.updates import compaction_updates, event_updates, message_chunk, turn_usage
-from iac_code.agent.events import Compaction, Event, NoticeSeverity, PermissionRequest
+from iac_code.agent.events import Compaction, ErrorReport, Event, NoticeSeverity, PermissionRequest
 from iac_code.agent.policy import Choice
 from iac_code.agent.session import SessionCore
 from iac_code.agent.session_commands import CommandInfo
+from iac_code.errors import AuthRequired, IacError, ModelCallFailed
+from iac_code.messages import new_message_id
 from iac_code.tools.backends import WorkspaceIO
 
 logger = logging.getLogger(__name__)
@@ -102,7 +105,7 @@ class AcpFace:
             await self._peer.update(self.id, update)
 
     async def say(self, text: str) -> None:
-        await self._peer.update(self.id, message_chunk(text))
+        await self._peer.update(self.id, message_chunk(text, new_message_id()))
 
     async def notice(self, severity: NoticeSeverity, title: str, detail: str) -> None:
         if self._reports.notices:
@@ -132,16 +135,28 @@ async def prompt_turn(core: SessionCore, blocks: Sequence[PromptBlock], reads_im
     """One `session/prompt`: its content blocks as the user message (prompt.py), its turn's end as the response."""
     core.refuse_if_busy()  # before the blocks are read: a second prompt is refused as it comes
     message = await user_message(blocks, core.cwd, images=reads_images)
-    end = await core.prompt(message)
-    # ACP v1's reasons have no "error": the [error] message chunk already said what failed, and "refusal"
-    # would tell the client to drop this prompt from the context, which the session keeps.
-    stop = "end_turn" if end.stop_reason == "error" else end.stop_reason
-    return PromptResponse(stop_reason=stop, usage=turn_usage(end))
+    end = await core.prompt(message)  # returns once the turn, what it streamed before a failure too, is saved
+    if end.stop_reason == "error":
+        # ACP v1's reasons have no "error", and "refusal" would tell the client to drop this prompt from the
+        # context, which the session keeps: the failure is the request's error (a client's exit status).
+        raise _turn_error(end.error or ErrorReport("the turn failed"))
+    return PromptResponse(stop_reason=end.stop_reason, usage=turn_usage(end))
+
+
+def _turn_error(report: ErrorReport) -> IacError:
+    """-32000 for a key the provider refused (editors start their sign-in flow), -32603 with the provider's
+    words for any other failed model call, plain -32603 for a bug (router.request_error)."""
+    if report.kind == "auth":
+        return AuthRequired(report.message)
+    if report.kind == "model":
+        return ModelCallFailed(report.message)
+    return IacError(report.message)
 
 
 async def replay(peer: Peer, core: SessionCore, reports: ClientReports = NO_REPORTS) -> None:
     """Show the whole history to the client again, as updates (for session/load)."""
-    for update in replay_updates(core.loop.history, core.loop.tools, core.cwd, compaction=reports.compaction):
+    history, tools = core.loop.history, core.loop.tools
+    for update in replay_updates(core.id, history, tools, core.cwd, compaction=reports.compaction):
         await peer.update(core.id, update)
 
 

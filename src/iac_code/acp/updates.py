@@ -3,7 +3,6 @@ plan.py)."""
 
 from __future__ import annotations
 
-from acp.helpers import update_agent_message_text, update_agent_thought_text
 from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
@@ -25,7 +24,6 @@ from iac_code.acp.schema_v1_21 import (
 )
 from iac_code.agent.events import (
     Compaction,
-    ErrorReport,
     Event,
     TextDelta,
     ThinkingDelta,
@@ -36,6 +34,7 @@ from iac_code.agent.events import (
     TurnEnd,
     UsageReport,
 )
+from iac_code.messages import new_message_id
 from iac_code.tools.describe import CallView
 
 _TOLD_STAGES = frozenset({"completed", "failed", "skipped"})  # as before compactions were reported as they go
@@ -43,16 +42,24 @@ _TOLD_STAGES = frozenset({"completed", "failed", "skipped"})  # as before compac
 Update = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | UsageUpdate | AgentPlanUpdate
 
 
-def message_chunk(text: str) -> AgentMessageChunk:
-    return update_agent_message_text(text)
+def message_chunk(text: str, message_id: str) -> AgentMessageChunk:
+    """A chunk of the agent message `message_id` (every chunk of one message carries its id)."""
+    content = TextContentBlock(type="text", text=text)
+    return AgentMessageChunk(session_update="agent_message_chunk", content=content, message_id=message_id)
+
+
+def thought_chunk(text: str, message_id: str) -> AgentThoughtChunk:
+    content = TextContentBlock(type="text", text=text)
+    return AgentThoughtChunk(session_update="agent_thought_chunk", content=content, message_id=message_id)
 
 
 def event_update(event: Event) -> Update | None:
-    """The update for one loop event; None for events that are not updates (TurnEnd, PermissionRequest)."""
+    """The update for one loop event; None for events that are not updates (TurnEnd, PermissionRequest, and
+    ErrorReport: the prompt's response is the error, acp/face.py)."""
     if isinstance(event, TextDelta):
-        return message_chunk(event.text)
+        return message_chunk(event.text, event.message_id)
     if isinstance(event, ThinkingDelta):
-        return update_agent_thought_text(event.text)
+        return thought_chunk(event.text, event.message_id)
     if isinstance(event, ToolUseStart):
         return tool_call_start(event.call, CallView(event.title, event.kind, event.locations))
     if isinstance(event, ToolRunning):
@@ -65,9 +72,9 @@ def event_update(event: Event) -> Update | None:
         cost = Cost(amount=event.cost.amount, currency=event.cost.currency) if event.cost is not None else None
         return UsageUpdate(session_update="usage_update", used=event.context_used, size=event.context_size, cost=cost)
     if isinstance(event, Compaction):  # for a client without `session.compaction`: how it ended, as a message
-        return message_chunk(f"\n[context compacted] {event.message}\n") if event.stage in _TOLD_STAGES else None
-    if isinstance(event, ErrorReport):
-        return message_chunk(f"\n[error] {event.message}\n")
+        if event.stage not in _TOLD_STAGES:
+            return None
+        return message_chunk(f"\n[context compacted] {event.message}\n", new_message_id())
     return None
 
 
@@ -86,7 +93,7 @@ def compaction_updates(event: Compaction) -> list[CompactionUpdate | CompactionS
     summary as `compaction_summary_chunk`s, then `compaction_update` completed (with the whole summary, as
     stored), failed (with why) or cancelled; a /compact with nothing to compact stays a message."""
     if event.stage == "skipped":
-        return [message_chunk(f"\n[context compacted] {event.message}\n")]
+        return [message_chunk(f"\n[context compacted] {event.message}\n", new_message_id())]
     if event.stage == "summary":
         return [
             CompactionSummaryChunk(compaction_id=event.id, content=TextContentBlock(type="text", text=event.summary))

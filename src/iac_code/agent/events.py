@@ -16,7 +16,7 @@ from iac_code.providers.base import TextDelta, ThinkingDelta
 from iac_code.tools.base import AccessDetails, Category, Kind, Terminal
 
 # ACP's five, and "error": a model call failed (or a bug stopped the turn) after an ErrorReport said why. ACP v1
-# has no such reason, so its face answers "end_turn" there (acp/session.py); headless, metrics and traces say it.
+# has no such reason: its face answers the prompt with a JSON-RPC error instead (acp/face.py); headless exits 1.
 StopReason = Literal["end_turn", "max_turn_requests", "max_tokens", "refusal", "cancelled", "error"]
 
 
@@ -124,15 +124,22 @@ class UsageReport:
     cost: Cost | None = None
 
 
+# Why a turn failed: the provider refused the key ("auth": HTTP 401/403), the model call failed for good
+# otherwise ("model"), or a bug stopped the turn ("internal").
+ErrorKind = Literal["auth", "model", "internal"]
+
+
 @dataclass
 class ErrorReport:
     message: str  # safe to show: no key material, no stack trace
+    kind: ErrorKind = "internal"
 
 
 @dataclass
 class TurnEnd:
     stop_reason: StopReason
     usage: Usage = field(default_factory=lambda: Usage(0, 0))  # summed over the turn's model calls
+    error: ErrorReport | None = None  # with stop_reason "error": what failed
 
 
 Event = (
@@ -151,6 +158,7 @@ Event = (
 
 __all__ = [
     "Compaction",
+    "ErrorKind",
     "ErrorReport",
     "Event",
     "PermissionRequest",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
@@ -38,7 +37,7 @@ from iac_code.agent.spend import Prices, Spend, added, no_prices
 from iac_code.agent.system_prompt import ROLE
 from iac_code.agent.tool_calls import ToolCalls, TurnCancelled, TurnTools, announced_result
 from iac_code.agent.tool_offer import DEFAULT_SHARE, ToolOffer, found_in
-from iac_code.messages import Message, ToolCall, context_messages, unanswered_tool_calls, user
+from iac_code.messages import Message, ToolCall, context_messages, new_message_id, unanswered_tool_calls, user
 from iac_code.observability.record import model_spent, traced_turn, turn_ended
 from iac_code.providers.base import FinishReason, ModelProvider, ProviderError, ToolSchema, Usage
 from iac_code.redaction import Redactor, Shapes
@@ -132,6 +131,8 @@ class AgentLoop:
         self.io: WorkspaceIO = io if io is not None else LocalIO(workspace)  # e.g. the editor's fs and terminals
         self._turn: asyncio.Task[None] | None = None
         self._partial: list[str] = []  # text streamed so far in the current model call
+        self._reply_id = ""  # the id of the current model call's message (its streamed deltas carry it)
+        self._error: ErrorReport | None = None  # why the current turn failed, for its TurnEnd
         self._announced: dict[str, ToolUseStart] = {}  # this turn's calls the consumer was shown, by id
         self._turn_usage = Usage(0, 0)  # summed over the current turn's model calls
         self.check_edits = False  # the session's option: check what the model's calls wrote (edit_checks.py)
@@ -218,6 +219,7 @@ class AgentLoop:
     async def _turn_body(self, prompt: str | Message, emit: Emit, tool_call: ToolCall | None = None) -> None:
         self._turn_usage = Usage(0, 0)
         self._announced = {}
+        self._error = None
         try:
             self._append(prompt if isinstance(prompt, Message) else user(prompt))
             if tool_call is not None:
@@ -236,10 +238,11 @@ class AgentLoop:
             log.exception("turn failed")
             self._close_partial_message()
             await self._end_dangling(INTERNAL_ERROR, "error", emit)
-            await emit(ErrorReport("Internal error: the turn stopped (details are in the server log)."))
+            self._error = ErrorReport("Internal error: the turn stopped (details are in the server log).")
+            await emit(self._error)
             stop = "error"
         turn_ended(stop)
-        await emit(TurnEnd(stop, self._turn_usage))
+        await emit(TurnEnd(stop, self._turn_usage, self._error))
 
     async def _steps(self, emit: Emit) -> StopReason:
         for _ in range(self.config.max_turns):
@@ -249,7 +252,9 @@ class AgentLoop:
                 reply = await self._call_model(emit)
             except ProviderError as exc:
                 self._close_partial_message()
-                await emit(ErrorReport(str(exc)))
+                # the provider's words may echo what the request carried: the session's secrets come out
+                self._error = ErrorReport(self.redactor.redact(str(exc)), exc.kind)
+                await emit(self._error)
                 return "error"
             self._spent(reply.message, reply.usage)
             self._append(reply.message)
@@ -276,12 +281,13 @@ class AgentLoop:
     async def _call_model(self, emit: Emit) -> ModelReply:
         self.refresh_tools()  # a server may have changed its tools since the last call (MCP list_changed)
         self._partial = []
+        self._reply_id = new_message_id()
         context = context_messages(self.history)
         system_prompt = self._system_prompt()
         stream = self.provider.stream(
             system_prompt, context, self._tool_schemas(), max_tokens=self.config.max_tokens, cache_key=self._cache_key
         )
-        reply = await read_reply(stream, emit, self._partial)
+        reply = await read_reply(stream, emit, self._partial, self._reply_id)
         self._partial = []
         if reply.usage.input_tokens:
             self.meter.record(reply.usage.input_tokens, context, len(system_prompt))
@@ -359,7 +365,7 @@ class AgentLoop:
                 await emit(Compaction("Nothing to compact yet: the conversation is too short.", stage="skipped"))
             return
         before = self._context_tokens()
-        compaction_id = uuid.uuid4().hex
+        compaction_id = new_message_id()  # the summary's id too: a replay shows it under the same id
         await emit(Compaction("", compaction_id, "started"))
 
         async def summary_piece(text: str) -> None:
@@ -375,7 +381,8 @@ class AgentLoop:
         except asyncio.CancelledError:
             await emit(Compaction("Context compaction cancelled.", compaction_id, "cancelled"))
             raise
-        message = Message(role="user", text=compaction.SUMMARY_PREFIX + summary, summary=True, kept=kept)
+        text = compaction.SUMMARY_PREFIX + summary
+        message = Message(role="user", id=compaction_id, text=text, summary=True, kept=kept)
         self._spent(message, usage)  # a compaction within a turn is part of its cost
         self._append(message)
         after = self._context_tokens()
@@ -393,6 +400,7 @@ class AgentLoop:
     # ----------------------------------------------------------------- history
 
     def _append(self, message: Message) -> None:
+        message.id = message.id or new_message_id()  # the client's messageId, stored with it
         self.history.append(message)
         if self.on_message is not None:
             self.on_message(message)
@@ -401,7 +409,7 @@ class AgentLoop:
         """Keep what the user already saw of an interrupted answer."""
         if self._partial:
             text, self._partial = "".join(self._partial), []
-            self._append(Message(role="assistant", text=text))
+            self._append(Message(role="assistant", id=self._reply_id, text=text))  # the id its chunks had
 
     def _answer_dangling(self, text: str, reason: str | None = None) -> list[tuple[ToolCall, Message]]:
         """Answer the calls left without a result (`reason`: why they ended, for the client)."""
