@@ -2,15 +2,17 @@
 
 The core's loop events become `session/update`s (updates.py, presenter.py), its PermissionRequest a
 `session/request_permission` whose answer goes back to it, its commands an `available_commands_update`,
-its title a `session_info_update`; its messages and problems are agent message chunks, each a message of its
-own (a messageId of its own). Prompt content blocks become the user message here (prompt.py), and the turn's
-end a PromptResponse, or the JSON-RPC error of a turn that failed.
+its title a `session_info_update`; its messages are agent message chunks, each a message of its own (a
+messageId of its own), its notices `notice` updates (or such messages, for a client that did not ask for
+them), its compactions `compaction_update`s (likewise). Prompt content blocks become the user message here
+(prompt.py), and the turn's end a PromptResponse, or the JSON-RPC error of a turn that failed.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,9 +33,9 @@ from iac_code.acp.permissions import parse_answer
 from iac_code.acp.presenter import permission_request
 from iac_code.acp.prompt import PromptBlock, user_message
 from iac_code.acp.replay import replay_updates
-from iac_code.acp.schema_v1_21 import ClientCapabilities, SessionNotification, SessionUpdate
-from iac_code.acp.updates import event_updates, message_chunk, turn_usage
-from iac_code.agent.events import ErrorReport, Event, PermissionRequest
+from iac_code.acp.schema_v1_21 import ClientCapabilities, NoticeUpdate, SessionNotification, SessionUpdate
+from iac_code.acp.updates import compaction_updates, event_updates, message_chunk, turn_usage
+from iac_code.agent.events import Compaction, ErrorReport, Event, NoticeSeverity, PermissionRequest
 from iac_code.agent.policy import Choice
 from iac_code.agent.session import SessionCore
 from iac_code.agent.session_commands import CommandInfo
@@ -77,27 +79,53 @@ class ConnectionPeer:
         return await self._connection.send_request(method, params)
 
 
+@dataclass(frozen=True)
+class ClientReports:
+    """Which of the session updates a client must have asked for (`clientCapabilities.session`) it gets."""
+
+    notices: bool = False
+    compaction: bool = False
+
+
+NO_REPORTS = ClientReports()
+
+
 class AcpFace:
     """One session core's face on an ACP connection (a SessionFace): its events and questions become the
     client's `session/update`s, `session/request_permission`s and (when the client shows them)
     `elicitation/create`s."""
 
-    def __init__(self, session_id: str, peer: Peer, capabilities: ClientCapabilities | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        peer: Peer,
+        capabilities: ClientCapabilities | None = None,
+        reports: ClientReports = NO_REPORTS,
+    ) -> None:
         self.id = session_id
         self._peer = peer
         self._capabilities = capabilities  # what the client offers (initialize): elicitation
+        self._reports = reports
 
     # -- the core's face ---------------------------------------------------------------------
 
     async def show(self, event: Event) -> None:
-        for update in event_updates(event):
+        updates: Sequence[SessionUpdate]
+        if isinstance(event, Compaction) and self._reports.compaction:
+            updates = compaction_updates(event)
+        else:
+            updates = event_updates(event)
+        for update in updates:
             await self._peer.update(self.id, update)
 
     async def say(self, text: str) -> None:
         await self._peer.update(self.id, message_chunk(text, new_message_id()))
 
-    async def warn(self, text: str) -> None:
-        await self.say(text)  # clients show agent messages in or out of a turn
+    async def notice(self, severity: NoticeSeverity, title: str, detail: str) -> None:
+        if self._reports.notices:
+            await self._peer.update(self.id, NoticeUpdate(severity=severity, title=title, description=detail))
+        else:
+            await self.say(f"\n[{title}] {detail}\n")  # clients show agent messages in or out of a turn
 
     async def command_failed(self, text: str) -> None:
         await self.say(text)
@@ -150,9 +178,10 @@ def _turn_error(report: ErrorReport) -> IacError:
     return IacError(report.message)
 
 
-async def replay(peer: Peer, core: SessionCore) -> None:
+async def replay(peer: Peer, core: SessionCore, reports: ClientReports = NO_REPORTS) -> None:
     """Show the whole history to the client again, as updates (for session/load)."""
-    for update in replay_updates(core.id, core.loop.history, core.loop.tools, core.cwd):
+    history, tools = core.loop.history, core.loop.tools
+    for update in replay_updates(core.id, history, tools, core.cwd, compaction=reports.compaction):
         await peer.update(core.id, update)
 
 
@@ -170,7 +199,19 @@ class AcpFront:
         return self.peer
 
     def face(self, session_id: str, workspace: Path) -> AcpFace:
-        return AcpFace(session_id, self.connected(), self.capabilities)
+        return AcpFace(session_id, self.connected(), self.capabilities, self.reports())
+
+    def offers_boolean_options(self) -> bool:
+        """The client shows boolean config options (`session.configOptions.boolean`)."""
+        session = self.capabilities.session if self.capabilities is not None else None
+        return session is not None and session.config_options is not None and session.config_options.boolean is not None
+
+    def reports(self) -> ClientReports:
+        """The v1.21 session updates the client said it shows."""
+        session = self.capabilities.session if self.capabilities is not None else None
+        if session is None:
+            return NO_REPORTS
+        return ClientReports(notices=session.notices is not None, compaction=session.compaction is not None)
 
     def io(self, session_id: str, workspace: Roots) -> WorkspaceIO:
         return workspace_io(workspace, session_id, self._request, self.capabilities)

@@ -2,7 +2,7 @@
 
 - `sessions/list` and `config/set` (the seed's names) reach `session/list` / `session/set_config_option`;
   `session/set_model` (removed from ACP, still sent by some clients) and `session/delete` (not routed by
-  SDK 0.12) are added.
+  SDK 0.12), and `logout` (in its schema, not routed) are added.
 - A missing `mcpServers` defaults to `[]` (the SDK model requires it; the seed calls it optional).
 - `$/cancel_request` reaches the connection's requests in flight (cancellation.py says what it does).
 - Invalid params answer -32602 with `data` naming each bad field, and so does a session whose stored
@@ -24,7 +24,7 @@ from acp import RequestError
 from acp.agent.router import build_agent_router
 from acp.connection import MethodHandler
 from acp.router import MessageRouter, Route
-from acp.schema import DeleteSessionRequest
+from acp.schema import DeleteSessionRequest, LogoutRequest
 from acp.utils import normalize_result
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -142,6 +142,11 @@ def _add_extra_routes(router: MessageRouter) -> None:
     async def delete(params: Any) -> Any:
         return await _serving.get().delete_session(session_id=DeleteSessionRequest.model_validate(params).session_id)
 
+    async def logout(params: Any) -> Any:
+        LogoutRequest.model_validate(params or {})  # not routed by SDK 0.12, though its schema has it
+        return await _serving.get().logout()
+
+    router.add_route(Route(method="logout", func=logout, kind="request", adapt_result=normalize_result))
     router.add_route(Route(method="session/set_model", func=set_model, kind="request", adapt_result=normalize_result))
     router.add_route(Route(method="session/delete", func=delete, kind="request", adapt_result=normalize_result))
 

@@ -15,7 +15,13 @@ from acp.schema import (
 
 from iac_code.acp.plan import result_plan_update
 from iac_code.acp.presenter import tool_call_progress, tool_call_result, tool_call_running, tool_call_start
-from iac_code.acp.schema_v1_21 import ToolCallProgress, ToolCallStart
+from iac_code.acp.schema_v1_21 import (
+    CompactionSummaryChunk,
+    CompactionUpdate,
+    ContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+)
 from iac_code.agent.events import (
     Compaction,
     Event,
@@ -30,6 +36,8 @@ from iac_code.agent.events import (
 )
 from iac_code.messages import new_message_id
 from iac_code.tools.describe import CallView
+
+_TOLD_STAGES = frozenset({"completed", "failed", "skipped"})  # as before compactions were reported as they go
 
 Update = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | UsageUpdate | AgentPlanUpdate
 
@@ -63,7 +71,9 @@ def event_update(event: Event) -> Update | None:
     if isinstance(event, UsageReport):
         cost = Cost(amount=event.cost.amount, currency=event.cost.currency) if event.cost is not None else None
         return UsageUpdate(session_update="usage_update", used=event.context_used, size=event.context_size, cost=cost)
-    if isinstance(event, Compaction):
+    if isinstance(event, Compaction):  # for a client without `session.compaction`: how it ended, as a message
+        if event.stage not in _TOLD_STAGES:
+            return None
         return message_chunk(f"\n[context compacted] {event.message}\n", new_message_id())
     return None
 
@@ -76,6 +86,25 @@ def event_updates(event: Event) -> list[Update]:
     if isinstance(event, ToolFinished) and (plan := result_plan_update(event.call.name, event.result)) is not None:
         return [update, plan]
     return [update]
+
+
+def compaction_updates(event: Compaction) -> list[CompactionUpdate | CompactionSummaryChunk | AgentMessageChunk]:
+    """A compaction for a client that advertised `session.compaction`: `compaction_update` in_progress, the
+    summary as `compaction_summary_chunk`s, then `compaction_update` completed (with the whole summary, as
+    stored), failed (with why) or cancelled; a /compact with nothing to compact stays a message."""
+    if event.stage == "skipped":
+        return [message_chunk(f"\n[context compacted] {event.message}\n", new_message_id())]
+    if event.stage == "summary":
+        return [
+            CompactionSummaryChunk(compaction_id=event.id, content=TextContentBlock(type="text", text=event.summary))
+        ]
+    if event.stage == "started":
+        return [CompactionUpdate(compaction_id=event.id, status="in_progress")]
+    if event.stage == "completed":
+        summary: list[ContentBlock] = [TextContentBlock(type="text", text=event.summary)]
+        return [CompactionUpdate(compaction_id=event.id, status="completed", summary=summary)]
+    error = event.message if event.stage == "failed" else None
+    return [CompactionUpdate(compaction_id=event.id, status=event.stage, error=error)]
 
 
 def turn_usage(end: TurnEnd) -> Usage:

@@ -111,9 +111,20 @@ class ToolFinished:
     result: Message
 
 
+NoticeSeverity = Literal["info", "warning", "error"]  # of what a session tells the user beside the conversation
+CompactionStage = Literal["started", "summary", "completed", "failed", "cancelled", "skipped"]
+
+
 @dataclass
 class Compaction:
-    message: str  # human-readable: what was compacted, or why it failed
+    """A compaction of the conversation, told as it goes, all under one `id`: `started`, each piece of the
+    `summary` as the model writes it, then `completed` (`summary` the whole, as stored), `failed` or
+    `cancelled`. `skipped` alone when there was nothing to compact (a /compact too early)."""
+
+    message: str  # human-readable: what was compacted, or why it failed ("" while it runs)
+    id: str = ""
+    stage: CompactionStage = "completed"
+    summary: str = ""
 
 
 @dataclass

@@ -20,6 +20,7 @@ from pathlib import Path
 from iac_code.agent import compaction
 from iac_code.agent.audit import NoRecording, Recorder
 from iac_code.agent.channel import EventChannel
+from iac_code.agent.edit_checks import edits_check
 from iac_code.agent.events import (
     Compaction,
     ErrorReport,
@@ -138,6 +139,7 @@ class AgentLoop:
         self._error: ErrorReport | None = None  # why the current turn failed, for its TurnEnd
         self._announced: dict[str, ToolUseStart] = {}  # this turn's calls the consumer was shown, by id
         self._turn_usage = Usage(0, 0)  # summed over the current turn's model calls
+        self.check_edits = False  # the session's option: check what the model's calls wrote (edit_checks.py)
 
     @property
     def running(self) -> bool:
@@ -274,6 +276,9 @@ class AgentLoop:
                 return _STOP_REASONS[reply.finish]
             if await self._run_tools(reply.message.tool_calls, emit):
                 return "end_turn"  # a call asked the user in plain text: the answer is their next prompt
+            if self.check_edits and (check := edits_check(reply.message.tool_calls, self.history)) is not None:
+                self._append(Message(role="assistant", text="", tool_calls=[check]))  # as /check makes it
+                await self._run_tools([check], emit)
         return "max_turn_requests"
 
     # ----------------------------------------------------------------- model
@@ -365,22 +370,37 @@ class AgentLoop:
         old, kept = compaction.split_for_compaction(self.history)
         if not old:
             if manual:
-                await emit(Compaction("Nothing to compact yet: the conversation is too short."))
+                await emit(Compaction("Nothing to compact yet: the conversation is too short.", stage="skipped"))
             return
         before = self._context_tokens()
+        compaction_id = new_message_id()  # the summary's id too: a replay shows it under the same id
+        await emit(Compaction("", compaction_id, "started"))
+
+        async def summary_piece(text: str) -> None:
+            await emit(Compaction("", compaction_id, "summary", text))
+
         try:
-            summary, usage = await compaction.summarise(self.provider, old, max_tokens=self.config.max_tokens)
+            summary, usage = await compaction.summarise(
+                self.provider, old, max_tokens=self.config.max_tokens, on_text=summary_piece
+            )
         except ProviderError as exc:
-            await emit(Compaction(f"Context compaction failed: {exc}"))
+            await emit(Compaction(f"Context compaction failed: {exc}", compaction_id, "failed"))
             return
-        message = Message(role="user", text=compaction.SUMMARY_PREFIX + summary, summary=True, kept=kept)
+        except asyncio.CancelledError:
+            await emit(Compaction("Context compaction cancelled.", compaction_id, "cancelled"))
+            raise
+        text = compaction.SUMMARY_PREFIX + summary
+        message = Message(role="user", id=compaction_id, text=text, summary=True, kept=kept)
         self._spent(message, usage)  # a compaction within a turn is part of its cost
         self._append(message)
         after = self._context_tokens()
         window = self.provider.context_window
         await emit(
             Compaction(
-                f"Context compacted: about {before:,} → {after:,} tokens ({100 * after // window}% of {window:,})."
+                f"Context compacted: about {before:,} → {after:,} tokens ({100 * after // window}% of {window:,}).",
+                compaction_id,
+                "completed",
+                summary,
             )
         )
         await emit(UsageReport(usage.input_tokens, usage.output_tokens, after, window, self.spend.cost))

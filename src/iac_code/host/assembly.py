@@ -75,6 +75,7 @@ def assemble(
         title=record.title,
         always=dict(record.permissions),
         model=record.model,
+        options=record.options,
         history=opening.history,
         principal=opening.principal,
         io=io,

@@ -184,6 +184,7 @@ class FileSessionStore:
             created_at=now,
             updated_at=now,
             permissions=dict(source.permissions),
+            options=dict(source.options),
             owner=source.owner if owner is None else owner,
         )
         self._save(record)

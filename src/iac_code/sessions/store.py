@@ -33,6 +33,7 @@ class SessionRecord:
     owner: str = ""  # the principal that created it; "" for sessions stored before principals existed
     # ACP's additionalDirectories of its last attach (new, load, resume, fork): absolute, admitted, in order
     additional_directories: list[str] = field(default_factory=list)
+    options: dict[str, bool] = field(default_factory=dict)  # its on/off settings by id (acp/config_options.py)
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,9 @@ class RecordChanges:
     mode: str | None = None
     permissions: dict[str, Decision] | None = None
     additional_directories: list[str] | None = None
+    options: dict[str, bool] | None = None
 
-    def given(self) -> dict[str, str | dict[str, Decision] | list[str]]:
+    def given(self) -> dict[str, str | dict[str, Decision] | list[str] | dict[str, bool]]:
         """The fields to change, by name."""
         named = {
             "title": self.title,
@@ -53,6 +55,7 @@ class RecordChanges:
             "mode": self.mode,
             "permissions": self.permissions,
             "additional_directories": self.additional_directories,
+            "options": self.options,
         }
         return {name: value for name, value in named.items() if value is not None}
 
@@ -71,6 +74,7 @@ class RecordChanges:
             additional_directories=list(
                 record.additional_directories if self.additional_directories is None else self.additional_directories
             ),
+            options=dict(record.options if self.options is None else self.options),
         )
 
 

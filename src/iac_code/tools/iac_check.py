@@ -129,6 +129,11 @@ def workspace_check_call() -> ToolCall:
     return ToolCall(id=f"check_{uuid.uuid4().hex[:16]}", name=IacCheckTool.name, arguments={"path": "."})
 
 
+def path_check_call(path: str) -> ToolCall:
+    """A call made on the user's behalf on one file or directory (the session option that checks each edit)."""
+    return ToolCall(id=f"check_{uuid.uuid4().hex[:16]}", name=IacCheckTool.name, arguments={"path": path})
+
+
 def _path_argument(args: dict[str, Any]) -> str:
     path = args.get("path")
     if path is None or path == "":

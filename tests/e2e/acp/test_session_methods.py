@@ -19,12 +19,13 @@ def test_initialize_answers_the_seed_capabilities_and_repeats_itself(agent):
         "sessionCapabilities": {
             "list": {},
             "close": {},
-            "fork": {},
             "resume": {},
             "delete": {},
             "additionalDirectories": {},
+            "_meta": {"iac-code/unstable": {"fork": {}}},
         },
         "mcpCapabilities": {"http": True, "sse": True},
+        "auth": {"logout": {}},
     }
     assert first["agentInfo"]["name"] == "iac-code"
     assert first["authMethods"] == []  # a model is configured

@@ -12,6 +12,8 @@ from iac_code.acp.cancellation import InFlight
 from iac_code.acp.router import build_handler
 from iac_code.config import Settings
 from iac_code.host.host import SessionHost
+from iac_code.principals import Principal
+from iac_code.stored_credentials import store_api_key, stored_api_key
 
 
 class RecordingPeer:
@@ -114,3 +116,15 @@ async def test_one_router_serves_each_connection_its_own_agent(tmp_path):
             await agent.shutdown()
     assert [listed for _, listed in results] == [[created] for created, _ in results]
     assert results[0][0] != results[1][0]
+
+
+async def test_only_an_administrator_signs_a_shared_server_out(tmp_path):
+    settings = Settings(config_dir=tmp_path / "config")
+    store_api_key(settings.config_dir, "sk-stored")
+    user = IacAgent(SessionHost(settings), NoOutbox(), principal=Principal("alice"))  # type: ignore[arg-type]
+    with pytest.raises(RequestError) as error:
+        await handler_of(user)("logout", {}, False)
+    assert error.value.code == -32602 and stored_api_key(settings.config_dir) == "sk-stored"
+    admin = IacAgent(SessionHost(settings), NoOutbox(), principal=Principal("root", admin=True))  # type: ignore[arg-type]
+    assert await handler_of(admin)("logout", None, False) == {}
+    assert stored_api_key(settings.config_dir) == "" and settings.signed_out

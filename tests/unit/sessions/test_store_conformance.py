@@ -413,3 +413,14 @@ async def test_additional_directories_are_kept_updated_and_forked(open_store: Op
     assert (await again.get("f")).additional_directories == ["/work/modules", "/work/shared"]
     kept = await again.update("s", RecordChanges(title="t"))  # None leaves them as they are
     assert kept.additional_directories == ["/work/other"]
+
+
+async def test_options_are_stored_changed_reopened_and_forked(open_store: Opener) -> None:
+    store = await open_store()
+    await new_session(store, "src", options={"check_after_edit": True})
+    changed = await store.update("src", RecordChanges(options={"check_after_edit": False, "other": True}))
+    assert changed.options == {"check_after_edit": False, "other": True}
+    assert (await store.fork("src", "copy")).options == changed.options
+    reopened = await open_store()
+    assert (await reopened.get("src")).options == changed.options
+    assert (await reopened.get("copy")).options == changed.options
