@@ -15,11 +15,12 @@ import logging
 from collections.abc import AsyncGenerator, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from iac_code.agent.audit import AnsweredBy, TrailRecorder
 from iac_code.agent.commands import parse_invocation
-from iac_code.agent.events import ElicitRequest, Event, NoticeSeverity, PermissionRequest, TurnEnd
+from iac_code.agent.events import ElicitRequest, Event, PermissionRequest, TurnEnd
+from iac_code.agent.face import SessionFace
 from iac_code.agent.factory import LoopFactory, LoopParts
 from iac_code.agent.options import CHECK_EDITS, OPTION_IDS
 from iac_code.agent.policy import Choice, JudgedCall, Mode, Remembered, Verdict, decide, remembered_after
@@ -53,51 +54,12 @@ from iac_code.sessions.writer import OrderedWriter
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.iac_check import workspace_check_call
 from iac_code.tools.iac_plan import preview_call
-from iac_code.tools.questions import Answer, Form, Link, NotAnswered
+from iac_code.tools.questions import NotAnswered
 
 logger = logging.getLogger(__name__)
 
 TITLE_CHARS = 80
 _Answer = TypeVar("_Answer")
-
-
-class SessionFace(Protocol):
-    """Where a session shows what happens and asks its questions: one per protocol."""
-
-    async def show(self, event: Event) -> None:
-        """One loop event of a running turn (never TurnEnd or PermissionRequest: the session handles those)."""
-        ...
-
-    async def say(self, text: str) -> None:
-        """A message from the session itself (a command's output), which the model does not see."""
-        ...
-
-    async def notice(self, severity: NoticeSeverity, title: str, detail: str) -> None:
-        """Something for the user beside the conversation (an MCP server that failed, a skill skipped), which
-        the model does not see; the turn goes on. `title` is short ("MCP"), `detail` says what happened."""
-        ...
-
-    async def command_failed(self, text: str) -> None:
-        """A slash command could not run as typed; the turn ends here."""
-        ...
-
-    async def ask(self, request: PermissionRequest) -> Choice:
-        """The user's answer about a call (its ToolUseStart was shown). The session stops waiting when the
-        turn is cancelled, and resolves the request itself."""
-        ...
-
-    async def elicit(self, call_id: str, question: Form | Link) -> Answer:
-        """The user's answer to a running call's question (tools/questions.py); UNSUPPORTED when it cannot be
-        shown. The session stops waiting when the turn is cancelled."""
-        ...
-
-    async def titled(self, title: str) -> None:
-        """The session got its title (from its first prompt)."""
-        ...
-
-    async def commands_changed(self, commands: list[CommandInfo]) -> None:
-        """The commands a client may offer now."""
-        ...
 
 
 class SessionCore:

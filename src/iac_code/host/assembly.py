@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from iac_code.agent.audit import AnsweredBy
+from iac_code.agent.face import SessionFace
 from iac_code.agent.factory import LoopParts, build_loop
 from iac_code.agent.loop import AgentLoop
 from iac_code.agent.policy import Mode, is_mode
 from iac_code.agent.rules import RulesError, load_rules
-from iac_code.agent.session import SessionCore, SessionFace
+from iac_code.agent.session import SessionCore
 from iac_code.agent.workspace import Workspace
 from iac_code.config import Settings
 from iac_code.errors import InvalidParams

@@ -15,7 +15,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from iac_code.agent.session import SessionCore, SessionFace
+from iac_code.agent.face import SessionFace
+from iac_code.agent.session import SessionCore
 from iac_code.config import ConfigError, Settings
 from iac_code.errors import AuthRequired, InvalidParams, SessionNotFound, Unavailable
 from iac_code.host.assembly import SessionOpening, assemble

@@ -26,8 +26,9 @@ from iac_code.sessions.store import SessionRecord, SessionStore
 if TYPE_CHECKING:  # the early stdio answers import this module: its assembly's imports wait for a connection
     from pathlib import Path
 
+    from iac_code.agent.face import SessionFace
     from iac_code.agent.policy import Mode, Remembered
-    from iac_code.agent.session import SessionCore, SessionFace
+    from iac_code.agent.session import SessionCore
     from iac_code.host.assembly import LoopMaker
     from iac_code.host.client_sessions import ClientSessions, Front
 
