@@ -6,14 +6,17 @@ the provider's own count for the last call plus ~4 characters per token for what
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from iac_code.messages import Message, Usage, context_messages
+from iac_code.agent.events import Compaction, Event
+from iac_code.messages import Message, Usage, context_messages, new_message_id
 from iac_code.providers.base import ModelProvider, ProviderError, TextDelta
 
 OnText = Callable[[str], Awaitable[None]]
+Emit = Callable[[Event], Awaitable[None]]
 
 CHARS_PER_TOKEN = 4
 TOOL_TEXT_IN_TRANSCRIPT = 2_000  # chars of each tool call / result the summariser sees
@@ -123,3 +126,32 @@ async def summarise(
     if not summary:
         raise ProviderError("the model returned an empty summary")
     return summary, usage
+
+
+async def compacted(
+    history: list[Message], provider: ModelProvider, max_tokens: int, emit: Emit, *, manual: bool
+) -> tuple[Message, Usage] | None:
+    """The summary message that replaces the older part of `history`, and what writing it used; announced as
+    `Compaction` events while it is written (started, each piece of the summary; failed, cancelled). None when
+    there is nothing to compact yet or the model failed; the caller adds the message and says it completed."""
+    old, kept = split_for_compaction(history)
+    if not old:
+        if manual:
+            await emit(Compaction("Nothing to compact yet: the conversation is too short.", stage="skipped"))
+        return None
+    compaction_id = new_message_id()  # the summary's id too: a replay shows it under the same id
+    await emit(Compaction("", compaction_id, "started"))
+
+    async def summary_piece(text: str) -> None:
+        await emit(Compaction("", compaction_id, "summary", text))
+
+    try:
+        summary, usage = await summarise(provider, old, max_tokens=max_tokens, on_text=summary_piece)
+    except ProviderError as exc:
+        await emit(Compaction(f"Context compaction failed: {exc}", compaction_id, "failed"))
+        return None
+    except asyncio.CancelledError:
+        await emit(Compaction("Context compaction cancelled.", compaction_id, "cancelled"))
+        raise
+    message = Message(role="user", id=compaction_id, text=SUMMARY_PREFIX + summary, summary=True, kept=kept)
+    return message, usage

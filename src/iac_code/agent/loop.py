@@ -367,30 +367,11 @@ class AgentLoop:
     # ----------------------------------------------------------------- compaction
 
     async def _compact(self, emit: Emit, *, manual: bool) -> None:
-        old, kept = compaction.split_for_compaction(self.history)
-        if not old:
-            if manual:
-                await emit(Compaction("Nothing to compact yet: the conversation is too short.", stage="skipped"))
-            return
         before = self._context_tokens()
-        compaction_id = new_message_id()  # the summary's id too: a replay shows it under the same id
-        await emit(Compaction("", compaction_id, "started"))
-
-        async def summary_piece(text: str) -> None:
-            await emit(Compaction("", compaction_id, "summary", text))
-
-        try:
-            summary, usage = await compaction.summarise(
-                self.provider, old, max_tokens=self.config.max_tokens, on_text=summary_piece
-            )
-        except ProviderError as exc:
-            await emit(Compaction(f"Context compaction failed: {exc}", compaction_id, "failed"))
+        compacted = await compaction.compacted(self.history, self.provider, self.config.max_tokens, emit, manual=manual)
+        if compacted is None:
             return
-        except asyncio.CancelledError:
-            await emit(Compaction("Context compaction cancelled.", compaction_id, "cancelled"))
-            raise
-        text = compaction.SUMMARY_PREFIX + summary
-        message = Message(role="user", id=compaction_id, text=text, summary=True, kept=kept)
+        message, usage = compacted
         self._spent(message, usage)  # a compaction within a turn is part of its cost
         self._append(message)
         after = self._context_tokens()
@@ -398,9 +379,9 @@ class AgentLoop:
         await emit(
             Compaction(
                 f"Context compacted: about {before:,} → {after:,} tokens ({100 * after // window}% of {window:,}).",
-                compaction_id,
+                message.id,
                 "completed",
-                summary,
+                message.text.removeprefix(compaction.SUMMARY_PREFIX),
             )
         )
         await emit(UsageReport(usage.input_tokens, usage.output_tokens, after, window, self.spend.cost))
