@@ -14,7 +14,7 @@ message it received (`received`). A message is checked against the definition it
 Extension methods (`_name`) are anything the schema's Ext* definitions allow (anything); `_meta` is allowed
 where the schema allows it. A method the stable schema lacks is looked up in the unstable one of the same
 package (`session/fork`, unstable upstream, which the agent keeps serving). A violation is recorded for the
-running test (tests/e2e/conftest.py fails it) and raised in the test's own thread by `raise_found()`, since
+running test (plugin.py fails it) and raised in the test's own thread by `raise_found()`, since
 most clients read in a thread of their own where an exception would only end the reader.
 """
 
@@ -252,7 +252,7 @@ _found_lock = threading.Lock()
 
 
 def take_found() -> list[SchemaViolation]:
-    """The violations found since the last call, forgotten now (tests/e2e/conftest.py fails the test)."""
+    """The violations found since the last call, forgotten now (plugin.py fails the test with them)."""
     with _found_lock:
         found = list(_found)
         _found.clear()

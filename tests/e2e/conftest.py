@@ -1,6 +1,4 @@
-"""Fixtures shared by the end-to-end tests: one scripted model per module, emptied before each test; whether nginx
-is here; and the ACP schema check (tests/acp_schema): a message of the agent that violates the schema fails the
-test during which it was read."""
+"""Fixtures shared by the end-to-end tests: one scripted model per module, emptied before each test; whether nginx is here."""
 
 from __future__ import annotations
 
@@ -8,32 +6,8 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from tests.acp_schema import check
 from tests.e2e.cluster.nginx import NginxUnavailable, find_nginx
 from tests.fakes.openai_server import ScriptedOpenAI
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    """Clients check messages in their reader threads, where raising would only end the reader: what they found
-    (and the test did not already fail with) fails the test here, or is added to the failure it already has."""
-    try:
-        result = yield
-    except BaseException as failure:
-        for violation in check.take_found():
-            if violation is not failure:
-                failure.add_note(str(violation))
-        raise
-    check.fail_if_found()
-    return result
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    """Messages read while fixtures close (the last updates of a shared agent) count too."""
-    result = yield
-    check.fail_if_found()
-    return result
 
 
 @pytest.fixture(scope="session")
