@@ -320,3 +320,14 @@ class Conformance:
 
 def _hashable(request_id: Any) -> bool:
     return isinstance(request_id, str | int) and not isinstance(request_id, bool)
+
+
+def check_transcript(who: str, messages: list[Any], asked: dict[Any, str]) -> None:
+    """Messages read whole after the fact (the SSE output a curl script saved), `asked` being the id → method
+    of the requests that were sent; raises their violations at once."""
+    conformance = Conformance(who)
+    for request_id, method in asked.items():
+        conformance.sent({"id": request_id, "method": method})
+    for message in messages:
+        conformance.received(message)
+    fail_if_found()

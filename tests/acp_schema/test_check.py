@@ -142,3 +142,11 @@ def test_an_sdk_connection_observer_sees_both_directions():
     conformance.observe(StreamEvent(StreamDirection.INCOMING, {"jsonrpc": "2.0", "id": 1, "result": {}}))
     (violation,) = check.take_found()
     assert "response to session/new" in str(violation)
+
+
+def test_a_transcript_read_after_the_fact_is_checked_at_once():
+    check.check_transcript(
+        "saved", [CHUNK, {"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}}], {3: "session/prompt"}
+    )
+    with pytest.raises(check.SchemaViolation, match=r"saved: response to session/new .* 'sessionId' is a required"):
+        check.check_transcript("saved", [{"jsonrpc": "2.0", "id": 2, "result": {}}], {2: "session/new"})
