@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from acp.connection import StreamDirection, StreamEvent
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError, relevance
 
 HERE = Path(__file__).parent
@@ -156,6 +156,29 @@ _SHAPES: dict[str, Any] = {
 }
 
 
+# The schema's integer formats, which the TypeScript SDK's zod schemas enforce as ranges (`.int().gte(0).max(...)`):
+# an editor rejects a negative line number or a token count beyond them, so the check does too. ("double" is any
+# JSON number; "uri", on one field of URL elicitations, is left unchecked: the standard check needs rfc3987.)
+_INTEGER_RANGES = {
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "uint16": (0, 2**16 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
+}
+FORMATS = FormatChecker(formats=())
+
+
+def _in_range(name: str, low: int, high: int) -> None:
+    @FORMATS.checks(name)
+    def within(value: object) -> bool:
+        return not isinstance(value, int) or isinstance(value, bool) or low <= value <= high
+
+
+for _name, (_low, _high) in _INTEGER_RANGES.items():
+    _in_range(_name, _low, _high)
+
+
 @functools.cache
 def validator(kind: str, definition: Definition) -> Draft202012Validator:
     """One compiled validator per (message kind, definition), built once per test process: the suite reads
@@ -166,7 +189,7 @@ def validator(kind: str, definition: Definition) -> Draft202012Validator:
         **_SHAPES[kind]({"$ref": f"#/$defs/{definition.name}"}),
         "$defs": document["$defs"],
     }
-    return Draft202012Validator(schema)
+    return Draft202012Validator(schema, format_checker=FORMATS)
 
 
 def _locate(kind: str, method: str | None) -> tuple[Definition | None, str]:

@@ -150,3 +150,14 @@ def test_a_transcript_read_after_the_fact_is_checked_at_once():
     )
     with pytest.raises(check.SchemaViolation, match=r"saved: response to session/new .* 'sessionId' is a required"):
         check.check_transcript("saved", [{"jsonrpc": "2.0", "id": 2, "result": {}}], {2: "session/new"})
+
+
+def test_integer_formats_are_ranges_as_the_typescript_sdk_checks_them():
+    usage = {"sessionUpdate": "usage_update", "used": 10, "size": 1000}
+    assert check.problems(with_change(CHUNK, ["params", "update"], usage)) == []
+    (problem,) = check.problems(with_change(CHUNK, ["params", "update"], {**usage, "used": -1}))
+    assert problem.endswith("at .params.update.used: -1 is not a 'uint64'")
+    (problem,) = check.problems(
+        with_change(PERMISSION, ["params", "toolCall", "locations"], [{"path": "/w/a", "line": -3}])
+    )
+    assert "at .params.toolCall.locations[0].line: -3 is not a 'uint32'" in problem
