@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from iac_code.stored_credentials import credentials_path, stored_api_key
+
 ENV_KEYS = {
     "provider": "IAC_CODE_PROVIDER",
     "model": "IAC_CODE_MODEL",
@@ -145,6 +147,8 @@ class Settings:
     warm: str = "auto"  # "auto": `iac-code acp` on stdio hands off to a warm process (started if none); "off"
     warm_idle_seconds: float = 600  # a warm process with no launch for this long exits
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for provider key lookups
+    # Not a setting: ACP's `logout` ran and no `authenticate` since, so no key is used (providers/sign_in.py).
+    signed_out: bool = False
     # Permission rules (issue 21, RULES): config.json's `permissions` ({"deny", "ask", "allow"} lists of rules)
     # and `trustedProjects` (directories whose .iac-code/settings.json allow rules apply), as written;
     # agent/rules.py checks them at start-up.
@@ -208,6 +212,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     settings.prices = from_file.pop("prices", None)
     # name → (raw value, where it came from, as the user would look for it)
     values = {FILE_KEYS[key]: (raw, f"{key} in {config_file}") for key, raw in from_file.items()}
+    if stored_key := stored_api_key(config_dir):  # a sign-in's key wins over config.json's, not the environment's
+        values["api_key"] = (stored_key, str(credentials_path(config_dir)))
     for name, var in ENV_KEYS.items():
         if found := _from_environment(env, (var, *ENV_ALIASES.get(name, ()))):
             values[name] = found

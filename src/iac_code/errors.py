@@ -50,3 +50,8 @@ class Unavailable(IacError):
     `data` saying what, so the client may retry later."""
 
     kind = "unavailable"
+
+
+class ModelCallFailed(Unavailable):
+    """The model call of a turn failed for good (after the provider's retries): -32603 with the provider's
+    words (secrets taken out), after what the turn streamed before was saved."""

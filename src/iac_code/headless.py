@@ -26,6 +26,7 @@ from iac_code.agent.events import (
     Compaction,
     ErrorReport,
     Event,
+    NoticeSeverity,
     PermissionRequest,
     SubagentSteps,
     TextDelta,
@@ -44,6 +45,7 @@ from iac_code.errors import IacError, InvalidParams
 from iac_code.mcp.naming import PREFIX as MCP_TOOL_PREFIX
 from iac_code.messages import user
 from iac_code.sessions.audit import AuditTrail
+from iac_code.tools.questions import UNSUPPORTED, Answer, Form, Link
 
 if TYPE_CHECKING:
     from iac_code.host.host import SessionHost
@@ -142,6 +144,8 @@ class _HeadlessFace:
         self._allow_infra_changes = allow_infra_changes
 
     async def show(self, event: Event) -> None:
+        if isinstance(event, Compaction) and not event.message:
+            return  # a compaction still running (its summary as it comes): the output tells how it ended
         self.printer.show(event)
         if isinstance(event, ErrorReport):  # a failed model call (the turn ends with "error")
             self.failed = True
@@ -150,17 +154,20 @@ class _HeadlessFace:
     async def say(self, text: str) -> None:
         self.printer.show(TextDelta(text))  # a command's output is the answer
 
-    async def warn(self, text: str) -> None:
-        print(f"iac-code: {text.strip()}", file=sys.stderr)
+    async def notice(self, severity: NoticeSeverity, title: str, detail: str) -> None:
+        print(f"iac-code: [{title}] {detail.strip()}", file=sys.stderr)
 
     async def command_failed(self, text: str) -> None:
         self.failed = True
-        await self.warn(text)
+        print(f"iac-code: {text.strip()}", file=sys.stderr)
 
     async def ask(self, request: PermissionRequest) -> Choice:
         choice = _answer_unasked(request, self._allow_infra_changes)
         self.printer.asked(request, choice)
         return choice
+
+    async def elicit(self, call_id: str, question: Form | Link) -> Answer:
+        return UNSUPPORTED  # no one to ask: ask_user puts its question in the answer, MCP servers are declined
 
     async def titled(self, title: str) -> None:
         pass  # nothing stores or shows a one-shot run's title

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
+from uuid import UUID, uuid4, uuid5
 
 from iac_code.encodable import encodable
 
@@ -147,9 +148,13 @@ class Usage:
 class Message:
     """One turn of the conversation.
 
-    - user: `text` (the prompt as the model sees it) and its `images`. `summary` marks a compaction summary: it
-      replaces every earlier message in the model's context except the `kept` ones just before it.
-      The log stays append-only, so a replay still shows the whole conversation.
+    - `id`: the message's id as the client knows it (ACP's messageId), given by the loop as it appends the
+      message; "" in sessions stored before ids were kept (`message_ids` derives theirs from the position).
+    - user: `text` (the prompt as the model sees it) and its `images`; `blocks`, the prompt's content blocks
+      as the client sent them (JSON by alias, neutral: no protocol's types), which a replay shows again (empty
+      for a message no client sent, and in sessions stored before they were kept). `summary` marks a
+      compaction summary: it replaces every earlier message in the model's context except the `kept` ones
+      just before it. The log stays append-only, so a replay still shows the whole conversation.
     - assistant: `text`, `thinking` (+ `thinking_signature` for Anthropic), `tool_calls`.
     - tool: the result of the call `tool_call_id`; `is_error` for failures and denials; `images` the tool
       returned for the model; `tool_title` and `tool_kind` the call's title and kind as the client saw them (a
@@ -160,7 +165,9 @@ class Message:
     """
 
     role: Role
+    id: str = ""
     text: str = ""
+    blocks: list[dict[str, Any]] = field(default_factory=list)
     thinking: str = ""
     thinking_signature: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
@@ -184,6 +191,8 @@ class Message:
             value = getattr(self, name)
             if isinstance(value, Shown):
                 data[name] = value.to_dict(self.images)
+            elif name == "blocks" and value:
+                data[name] = [_prompt_block_dict(block, self.images) for block in value]
             elif isinstance(value, Usage):
                 data[name] = {k: v for k, v in asdict(value).items() if v}
             elif value != default:
@@ -196,9 +205,28 @@ class Message:
         images = [Image(**i) for i in data.get("images", [])]
         shown = Shown.from_dict(data["shown"], images) if isinstance(data.get("shown"), dict) else None
         usage = _usage(data["usage"]) if isinstance(data.get("usage"), dict) else None
-        nested = ("tool_calls", "images", "shown", "usage")
+        blocks = [_prompt_block(block, images) for block in data.get("blocks", []) if isinstance(block, dict)]
+        nested = ("tool_calls", "images", "shown", "usage", "blocks")
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k not in nested}
-        return cls(**known, tool_calls=calls, images=images, shown=shown, usage=usage)
+        return cls(**known, tool_calls=calls, images=images, shown=shown, usage=usage, blocks=blocks)
+
+
+def _prompt_block_dict(block: dict[str, Any], images: list[Image]) -> dict[str, Any]:
+    """A prompt block as stored: an image the message keeps in `images` by its index there, not twice."""
+    if block.get("type") == "image":
+        image = Image(block.get("mimeType", ""), block.get("data", ""))
+        if image in images:
+            rest = {k: v for k, v in block.items() if k not in ("mimeType", "data")}
+            return {**rest, "image": images.index(image)}
+    return block
+
+
+def _prompt_block(data: dict[str, Any], images: list[Image]) -> dict[str, Any]:
+    index = data.get("image")
+    if data.get("type") != "image" or not isinstance(index, int) or not 0 <= index < len(images):
+        return data
+    rest = {k: v for k, v in data.items() if k != "image"}
+    return {**rest, "mimeType": images[index].mime_type, "data": images[index].data}
 
 
 def _usage(data: dict[str, Any]) -> Usage:
@@ -211,6 +239,26 @@ _DEFAULTS = {
     for f in fields(Message)
     if f.name != "role"
 }
+
+
+# Derived ids are UUIDs too (version 5), named in this namespace: the same inputs always give the same id.
+_DERIVED_IDS = UUID("0b9f5c1e-6f3a-4d8e-9a51-3c2d7e1f4a60")
+
+
+def new_message_id() -> str:
+    return str(uuid4())
+
+
+def thought_id(message_id: str) -> str:
+    """The id of an assistant message's thinking: a message of its own to the client, derived from the
+    message's id so that the live chunks and a replay's agree without storing a second id."""
+    return str(uuid5(_DERIVED_IDS, f"{message_id}/thought"))
+
+
+def message_ids(session_id: str, history: list[Message]) -> list[str]:
+    """Each message's id: its own, or for one stored before ids were kept, one derived from the session
+    and its position in the log (append-only, so every load of the session derives the same)."""
+    return [m.id or str(uuid5(_DERIVED_IDS, f"{session_id}/{index}")) for index, m in enumerate(history)]
 
 
 def user(text: str) -> Message:

@@ -4,7 +4,8 @@ Run as a program it serves stdio (`python -m tests.fakes.mcp_server`); `serve_ht
 over Streamable HTTP or SSE on 127.0.0.1 in a thread of the test process. What a test can observe
 from outside goes to the file named by FIXTURE_EVENTS, one line per event ("cancelled slow").
 
-`--crash` makes it write to stderr and exit before answering anything, like a server with a broken
+`--legacy` makes it answer only the initialize handshake (no `server/discover`), like a server from
+before MCP 2026-07-28: its `ctx.elicit` then reaches the client as a request mid-call. `--crash` makes it write to stderr and exit before answering anything, like a server with a broken
 config; `--silent` makes it never answer, like a server stuck at start; `--linger` keeps it running
 after its stdin closes, so only a kill stops it. `--tools=N` adds N generated tools (`<verb>_<noun>_<i>`, two
 arguments each), like a server wrapping a whole cloud API (10,000 load in about 3 s). `--escapees=FILE` first starts two processes out of
@@ -29,12 +30,16 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+import anyio
 import uvicorn
-from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.elicitation import ElicitationResult
+from mcp.server.mcpserver import Context, Elicit, Image, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
 from mcp_types import EmbeddedResource, ResourceLink, TextContent, TextResourceContents, ToolAnnotations
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
@@ -68,6 +73,46 @@ def echo(text: str) -> str:
 )
 def describe_region(region: str) -> str:
     return f"{region}: 3 zones"
+
+
+class Placement(BaseModel):
+    region: str
+    copies: int = 1
+
+
+def _answered(result: ElicitationResult[Placement]) -> str:
+    answered = f"{result.action} {result.data.model_dump_json()}" if result.action == "accept" else result.action
+    _record(f"elicited {answered}")
+    return answered
+
+
+@server.tool(
+    description="Ask the user where a bucket goes (read-only).", annotations=ToolAnnotations(read_only_hint=True)
+)
+async def place_bucket(ctx: Context) -> str:
+    """Asks mid-call with ctx.elicit: a request to the client, which only protocols before 2026-07-28 carry
+    (serve with --legacy)."""
+    return _answered(await ctx.elicit("Where should the bucket live?", Placement))
+
+
+def _placement() -> Elicit[Placement]:
+    return Elicit("Where should the bucket live?", Placement)
+
+
+@server.tool(
+    description="Ask the user where a bucket goes, as a resolved parameter (read-only).",
+    annotations=ToolAnnotations(read_only_hint=True),
+)
+async def place_bucket_resolved(placement: Annotated[ElicitationResult[Placement], Resolve(_placement)]) -> str:
+    """Asks through the SDK's resolver: 2026-07-28 returns input_required and the client answers on retry."""
+    return _answered(placement)
+
+
+@server.tool(description="Send the user to sign in (read-only).", annotations=ToolAnnotations(read_only_hint=True))
+async def sign_in(ctx: Context) -> str:
+    result = await ctx.elicit_url("Sign in to the registry", "https://registry.example/login", "login-1")
+    _record(f"signed in {result.action}")
+    return f"sign-in {result.action}"
 
 
 @server.tool(description="Delete a bucket.", annotations=ToolAnnotations(destructive_hint=True))
@@ -261,6 +306,16 @@ def start_escapees(pid_file: Path) -> None:
     pid_file.write_text(json.dumps(pids))
 
 
+async def _serve_legacy_stdio() -> None:
+    """Serve stdio as a server before MCP 2026-07-28 does: the initialize handshake only (the SDK's loop
+    for it), so a client's server/discover fails and it falls back to initialize."""
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read, write), lowlevel.lifespan(lowlevel) as state:
+        await serve_loop(
+            lowlevel, read, write, lifespan_state=state, init_options=lowlevel.create_initialization_options()
+        )
+
+
 def main(argv: list[str]) -> None:
     global WIRE_OUT
     WIRE_OUT = os.readlink("/proc/self/fd/1")
@@ -273,6 +328,9 @@ def main(argv: list[str]) -> None:
     for arg in argv:
         if arg.startswith("--tools="):
             add_generated_tools(int(arg.removeprefix("--tools=")))
+    if "--legacy" in argv:
+        anyio.run(_serve_legacy_stdio)
+        return
     if "--silent" in argv:
         time.sleep(3600)
     server.run("stdio")

@@ -3,10 +3,24 @@ message, and stored lines without them still load."""
 
 import json
 from dataclasses import asdict
+from uuid import UUID
 
 import pytest
 
-from iac_code.messages import Audio, Diff, Image, Location, Message, Resource, Shown, ToolCall, tool_result, user
+from iac_code.messages import (
+    Audio,
+    Diff,
+    Image,
+    Location,
+    Message,
+    Resource,
+    Shown,
+    ToolCall,
+    message_ids,
+    thought_id,
+    tool_result,
+    user,
+)
 from iac_code.sessions.files import FileSessionStore
 from iac_code.sessions.store import SessionRecord
 
@@ -111,3 +125,17 @@ def test_a_plain_result_records_that_nothing_more_was_shown_and_unknown_blocks_a
     later = {**message.to_dict(), "shown": {"blocks": [{"type": "hologram"}, {"type": "image", "image": 7}]}}
     assert Message.from_dict(later).shown == Shown()
     assert Message.from_dict({"role": "tool", "text": "older"}).shown is None
+
+
+def test_an_id_is_stored_and_a_message_stored_without_one_gets_the_same_derived_id_on_every_load():
+    stored = [{"role": "user", "text": "hi"}, {"role": "assistant", "id": "kept-id", "text": "hello"}]
+    first = message_ids("s1", [Message.from_dict(line) for line in stored])
+    again = message_ids("s1", [Message.from_dict(line) for line in stored])
+    assert first == again and first[1] == "kept-id" and str(UUID(first[0])) == first[0]
+    assert message_ids("s2", [Message.from_dict(stored[0])]) != first[:1]  # another session's are its own
+    assert Message.from_dict(Message(role="user", id="m1").to_dict()).id == "m1"
+
+
+def test_a_thought_has_its_own_id_derived_from_its_message():
+    assert thought_id("m1") == thought_id("m1") != thought_id("m2")
+    assert thought_id("m1") != "m1"

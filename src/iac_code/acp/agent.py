@@ -19,20 +19,23 @@ from acp.schema import (
 )
 
 from iac_code.acp.client_io import known_capabilities
-from iac_code.acp.config_options import MODE_IDS, config_options, model_choices, session_state
+from iac_code.acp.config_options import MODE_IDS, Toggles, config_options, model_choices, session_state
 from iac_code.acp.face import AcpFront, ConnectionPeer, prompt_turn, replay
-from iac_code.acp.handshake import initialize_result
+from iac_code.acp.handshake import AUTH_METHOD_IDS, initialize_result
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.prompt import PromptBlock
 from iac_code.acp.responses import ForkSession, LoadSession, NewSession, ResumeSession
 from iac_code.acp.schema_v1_21 import SessionUpdate
+from iac_code.agent.options import OPTIONS
 from iac_code.agent.policy import is_mode
 from iac_code.agent.session import SessionCore
-from iac_code.errors import InvalidParams
+from iac_code.config import ConfigError
+from iac_code.errors import AuthRequired, InvalidParams
 from iac_code.host.host import SessionHost
 from iac_code.principals import LOCAL, Principal
 from iac_code.providers.images import images_enabled
 from iac_code.providers.presets import available_models
+from iac_code.providers.sign_in import sign_in, sign_out
 from iac_code.sessions.owners import SessionOwners
 
 
@@ -71,37 +74,67 @@ class IacAgent:
         return InitializeResponse.model_validate(initialize_result(self.settings, protocol_version))
 
     async def authenticate(self, method_id: str, **_: Any) -> None:
-        # Credentials come from the environment; there is nothing to do at runtime.
-        return None
+        """Sign in again after a `logout`, with the key the environment, the stored credentials or config.json
+        hold now; -32000 naming what to set when there is none that works."""
+        if method_id not in AUTH_METHOD_IDS:
+            raise InvalidParams("methodId", f"must be one of {', '.join(sorted(AUTH_METHOD_IDS))}")
+        try:
+            sign_in(self.settings)
+        except ConfigError as exc:
+            raise AuthRequired(str(exc), {"config": str(exc)}) from None
 
-    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> NewSession:
-        core = await self.sessions.create(cwd, mcp_servers or [])
+    async def logout(self, **_: Any) -> None:
+        """Forget the credentials stored for the user; no session opens until `authenticate` (sign_in.py). They
+        are the process's: on a shared server, only an administrator may sign it out for everyone."""
+        if not self.sessions.principal.admin:
+            raise InvalidParams("method", "logout signs the whole server out: only an administrator may")
+        sign_out(self.settings)
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
+    ) -> NewSession:
+        core = await self.sessions.create(cwd, mcp_servers or [], additional_directories or [])
         self._spawn(core.announce_commands())  # after the response, which the outbox holds them for
         return NewSession.model_validate({"sessionId": core.id, **self._state(core)})
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **_: Any,
     ) -> LoadSession:
         """Replay the history, then answer: clients drop updates that come after the response."""
         live = self.sessions.live.get(session_id)
         if live is not None and live.busy:
             raise InvalidParams("sessionId", "a prompt is running for this session")
-        core = await self.sessions.restore(session_id, cwd, mcp_servers or [])
-        await replay(self._front.connected(), core)
+        core = await self.sessions.restore(session_id, cwd, mcp_servers or [], additional_directories or [])
+        await replay(self._front.connected(), core, self._front.reports())
         await core.announce_commands()
         return LoadSession.model_validate(self._state(core))
 
     async def resume_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **_: Any,
     ) -> ResumeSession:
-        core = await self.sessions.restore(session_id, cwd, mcp_servers or [])
+        core = await self.sessions.restore(session_id, cwd, mcp_servers or [], additional_directories or [])
         await core.announce_commands()
         return ResumeSession.model_validate(self._state(core))  # no sessionId: the client already has it
 
     async def fork_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **_: Any,
     ) -> ForkSession:
-        core = await self.sessions.fork(session_id, cwd, mcp_servers or [])
+        core = await self.sessions.fork(session_id, cwd, mcp_servers or [], additional_directories or [])
         self._spawn(core.announce_commands())
         return ForkSession.model_validate({"sessionId": core.id, **self._state(core)})
 
@@ -125,7 +158,13 @@ class IacAgent:
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         records, next_cursor = await self.sessions.page(cwd, cursor)
         infos = [
-            SessionInfo(session_id=r.session_id, cwd=r.cwd, title=r.title or None, updated_at=r.updated_at or None)
+            SessionInfo(
+                session_id=r.session_id,
+                cwd=r.cwd,
+                title=r.title or None,
+                updated_at=r.updated_at or None,
+                additional_directories=r.additional_directories or None,
+            )
             for r in records
         ]
         return ListSessionsResponse(sessions=infos, next_cursor=next_cursor)
@@ -140,12 +179,20 @@ class IacAgent:
         self, config_id: str, session_id: str, value: Any, **_: Any
     ) -> SetSessionConfigOptionResponse:
         core = await self.sessions.get(session_id)
-        if config_id == "mode":
+        toggles = self._toggles(core)
+        boolean = isinstance(value, bool)  # {type: "boolean"}: the SDK checked it
+        if config_id == "mode" and not boolean:
             await self._set_mode(core, "value", value)
-        elif config_id == "model":
+        elif config_id == "model" and not boolean:
             await self._set_model(core, "value", value)
-        else:
-            raise InvalidParams("configId", f"unknown config option {config_id!r} (mode, model)")
+        elif boolean and toggles is not None and config_id in toggles:
+            await core.set_option(config_id, value)
+            await self._push_config(core)
+        else:  # a boolean option to a client that did not say it shows them is as unknown as any
+            ids = ", ".join(option["id"] for option in self._options(core))
+            raise InvalidParams(
+                "configId", f"unknown {'boolean' if boolean else 'select'} config option {config_id!r} ({ids})"
+            )
         return SetSessionConfigOptionResponse.model_validate({"configOptions": self._options(core)})
 
     async def _set_mode(self, core: SessionCore, field: str, value: object) -> None:
@@ -169,11 +216,17 @@ class IacAgent:
     def _models(self, core: SessionCore) -> list[str]:
         return model_choices(core.model, available_models(self.settings))
 
+    def _toggles(self, core: SessionCore) -> Toggles:
+        """The session's on/off settings, all of them; None for a client without boolean config options."""
+        if not self._front.offers_boolean_options():
+            return None
+        return {option.id: core.options.get(option.id, False) for option in OPTIONS}
+
     def _options(self, core: SessionCore) -> list[dict[str, Any]]:
-        return config_options(core.mode, core.model, self._models(core))
+        return config_options(core.mode, core.model, self._models(core), self._toggles(core))
 
     def _state(self, core: SessionCore) -> dict[str, Any]:
-        return session_state(core.mode, core.model, self._models(core))
+        return session_state(core.mode, core.model, self._models(core), self._toggles(core))
 
     async def _push_config(self, core: SessionCore) -> None:
         options = {"sessionUpdate": "config_option_update", "configOptions": self._options(core)}

@@ -50,7 +50,7 @@ from iac_code.system.processes import contained_in_terminal
 from iac_code.tools.backends import LocalIO, OnTerminal, WorkspaceIO
 from iac_code.tools.base import MAX_OUTPUT_CHARS, ToolError
 from iac_code.tools.local_shell import CommandRun
-from iac_code.tools.workspace import resolve_in_workspace, truncate_middle
+from iac_code.tools.workspace import Roots, resolve_in_workspace, truncate_middle
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ def known_capabilities(value: Any) -> ClientCapabilities | None:
 
 
 def workspace_io(
-    workspace: Path, session_id: str, request: ClientRequest, capabilities: ClientCapabilities | None
+    workspace: Roots, session_id: str, request: ClientRequest, capabilities: ClientCapabilities | None
 ) -> WorkspaceIO:
     """The backend for a session: the client's where it advertises them, else the local disk and processes."""
     io = ClientIO(workspace, session_id, request, capabilities)
@@ -114,7 +114,7 @@ class _Head:
 class ClientIO:
     def __init__(
         self,
-        workspace: Path,
+        workspace: Roots,  # the session's roots: no path the client is asked for may leave them
         session_id: str,
         request: ClientRequest,
         capabilities: ClientCapabilities | None,

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from iac_code.acp.config_options import new_session_toggles
 from iac_code.acp.handshake import initialize_result, is_plain_initialize
 from iac_code.logs import log_frame
 
@@ -49,7 +50,7 @@ class EarlyAnswers:
             response = {"jsonrpc": "2.0", "id": message["id"], "result": result}
             self.client_capabilities = message["params"].get("clientCapabilities")
         elif message.get("method") == "session/new" and not self._settings.database_url:  # files only
-            response = await self._early_sessions().answer(message)
+            response = await self._early_sessions().answer(message, new_session_toggles(self.client_capabilities))
         if response is not None and logger.isEnabledFor(logging.DEBUG):  # as the SDK-served connection logs
             log_frame(logger, False, message)
             log_frame(logger, True, response)

@@ -10,7 +10,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from iac_code.acp.config_options import model_choices, session_state
+from iac_code.acp.config_options import Toggles, model_choices, session_state
 from iac_code.agent.rule_files import project_files
 from iac_code.config import ConfigError
 from iac_code.errors import IacError
@@ -33,8 +33,9 @@ class EarlySessions:
         self._host = host
         self.created: list[tuple[str, str]] = []  # (session id, cwd), in the order they were answered
 
-    async def answer(self, message: Message) -> Message | None:
-        """The response to a `session/new` if it can be given now, else None (the SDK will answer it)."""
+    async def answer(self, message: Message, toggles: Toggles = None) -> Message | None:
+        """The response to a `session/new` if it can be given now, else None (the SDK will answer it);
+        `toggles`: its on/off settings, for a client that shows them."""
         workspace = plain_new_session_workspace(message)
         if workspace is None or project_files(project_directories(workspace)):
             return None  # (the agent reads and checks a project's permission rules, and says what is refused)
@@ -47,7 +48,8 @@ class EarlySessions:
         self.created.append((record.session_id, str(workspace)))
         logger.debug("answered session/new %r while the SDK loads: %s", message["id"], record.session_id)
         choices = model_choices(record.model, available_models(self._host.settings))
-        return _response(message, {"sessionId": record.session_id, **session_state("default", record.model, choices)})
+        state = session_state("default", record.model, choices, toggles)
+        return _response(message, {"sessionId": record.session_id, **state})
 
 
 def plain_new_session_workspace(message: Message) -> Path | None:

@@ -20,6 +20,9 @@ PROTOCOL_VERSION = 1  # the only ACP wire version; the SDK's acp.PROTOCOL_VERSIO
 # The server's working directory, in `_meta` (ACP's place for what its schema has no field for): a client on
 # another machine, the web client, offers it as the directory of a new session.
 CWD_META_KEY = "iac-code/cwd"
+# Capabilities ACP has only in its unstable schema (`schema.unstable.json`; the TS SDK's stable client drops
+# them): kept out of the stable fields, named here under `sessionCapabilities._meta` for a client that looks.
+UNSTABLE_META_KEY = "iac-code/unstable"
 
 _ENV_AUTH_HOW = "Set these variables in the agent's environment (or ~/.iac-code/config.json), then restart it."
 _ENV_AUTH = {
@@ -38,6 +41,8 @@ _ENV_AUTH = {
         {"name": "IAC_CODE_BASE_URL", "label": "Endpoint URL", "secret": False, "optional": True},
     ],
 }
+# What `authenticate` accepts: the methods the agent has (it lists them when the model cannot be used as set).
+AUTH_METHOD_IDS = frozenset({str(_ENV_AUTH["id"])})
 
 
 def negotiate(requested: Any) -> int:
@@ -53,8 +58,16 @@ def initialize_result(settings: Settings, requested_version: Any) -> dict[str, A
         "agentCapabilities": {
             "loadSession": True,
             "promptCapabilities": {"embeddedContext": True, "image": images_enabled(settings), "audio": False},
-            "sessionCapabilities": {"list": {}, "close": {}, "fork": {}, "resume": {}, "delete": {}},
+            "sessionCapabilities": {
+                "list": {},
+                "close": {},
+                "resume": {},
+                "delete": {},
+                "additionalDirectories": {},
+                "_meta": {UNSTABLE_META_KEY: {"fork": {}}},  # session/fork works; it is not stable ACP yet
+            },
             "mcpCapabilities": {"http": True, "sse": True},  # stdio needs no flag: every agent takes it
+            "auth": {"logout": {}},  # forgets the credentials stored for the user (providers/sign_in.py)
         },
         "agentInfo": {"name": "iac-code", "title": "iac-code", "version": __version__},
         "authMethods": _auth_methods(settings),

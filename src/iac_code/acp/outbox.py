@@ -23,6 +23,10 @@ class Outbox:
     def hold(self, session_id: str) -> None:
         self._held.setdefault(session_id, [])
 
+    def discard(self, session_id: str) -> None:
+        """The response that was to give the client this session's id will not be sent (its request was cancelled)."""
+        self._held.pop(session_id, None)
+
     async def send(self, message: dict[str, Any]) -> None:
         async with self._lock:
             held = self._held.get(_update_session_id(message) or "")

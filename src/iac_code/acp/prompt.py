@@ -3,14 +3,18 @@
 Text and embedded text resources become text. Images reach the model when it reads them (checked here,
 so a bad image is refused with the prompt rather than failing every later turn of the session once it
 is in the history); otherwise, like audio, they leave a marker. A `resource_link` to a file inside the
-workspace is read and included (bounded); any other link is mentioned as a link.
+workspace (the cwd or an additional directory) is read and included (bounded); any other link is mentioned
+as a link. The blocks themselves are kept with the message (as JSON, an attached image as the model gets it),
+so that session/load shows the prompt as it was sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from acp.schema import (
@@ -21,22 +25,33 @@ from acp.schema import (
     TextContentBlock,
     TextResourceContents,
 )
+from pydantic import ValidationError
 
 from iac_code.errors import InvalidParams
 from iac_code.image_data import UnusableImage, checked_image
 from iac_code.messages import Image, Message
 from iac_code.tools.base import ToolError
-from iac_code.tools.workspace import resolve_in_workspace
+from iac_code.tools.workspace import Roots, resolve_in_workspace
+
+logger = logging.getLogger(__name__)
 
 PromptBlock = (
     TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
 )
+_JSON: dict[str, Any] = {"mode": "json", "by_alias": True, "exclude_none": True}
+_PROMPT_BLOCKS: dict[str, type[PromptBlock]] = {
+    "text": TextContentBlock,
+    "image": ImageContentBlock,
+    "audio": AudioContentBlock,
+    "resource_link": ResourceContentBlock,
+    "resource": EmbeddedResourceContentBlock,
+}
 
 MAX_LINKED_FILE_BYTES = 256 * 1024  # what one read_file call returns; the model pages on with read_file
 _SNIFF_BYTES = 8192
 
 
-async def user_message(blocks: Sequence[PromptBlock], workspace: Path, *, images: bool) -> Message:
+async def user_message(blocks: Sequence[PromptBlock], workspace: Roots, *, images: bool) -> Message:
     """The user message for a prompt. `images`: whether the session's model reads images.
 
     Raises InvalidParams naming the block (`{"prompt[2]": reason}`) for an image
@@ -44,19 +59,28 @@ async def user_message(blocks: Sequence[PromptBlock], workspace: Path, *, images
     """
     parts: list[str] = []
     attached: list[Image] = []
+    sent: list[dict[str, Any]] = []
     for index, block in enumerate(blocks):
+        sent.append(block.model_dump(**_JSON))
         if isinstance(block, ImageContentBlock) and images and block.data:
             attached.append(_image(index, block))
+            sent[-1].update(mimeType=attached[-1].mime_type, data=attached[-1].data)  # stored once, as the model's
         elif isinstance(block, ResourceContentBlock):
             parts.append(await asyncio.to_thread(_linked_resource, block, workspace))
         else:
             parts.append(_block_text(block))
-    return Message(role="user", text="\n".join(parts), images=attached)
+    return Message(role="user", text="\n".join(parts), images=attached, blocks=sent)
 
 
-def user_blocks(message: Message) -> list[TextContentBlock | ImageContentBlock]:
-    """What the user sent, as content blocks again (for `user_message_chunk`s on session/load)."""
-    blocks: list[TextContentBlock | ImageContentBlock] = []
+def user_blocks(message: Message) -> list[PromptBlock]:
+    """What the user sent, as content blocks again (for `user_message_chunk`s on session/load): the prompt's
+    blocks as they came, or for a message stored without them (older sessions, a command's) its text and images."""
+    if message.blocks:
+        try:
+            return [_PROMPT_BLOCKS[block["type"]].model_validate(block) for block in message.blocks]
+        except (KeyError, ValidationError) as exc:  # a store edited by hand, say: its text still shows
+            logger.warning("a stored prompt's blocks are unreadable (%s); showing its text", type(exc).__name__)
+    blocks: list[PromptBlock] = []
     if message.text:
         blocks.append(TextContentBlock(type="text", text=message.text))
     blocks += [ImageContentBlock(type="image", mime_type=i.mime_type, data=i.data) for i in message.images]
@@ -95,7 +119,7 @@ def _image(index: int, block: ImageContentBlock) -> Image:
         raise InvalidParams(f"prompt[{index}]", f"{exc}{advice}") from None
 
 
-def _linked_resource(block: ResourceContentBlock, workspace: Path) -> str:
+def _linked_resource(block: ResourceContentBlock, workspace: Roots) -> str:
     """A workspace file's text (its head when large); anything else stays a link for the model."""
     path = _workspace_file(block.uri, workspace)
     if path is None:
@@ -113,7 +137,7 @@ def _linked_resource(block: ResourceContentBlock, workspace: Path) -> str:
     return _resource_text(block.uri, text)
 
 
-def _workspace_file(uri: str, workspace: Path) -> Path | None:
+def _workspace_file(uri: str, workspace: Roots) -> Path | None:
     parsed = urlparse(uri)
     if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
         return None

@@ -2,8 +2,9 @@
 
 - `sessions/list` and `config/set` (the seed's names) reach `session/list` / `session/set_config_option`;
   `session/set_model` (removed from ACP, still sent by some clients) and `session/delete` (not routed by
-  SDK 0.12) are added.
+  SDK 0.12), and `logout` (in its schema, not routed) are added.
 - A missing `mcpServers` defaults to `[]` (the SDK model requires it; the seed calls it optional).
+- `$/cancel_request` reaches the connection's requests in flight (cancellation.py says what it does).
 - Invalid params answer -32602 with `data` naming each bad field, and so does a session whose stored
   files are damaged (`data.sessionId` says which and why); any other fault answers a bare -32603
   (details go to the log, never to the client). A notification with bad params is logged in one
@@ -23,10 +24,11 @@ from acp import RequestError
 from acp.agent.router import build_agent_router
 from acp.connection import MethodHandler
 from acp.router import MessageRouter, Route
-from acp.schema import DeleteSessionRequest
+from acp.schema import DeleteSessionRequest, LogoutRequest
 from acp.utils import normalize_result
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from iac_code.acp.cancellation import CANCEL_REQUEST
 from iac_code.errors import IacError, Unavailable
 from iac_code.sessions.store import SessionDamaged
 
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from acp.interfaces import Agent
 
     from iac_code.acp.agent import IacAgent
+    from iac_code.acp.cancellation import InFlight
 
 logger = logging.getLogger(__name__)
 
@@ -81,12 +84,21 @@ def _forwarder(name: str) -> Callable[..., Awaitable[Any]]:
     return forward
 
 
-def build_handler(agent: IacAgent) -> MethodHandler:
+def build_handler(agent: IacAgent, in_flight: InFlight) -> MethodHandler:
+    """The connection's handler: each request runs through `in_flight` (cancellation.py), which
+    `$/cancel_request` reaches."""
     router = _shared_router(type(agent))
+
+    async def route(method: str, params: Any, is_notification: bool) -> Any:
+        if method == CANCEL_REQUEST and is_notification:
+            return await in_flight.cancel(params)
+        if is_notification:
+            return await router(method, params, True)
+        return await in_flight.run(method, params, lambda: router(method, params, False))
 
     async def answer(method: str, params: Any, is_notification: bool) -> Any:
         try:
-            return await router(method, _with_defaults(method, params), is_notification)
+            return await route(method, _with_defaults(method, params), is_notification)
         except RequestError:
             raise
         except ValidationError as exc:
@@ -130,6 +142,11 @@ def _add_extra_routes(router: MessageRouter) -> None:
     async def delete(params: Any) -> Any:
         return await _serving.get().delete_session(session_id=DeleteSessionRequest.model_validate(params).session_id)
 
+    async def logout(params: Any) -> Any:
+        LogoutRequest.model_validate(params or {})  # not routed by SDK 0.12, though its schema has it
+        return await _serving.get().logout()
+
+    router.add_route(Route(method="logout", func=logout, kind="request", adapt_result=normalize_result))
     router.add_route(Route(method="session/set_model", func=set_model, kind="request", adapt_result=normalize_result))
     router.add_route(Route(method="session/delete", func=delete, kind="request", adapt_result=normalize_result))
 

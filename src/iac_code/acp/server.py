@@ -9,6 +9,7 @@ from acp._transport import Transport
 from acp.connection import Connection, StreamEvent
 
 from iac_code.acp.agent import IacAgent
+from iac_code.acp.cancellation import InFlight
 from iac_code.acp.outbox import Outbox
 from iac_code.acp.router import build_handler
 from iac_code.host.host import SessionHost
@@ -34,7 +35,8 @@ async def serve(
     outbox = Outbox(transport)
     principal = principal_of(transport)  # who is asking: the owner of what this connection creates
     agent = IacAgent(host, outbox, owners=owners, client_capabilities=client_capabilities, principal=principal)
-    connection = Connection(build_handler(agent), outbox, listening=False)
+    in_flight = InFlight(agent, outbox)  # this connection's requests, for $/cancel_request
+    connection = Connection(build_handler(agent, in_flight), in_flight.reading(outbox), listening=False)
     agent.attach(connection)
     if logger.isEnabledFor(logging.DEBUG):  # --debug: every frame, to diagnose an editor integration
         connection.add_observer(_log_frame)

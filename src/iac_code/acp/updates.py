@@ -3,22 +3,27 @@ plan.py)."""
 
 from __future__ import annotations
 
-from acp.helpers import update_agent_message_text, update_agent_thought_text
 from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
     Cost,
+    TextContentBlock,
     Usage,
     UsageUpdate,
 )
 
 from iac_code.acp.plan import result_plan_update
 from iac_code.acp.presenter import tool_call_progress, tool_call_result, tool_call_running, tool_call_start
-from iac_code.acp.schema_v1_21 import ToolCallProgress, ToolCallStart
+from iac_code.acp.schema_v1_21 import (
+    CompactionSummaryChunk,
+    CompactionUpdate,
+    ContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+)
 from iac_code.agent.events import (
     Compaction,
-    ErrorReport,
     Event,
     TextDelta,
     ThinkingDelta,
@@ -29,21 +34,32 @@ from iac_code.agent.events import (
     TurnEnd,
     UsageReport,
 )
+from iac_code.messages import new_message_id
 from iac_code.tools.describe import CallView
+
+_TOLD_STAGES = frozenset({"completed", "failed", "skipped"})  # as before compactions were reported as they go
 
 Update = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | UsageUpdate | AgentPlanUpdate
 
 
-def message_chunk(text: str) -> AgentMessageChunk:
-    return update_agent_message_text(text)
+def message_chunk(text: str, message_id: str) -> AgentMessageChunk:
+    """A chunk of the agent message `message_id` (every chunk of one message carries its id)."""
+    content = TextContentBlock(type="text", text=text)
+    return AgentMessageChunk(session_update="agent_message_chunk", content=content, message_id=message_id)
+
+
+def thought_chunk(text: str, message_id: str) -> AgentThoughtChunk:
+    content = TextContentBlock(type="text", text=text)
+    return AgentThoughtChunk(session_update="agent_thought_chunk", content=content, message_id=message_id)
 
 
 def event_update(event: Event) -> Update | None:
-    """The update for one loop event; None for events that are not updates (TurnEnd, PermissionRequest)."""
+    """The update for one loop event; None for events that are not updates (TurnEnd, PermissionRequest, and
+    ErrorReport: the prompt's response is the error, acp/face.py)."""
     if isinstance(event, TextDelta):
-        return message_chunk(event.text)
+        return message_chunk(event.text, event.message_id)
     if isinstance(event, ThinkingDelta):
-        return update_agent_thought_text(event.text)
+        return thought_chunk(event.text, event.message_id)
     if isinstance(event, ToolUseStart):
         return tool_call_start(event.call, CallView(event.title, event.kind, event.locations))
     if isinstance(event, ToolRunning):
@@ -55,10 +71,10 @@ def event_update(event: Event) -> Update | None:
     if isinstance(event, UsageReport):
         cost = Cost(amount=event.cost.amount, currency=event.cost.currency) if event.cost is not None else None
         return UsageUpdate(session_update="usage_update", used=event.context_used, size=event.context_size, cost=cost)
-    if isinstance(event, Compaction):
-        return message_chunk(f"\n[context compacted] {event.message}\n")
-    if isinstance(event, ErrorReport):
-        return message_chunk(f"\n[error] {event.message}\n")
+    if isinstance(event, Compaction):  # for a client without `session.compaction`: how it ended, as a message
+        if event.stage not in _TOLD_STAGES:
+            return None
+        return message_chunk(f"\n[context compacted] {event.message}\n", new_message_id())
     return None
 
 
@@ -70,6 +86,25 @@ def event_updates(event: Event) -> list[Update]:
     if isinstance(event, ToolFinished) and (plan := result_plan_update(event.call.name, event.result)) is not None:
         return [update, plan]
     return [update]
+
+
+def compaction_updates(event: Compaction) -> list[CompactionUpdate | CompactionSummaryChunk | AgentMessageChunk]:
+    """A compaction for a client that advertised `session.compaction`: `compaction_update` in_progress, the
+    summary as `compaction_summary_chunk`s, then `compaction_update` completed (with the whole summary, as
+    stored), failed (with why) or cancelled; a /compact with nothing to compact stays a message."""
+    if event.stage == "skipped":
+        return [message_chunk(f"\n[context compacted] {event.message}\n", new_message_id())]
+    if event.stage == "summary":
+        return [
+            CompactionSummaryChunk(compaction_id=event.id, content=TextContentBlock(type="text", text=event.summary))
+        ]
+    if event.stage == "started":
+        return [CompactionUpdate(compaction_id=event.id, status="in_progress")]
+    if event.stage == "completed":
+        summary: list[ContentBlock] = [TextContentBlock(type="text", text=event.summary)]
+        return [CompactionUpdate(compaction_id=event.id, status="completed", summary=summary)]
+    error = event.message if event.stage == "failed" else None
+    return [CompactionUpdate(compaction_id=event.id, status=event.stage, error=error)]
 
 
 def turn_usage(end: TurnEnd) -> Usage:

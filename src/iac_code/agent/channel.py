@@ -1,6 +1,6 @@
 """The bounded hand-off between a running turn and whoever consumes its events.
 
-Adjacent text (or thinking) deltas merge while they wait, so a consumer that falls behind receives
+Adjacent text (or thinking) deltas of one message merge while they wait, so a consumer that falls behind receives
 fewer, larger pieces instead of a backlog of tiny ones, and the number of waiting items stays bounded.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from dataclasses import replace
 
 from iac_code.agent.events import Event
 from iac_code.providers.base import TextDelta, ThinkingDelta
@@ -20,13 +21,19 @@ class _Run:
     """Deltas of one kind waiting together; joined once, when taken."""
 
     def __init__(self, first: TextDelta | ThinkingDelta) -> None:
-        self.kind = type(first)
+        self.first = first
         self.parts = [first.text]
-        self.signature = getattr(first, "signature", "")
+
+    def joins(self, event: TextDelta | ThinkingDelta) -> bool:
+        """`event` continues the run: the same kind, the same message, and (Anthropic signs each thinking
+        block; deltas of differently signed blocks must stay apart) no other signature."""
+        first = self.first
+        if type(event) is not type(first) or event.message_id != first.message_id:
+            return False
+        return getattr(event, "signature", "") in ("", getattr(first, "signature", ""))
 
     def take(self) -> Event:
-        text = "".join(self.parts)
-        return ThinkingDelta(text, self.signature) if self.kind is ThinkingDelta else TextDelta(text)
+        return replace(self.first, text="".join(self.parts))
 
 
 class EventChannel:
@@ -40,7 +47,7 @@ class EventChannel:
     async def put(self, event: Event | None) -> None:
         """Add an event (None closes the channel); waits while the channel is full."""
         last = self._items[-1] if self._items else None
-        if isinstance(last, _Run) and type(event) is last.kind and _same_signature(last, event):
+        if isinstance(last, _Run) and isinstance(event, _MERGEABLE) and last.joins(event):
             last.parts.append(event.text)
             if len(last.parts) % _YIELD_EVERY == 0:
                 await asyncio.sleep(0)
@@ -59,8 +66,3 @@ class EventChannel:
         item = self._items.popleft()
         self._writable.set()
         return item.take() if isinstance(item, _Run) else item
-
-
-def _same_signature(run: _Run, event: object) -> bool:
-    # Anthropic signs each thinking block; deltas of differently signed blocks must stay apart.
-    return getattr(event, "signature", "") in ("", run.signature)

@@ -7,10 +7,13 @@ the provider's own count for the last call plus ~4 characters per token for what
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from iac_code.messages import Message, Usage, context_messages
 from iac_code.providers.base import ModelProvider, ProviderError, TextDelta
+
+OnText = Callable[[str], Awaitable[None]]
 
 CHARS_PER_TOKEN = 4
 TOOL_TEXT_IN_TRANSCRIPT = 2_000  # chars of each tool call / result the summariser sees
@@ -96,8 +99,11 @@ def _clip(text: str) -> str:
     return text[:TOOL_TEXT_IN_TRANSCRIPT] + f" […{len(text) - TOOL_TEXT_IN_TRANSCRIPT} chars cut]"
 
 
-async def summarise(provider: ModelProvider, old: list[Message], *, max_tokens: int) -> tuple[str, Usage]:
-    """Ask the model for a summary of `old`, and say what the call used. Raises ProviderError."""
+async def summarise(
+    provider: ModelProvider, old: list[Message], *, max_tokens: int, on_text: OnText | None = None
+) -> tuple[str, Usage]:
+    """Ask the model for a summary of `old`, and say what the call used; `on_text` hears each piece as it
+    comes. Raises ProviderError."""
     text = transcript(old)
     # The transcript itself must fit: keep its head and tail if the conversation is enormous.
     budget = provider.context_window * CHARS_PER_TOKEN // 2
@@ -109,6 +115,8 @@ async def summarise(provider: ModelProvider, old: list[Message], *, max_tokens: 
     async for event in provider.stream(SUMMARISER, request, [], max_tokens=max_tokens):
         if isinstance(event, TextDelta):
             parts.append(event.text)
+            if on_text is not None:
+                await on_text(event.text)
         elif isinstance(event, Usage):
             usage = event
     summary = "".join(parts).strip()

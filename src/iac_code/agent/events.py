@@ -14,9 +14,10 @@ from iac_code.agent.spend import Cost
 from iac_code.messages import Message, ToolCall, Usage
 from iac_code.providers.base import TextDelta, ThinkingDelta
 from iac_code.tools.base import AccessDetails, Category, Kind, Terminal
+from iac_code.tools.questions import Answer, Form, Link
 
 # ACP's five, and "error": a model call failed (or a bug stopped the turn) after an ErrorReport said why. ACP v1
-# has no such reason, so its face answers "end_turn" there (acp/session.py); headless, metrics and traces say it.
+# has no such reason: its face answers the prompt with a JSON-RPC error instead (acp/face.py); headless exits 1.
 StopReason = Literal["end_turn", "max_turn_requests", "max_tokens", "refusal", "cancelled", "error"]
 
 
@@ -53,6 +54,20 @@ class PermissionRequest:
     def resolve(self, choice: Choice) -> None:
         if not self.answer.done():  # the turn may have been cancelled meanwhile
             self.answer.set_result(choice)
+
+
+@dataclass
+class ElicitRequest:
+    """A running call asks the user a structured question (tools/questions.py); like a PermissionRequest,
+    whoever consumes the events resolves `answer`, and it comes after the call's ToolRunning."""
+
+    call: ToolCall
+    question: Form | Link
+    answer: asyncio.Future[Answer]
+
+    def resolve(self, answer: Answer) -> None:
+        if not self.answer.done():  # the turn may have been cancelled meanwhile
+            self.answer.set_result(answer)
 
 
 @dataclass
@@ -96,9 +111,20 @@ class ToolFinished:
     result: Message
 
 
+NoticeSeverity = Literal["info", "warning", "error"]  # of what a session tells the user beside the conversation
+CompactionStage = Literal["started", "summary", "completed", "failed", "cancelled", "skipped"]
+
+
 @dataclass
 class Compaction:
-    message: str  # human-readable: what was compacted, or why it failed
+    """A compaction of the conversation, told as it goes, all under one `id`: `started`, each piece of the
+    `summary` as the model writes it, then `completed` (`summary` the whole, as stored), `failed` or
+    `cancelled`. `skipped` alone when there was nothing to compact (a /compact too early)."""
+
+    message: str  # human-readable: what was compacted, or why it failed ("" while it runs)
+    id: str = ""
+    stage: CompactionStage = "completed"
+    summary: str = ""
 
 
 @dataclass
@@ -113,15 +139,22 @@ class UsageReport:
     cost: Cost | None = None
 
 
+# Why a turn failed: the provider refused the key ("auth": HTTP 401/403), the model call failed for good
+# otherwise ("model"), or a bug stopped the turn ("internal").
+ErrorKind = Literal["auth", "model", "internal"]
+
+
 @dataclass
 class ErrorReport:
     message: str  # safe to show: no key material, no stack trace
+    kind: ErrorKind = "internal"
 
 
 @dataclass
 class TurnEnd:
     stop_reason: StopReason
     usage: Usage = field(default_factory=lambda: Usage(0, 0))  # summed over the turn's model calls
+    error: ErrorReport | None = None  # with stop_reason "error": what failed
 
 
 Event = (
@@ -129,6 +162,7 @@ Event = (
     | ThinkingDelta
     | ToolUseStart
     | PermissionRequest
+    | ElicitRequest
     | ToolRunning
     | ToolProgress
     | ToolFinished
@@ -140,6 +174,8 @@ Event = (
 
 __all__ = [
     "Compaction",
+    "ElicitRequest",
+    "ErrorKind",
     "ErrorReport",
     "Event",
     "PermissionRequest",

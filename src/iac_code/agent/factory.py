@@ -82,4 +82,5 @@ def build_loop(
         recorder=parts.recorder,
         redactor=session_redactor(settings),
         workspace_summary=start_workspace_summary(workspace.root, prewarm=prewarm_checkers),
+        roots=workspace.roots,
     )

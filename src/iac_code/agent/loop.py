@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,6 +20,7 @@ from pathlib import Path
 from iac_code.agent import compaction
 from iac_code.agent.audit import NoRecording, Recorder
 from iac_code.agent.channel import EventChannel
+from iac_code.agent.edit_checks import edits_check
 from iac_code.agent.events import (
     Compaction,
     ErrorReport,
@@ -36,10 +37,11 @@ from iac_code.agent.spend import Prices, Spend, added, no_prices
 from iac_code.agent.system_prompt import ROLE
 from iac_code.agent.tool_calls import ToolCalls, TurnCancelled, TurnTools, announced_result
 from iac_code.agent.tool_offer import DEFAULT_SHARE, ToolOffer, found_in
-from iac_code.messages import Message, ToolCall, context_messages, unanswered_tool_calls, user
+from iac_code.messages import Message, ToolCall, context_messages, new_message_id, unanswered_tool_calls, user
 from iac_code.observability.record import model_spent, traced_turn, turn_ended
 from iac_code.providers.base import FinishReason, ModelProvider, ProviderError, ToolSchema, Usage
 from iac_code.redaction import Redactor, Shapes
+from iac_code.tools.ask_user import TOOL_NAME as ASK_TOOL
 from iac_code.tools.backends import LocalIO, WorkspaceIO
 from iac_code.tools.base import Category, Tool, ToolResult
 from iac_code.tools.update_plan import TOOL_NAME as PLAN_TOOL
@@ -59,7 +61,8 @@ _STOP_REASONS: dict[FinishReason, StopReason] = {
     "refusal": "refusal",
 }
 SUBAGENT_CATEGORIES: frozenset[Category] = frozenset({"read"})  # sub-agents explore; the main agent acts
-SUBAGENT_EXCLUDED = frozenset({PLAN_TOOL})  # the plan the user sees is the main agent's
+# the plan the user sees is the main agent's; the user's questions too (ask_user may end the turn)
+SUBAGENT_EXCLUDED = frozenset({PLAN_TOOL, ASK_TOOL})
 
 
 async def _drain(channel: EventChannel) -> None:
@@ -101,6 +104,7 @@ class AgentLoop:
         recorder: Recorder | None = None,
         redactor: Redactor | None = None,
         workspace_summary: Future[str] | None = None,
+        roots: Sequence[Path] = (),  # every directory the tools may act in, `workspace` first; () is it alone
     ) -> None:
         self.config = config
         self.provider = provider
@@ -127,11 +131,15 @@ class AgentLoop:
         self._workspace_summary = workspace_summary
         self.mode_instructions = config.mode_instructions
         self.meter = compaction.ContextMeter()
-        self.io: WorkspaceIO = io if io is not None else LocalIO(workspace)  # e.g. the editor's fs and terminals
+        # e.g. the editor's fs and terminals; its roots are where the tools may act (ToolContext.roots)
+        self.io: WorkspaceIO = io if io is not None else LocalIO(tuple(roots) or workspace)
         self._turn: asyncio.Task[None] | None = None
         self._partial: list[str] = []  # text streamed so far in the current model call
+        self._reply_id = ""  # the id of the current model call's message (its streamed deltas carry it)
+        self._error: ErrorReport | None = None  # why the current turn failed, for its TurnEnd
         self._announced: dict[str, ToolUseStart] = {}  # this turn's calls the consumer was shown, by id
         self._turn_usage = Usage(0, 0)  # summed over the current turn's model calls
+        self.check_edits = False  # the session's option: check what the model's calls wrote (edit_checks.py)
 
     @property
     def running(self) -> bool:
@@ -215,6 +223,7 @@ class AgentLoop:
     async def _turn_body(self, prompt: str | Message, emit: Emit, tool_call: ToolCall | None = None) -> None:
         self._turn_usage = Usage(0, 0)
         self._announced = {}
+        self._error = None
         try:
             self._append(prompt if isinstance(prompt, Message) else user(prompt))
             if tool_call is not None:
@@ -233,10 +242,11 @@ class AgentLoop:
             log.exception("turn failed")
             self._close_partial_message()
             await self._end_dangling(INTERNAL_ERROR, "error", emit)
-            await emit(ErrorReport("Internal error: the turn stopped (details are in the server log)."))
+            self._error = ErrorReport("Internal error: the turn stopped (details are in the server log).")
+            await emit(self._error)
             stop = "error"
         turn_ended(stop)
-        await emit(TurnEnd(stop, self._turn_usage))
+        await emit(TurnEnd(stop, self._turn_usage, self._error))
 
     async def _steps(self, emit: Emit) -> StopReason:
         for _ in range(self.config.max_turns):
@@ -246,7 +256,9 @@ class AgentLoop:
                 reply = await self._call_model(emit)
             except ProviderError as exc:
                 self._close_partial_message()
-                await emit(ErrorReport(str(exc)))
+                # the provider's words may echo what the request carried: the session's secrets come out
+                self._error = ErrorReport(self.redactor.redact(str(exc)), exc.kind)
+                await emit(self._error)
                 return "error"
             self._spent(reply.message, reply.usage)
             self._append(reply.message)
@@ -262,7 +274,11 @@ class AgentLoop:
             if reply.finish != "tool_use" or not reply.message.tool_calls:
                 self._answer_dangling(NOT_RUN)
                 return _STOP_REASONS[reply.finish]
-            await self._run_tools(reply.message.tool_calls, emit)
+            if await self._run_tools(reply.message.tool_calls, emit):
+                return "end_turn"  # a call asked the user in plain text: the answer is their next prompt
+            if self.check_edits and (check := edits_check(reply.message.tool_calls, self.history)) is not None:
+                self._append(Message(role="assistant", text="", tool_calls=[check]))  # as /check makes it
+                await self._run_tools([check], emit)
         return "max_turn_requests"
 
     # ----------------------------------------------------------------- model
@@ -270,12 +286,13 @@ class AgentLoop:
     async def _call_model(self, emit: Emit) -> ModelReply:
         self.refresh_tools()  # a server may have changed its tools since the last call (MCP list_changed)
         self._partial = []
+        self._reply_id = new_message_id()
         context = context_messages(self.history)
         system_prompt = self._system_prompt()
         stream = self.provider.stream(
             system_prompt, context, self._tool_schemas(), max_tokens=self.config.max_tokens, cache_key=self._cache_key
         )
-        reply = await read_reply(stream, emit, self._partial)
+        reply = await read_reply(stream, emit, self._partial, self._reply_id)
         self._partial = []
         if reply.usage.input_tokens:
             self.meter.record(reply.usage.input_tokens, context, len(system_prompt))
@@ -310,12 +327,15 @@ class AgentLoop:
 
     # ----------------------------------------------------------------- tools
 
-    async def _run_tools(self, calls: list[ToolCall], emit: Emit) -> None:
+    async def _run_tools(self, calls: list[ToolCall], emit: Emit) -> bool:
+        """Run one step's calls; True when one of them ends the turn (ToolResult.ends_turn)."""
         subagent = (lambda prompt: self._subagent().run(prompt)) if self.config.allow_subagents else None
         turn = TurnTools(
             self.tools, self.workspace, self.io, self.judge, self._append, subagent, self.recorder, self.redactor
         )
-        await ToolCalls(turn, self._announced, emit).run(calls)
+        step = ToolCalls(turn, self._announced, emit)
+        await step.run(calls)
+        return step.ends_turn
 
     def _subagent(self) -> AgentLoop:
         """A loop for one sub-agent task: its own context, the read tools, this session's backend (and a search
@@ -350,22 +370,37 @@ class AgentLoop:
         old, kept = compaction.split_for_compaction(self.history)
         if not old:
             if manual:
-                await emit(Compaction("Nothing to compact yet: the conversation is too short."))
+                await emit(Compaction("Nothing to compact yet: the conversation is too short.", stage="skipped"))
             return
         before = self._context_tokens()
+        compaction_id = new_message_id()  # the summary's id too: a replay shows it under the same id
+        await emit(Compaction("", compaction_id, "started"))
+
+        async def summary_piece(text: str) -> None:
+            await emit(Compaction("", compaction_id, "summary", text))
+
         try:
-            summary, usage = await compaction.summarise(self.provider, old, max_tokens=self.config.max_tokens)
+            summary, usage = await compaction.summarise(
+                self.provider, old, max_tokens=self.config.max_tokens, on_text=summary_piece
+            )
         except ProviderError as exc:
-            await emit(Compaction(f"Context compaction failed: {exc}"))
+            await emit(Compaction(f"Context compaction failed: {exc}", compaction_id, "failed"))
             return
-        message = Message(role="user", text=compaction.SUMMARY_PREFIX + summary, summary=True, kept=kept)
+        except asyncio.CancelledError:
+            await emit(Compaction("Context compaction cancelled.", compaction_id, "cancelled"))
+            raise
+        text = compaction.SUMMARY_PREFIX + summary
+        message = Message(role="user", id=compaction_id, text=text, summary=True, kept=kept)
         self._spent(message, usage)  # a compaction within a turn is part of its cost
         self._append(message)
         after = self._context_tokens()
         window = self.provider.context_window
         await emit(
             Compaction(
-                f"Context compacted: about {before:,} → {after:,} tokens ({100 * after // window}% of {window:,})."
+                f"Context compacted: about {before:,} → {after:,} tokens ({100 * after // window}% of {window:,}).",
+                compaction_id,
+                "completed",
+                summary,
             )
         )
         await emit(UsageReport(usage.input_tokens, usage.output_tokens, after, window, self.spend.cost))
@@ -373,6 +408,7 @@ class AgentLoop:
     # ----------------------------------------------------------------- history
 
     def _append(self, message: Message) -> None:
+        message.id = message.id or new_message_id()  # the client's messageId, stored with it
         self.history.append(message)
         if self.on_message is not None:
             self.on_message(message)
@@ -381,7 +417,7 @@ class AgentLoop:
         """Keep what the user already saw of an interrupted answer."""
         if self._partial:
             text, self._partial = "".join(self._partial), []
-            self._append(Message(role="assistant", text=text))
+            self._append(Message(role="assistant", id=self._reply_id, text=text))  # the id its chunks had
 
     def _answer_dangling(self, text: str, reason: str | None = None) -> list[tuple[ToolCall, Message]]:
         """Answer the calls left without a result (`reason`: why they ended, for the client)."""

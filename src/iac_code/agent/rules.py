@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ TRUST_FILE = "trusted-projects.json"
 PRINCIPALS_TRUST_FILE = "trusted-projects-by-principal.json"  # {"principals": {"<name>": ["<dir>", …]}}
 _WRITING = threading.Lock()
 DECISIONS: tuple[RuleDecision, ...] = ("deny", "ask", "allow")
+_PATH_FORM = re.compile(r"^(?P<kind>Read|Write)\((?P<body>.+)\)$", re.DOTALL)
 
 
 class RulesError(Exception):
@@ -197,10 +199,13 @@ def load_rules(
     *,
     remembered_trust: bool = True,
     principal: Principal = LOCAL,
+    additional: Sequence[Sequence[Path]] = (),
 ) -> Rules:
     """The rules in force for the workspace whose project directories (repository.project_directories, the
     workspace first) are `project_dirs`; RulesError for a bad entry in any file. `remembered_trust`: whether
-    the user's earlier `/permissions trust` counts (headless: only `trustedProjects` does)."""
+    the user's earlier `/permissions trust` counts (headless: only `trustedProjects` does). `additional`: the
+    project directories of each additional directory of the session (the root first), whose project files
+    count as the cwd's do, each trusted on its own, their relative Read/Write patterns taken from that root."""
     config_file = config_dir / "config.json"
     user = user_rules(permissions, trusted_projects, config_file)
     files = project_files(project_dirs)
@@ -209,17 +214,67 @@ def load_rules(
     if remembered_trust:
         trusted_dirs += remembered_trusted(config_dir, principal)
     here = project_dirs[0]
-    trusted = any(here == d or d in here.parents for d in trusted_dirs)
+    trusted = _trusted(here, trusted_dirs)
     project_allow = [rule for project in projects for rule in project["allow"]]
+    seen = set(files)
+    others = [_root_rules(here, dirs, seen, trusted_dirs) for dirs in additional]
+    other_allow = [rule for rules, root_trusted in others for rule in rules["allow"] if root_trusted]
+    other_untrusted = [rule for rules, root_trusted in others for rule in rules["allow"] if not root_trusted]
     return Rules(
         workspace=here,
-        deny=tuple(user["deny"] + [rule for project in projects for rule in project["deny"]]),
-        ask=tuple(user["ask"] + [rule for project in projects for rule in project["ask"]]),
-        allow=tuple(user["allow"] + (project_allow if trusted else [])),
-        project_files=tuple(files),
+        deny=tuple(user["deny"] + [rule for project in projects for rule in project["deny"]] + _all(others, "deny")),
+        ask=tuple(user["ask"] + [rule for project in projects for rule in project["ask"]] + _all(others, "ask")),
+        allow=tuple(user["allow"] + (project_allow if trusted else []) + other_allow),
+        project_files=tuple(files) + tuple(rule_file for dirs in additional for rule_file in project_files(dirs)),
         trusted=trusted,
-        untrusted_allow=() if trusted else tuple(project_allow),
+        untrusted_allow=(() if trusted else tuple(project_allow)) + tuple(other_untrusted),
     )
+
+
+def _trusted(root: Path, trusted_dirs: Sequence[Path]) -> bool:
+    return any(root == d or d in root.parents for d in trusted_dirs)
+
+
+def _root_rules(
+    here: Path, dirs: Sequence[Path], seen: set[Path], trusted_dirs: Sequence[Path]
+) -> tuple[dict[RuleDecision, list[Rule]], bool]:
+    """An additional directory's project rules (the files the cwd's did not read already: a shared repository
+    root's count once, as the cwd's), their relative Read/Write patterns anchored at it, and its trust: a
+    cloned repository beside the cwd allows itself nothing until the user trusts it."""
+    root = dirs[0]
+    found: dict[RuleDecision, list[Rule]] = {decision: [] for decision in DECISIONS}
+    for file in project_files(dirs):
+        if file in seen:
+            continue
+        seen.add(file)
+        anchor = os.path.relpath(root, here) if root.is_relative_to(here) else root.as_posix()  # as paths are seen
+        for decision, rules in parse_permissions(_anchored(_read_project_file(file), anchor), file).items():
+            found[decision] += rules
+    return found, _trusted(root, trusted_dirs)
+
+
+def _anchored(permissions: object, root: str) -> object:
+    """`permissions` with each relative `Read(…)`/`Write(…)` pattern made absolute from `root`."""
+    if not isinstance(permissions, dict):
+        return permissions
+    return {
+        key: [_anchored_entry(entry, root) for entry in entries] if isinstance(entries, list) else entries
+        for key, entries in permissions.items()
+    }
+
+
+def _anchored_entry(entry: object, root: str) -> object:
+    if not isinstance(entry, str):
+        return entry
+    form = _PATH_FORM.match(entry.strip())
+    if form is None or form["body"].strip().startswith(("/", "~")):
+        return entry
+    body = form["body"].strip().removeprefix("./")
+    return f"{form['kind']}({root}/{body})"
+
+
+def _all(others: Sequence[tuple[dict[RuleDecision, list[Rule]], bool]], decision: RuleDecision) -> list[Rule]:
+    return [rule for rules, _ in others for rule in rules[decision]]
 
 
 def _read_project_file(file: Path) -> object:

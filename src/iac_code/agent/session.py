@@ -12,19 +12,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from iac_code.agent.audit import AnsweredBy, TrailRecorder
 from iac_code.agent.commands import parse_invocation
-from iac_code.agent.events import Event, PermissionRequest, TurnEnd
+from iac_code.agent.events import ElicitRequest, Event, NoticeSeverity, PermissionRequest, TurnEnd
 from iac_code.agent.factory import LoopFactory, LoopParts
+from iac_code.agent.options import CHECK_EDITS, OPTION_IDS
 from iac_code.agent.policy import Choice, JudgedCall, Mode, Remembered, Verdict, decide, remembered_after
 from iac_code.agent.read_denials import denied_read_paths
 from iac_code.agent.rules import remember_trust
 from iac_code.agent.session_commands import (
+    SKILLS_TITLE,
     CommandError,
     CommandInfo,
     FileCommands,
@@ -35,6 +37,7 @@ from iac_code.agent.session_commands import (
     listed,
     status_text,
 )
+from iac_code.agent.session_mcp import TITLE as MCP_TITLE
 from iac_code.agent.session_mcp import HubFactory, SessionMcp
 from iac_code.agent.spend import spend_text
 from iac_code.agent.system_prompt import mode_instructions
@@ -50,10 +53,12 @@ from iac_code.sessions.writer import OrderedWriter
 from iac_code.tools.backends import WorkspaceIO
 from iac_code.tools.iac_check import workspace_check_call
 from iac_code.tools.iac_plan import preview_call
+from iac_code.tools.questions import Answer, Form, Link, NotAnswered
 
 logger = logging.getLogger(__name__)
 
 TITLE_CHARS = 80
+_Answer = TypeVar("_Answer")
 
 
 class SessionFace(Protocol):
@@ -67,8 +72,9 @@ class SessionFace(Protocol):
         """A message from the session itself (a command's output), which the model does not see."""
         ...
 
-    async def warn(self, text: str) -> None:
-        """A problem beside the turn (an MCP server that failed), for the user; the turn goes on."""
+    async def notice(self, severity: NoticeSeverity, title: str, detail: str) -> None:
+        """Something for the user beside the conversation (an MCP server that failed, a skill skipped), which
+        the model does not see; the turn goes on. `title` is short ("MCP"), `detail` says what happened."""
         ...
 
     async def command_failed(self, text: str) -> None:
@@ -78,6 +84,11 @@ class SessionFace(Protocol):
     async def ask(self, request: PermissionRequest) -> Choice:
         """The user's answer about a call (its ToolUseStart was shown). The session stops waiting when the
         turn is cancelled, and resolves the request itself."""
+        ...
+
+    async def elicit(self, call_id: str, question: Form | Link) -> Answer:
+        """The user's answer to a running call's question (tools/questions.py); UNSUPPORTED when it cannot be
+        shown. The session stops waiting when the turn is cancelled."""
         ...
 
     async def titled(self, title: str) -> None:
@@ -103,6 +114,7 @@ class SessionCore:
         title: str = "",
         always: dict[str, Remembered] | None = None,
         model: str = "",
+        options: Mapping[str, bool] | None = None,
         history: Sequence[Message] = (),
         io: WorkspaceIO | None = None,
         config_dir: Path | None = None,
@@ -130,7 +142,7 @@ class SessionCore:
         self._face = face
         self._store = store
         self._writes = OrderedWriter(session_id)  # the store's writes for this session, in order
-        self.mcp = SessionMcp(mcp, face.warn, self.announce_commands)
+        self.mcp = SessionMcp(mcp, self._mcp_problem, self.announce_commands)
         self.skills = workspace.skills  # found once: the system prompt lists them, the same for the whole session
         parts = LoopParts(
             judge=self._judge,
@@ -145,6 +157,9 @@ class SessionCore:
             unreadable=lambda: denied_read_paths(self.rules),
         )
         self.loop = make_loop(parts)
+        self.options: dict[str, bool] = {}  # the on/off settings set for it (edit_checks.CHECK_EDITS)
+        for option_id, value in (options or {}).items():
+            self._apply_option(option_id, value)
         # a skill wins a name clash with a Markdown command (but not with /init or the session's own commands)
         self._files = FileCommands(workspace.root, config_dir, reserved={*COMMANDS, *self.skills.names})
         self._skill_commands = SkillCommands(self.skills, reserved=COMMANDS)
@@ -288,6 +303,9 @@ class SessionCore:
                         end = event
                     elif isinstance(event, PermissionRequest):
                         await self._answer(event)  # the stream already carried its ToolUseStart
+                    elif isinstance(event, ElicitRequest):
+                        answer = await self._unless_cancelled(self._face.elicit(event.call.id, event.question))
+                        event.resolve(NotAnswered("cancelled") if answer is None else answer)
                     else:
                         await self._face.show(event)
         finally:
@@ -329,7 +347,12 @@ class SessionCore:
         request.resolve(choice)
 
     async def _ask(self, request: PermissionRequest) -> Choice:
-        asking = asyncio.ensure_future(self._face.ask(request))
+        choice = await self._unless_cancelled(self._face.ask(request))
+        return "cancelled" if choice is None else choice
+
+    async def _unless_cancelled(self, question: Coroutine[Any, Any, _Answer]) -> _Answer | None:
+        """The face's answer to `question`, or None when the turn is cancelled first."""
+        asking = asyncio.ensure_future(question)
         cancelled = asyncio.ensure_future(self._cancelled.wait())
         try:
             await asyncio.wait({asking, cancelled}, return_when=asyncio.FIRST_COMPLETED)
@@ -337,7 +360,7 @@ class SessionCore:
             cancelled.cancel()
         if not asking.done():
             asking.cancel()  # the user was told to cancel the turn; stop waiting for the answer
-            return "cancelled"
+            return None
         return asking.result()
 
     # -- state -------------------------------------------------------------------------------
@@ -353,6 +376,18 @@ class SessionCore:
         self._save(RecordChanges(model=model))
         await self._writes.flush()
 
+    async def set_option(self, option_id: str, value: bool) -> None:
+        """Turn one of the options (agent/options.py) on or off, from the next model call; kept with the session."""
+        self._apply_option(option_id, value)
+        self._save(RecordChanges(options=dict(self.options)))
+        await self._writes.flush()
+
+    def _apply_option(self, option_id: str, value: bool) -> None:
+        if option_id in OPTION_IDS:  # one a later version dropped is forgotten
+            self.options[option_id] = value
+        if option_id == CHECK_EDITS:
+            self.loop.check_edits = value
+
     def commands(self) -> list[CommandInfo]:
         """The session's commands, the prompt commands, then the prompts of the MCP servers ready now."""
         return listed(COMMANDS, self.prompt_commands, self.mcp.available_commands())
@@ -366,8 +401,11 @@ class SessionCore:
     async def _tell_skill_problems(self) -> None:
         """The skills that were skipped, told once: when the client first hears of the commands, or at the
         first prompt (headless)."""
-        if problems := self._skill_commands.untold_problems():
-            await self._face.warn(problems)
+        for problem in self._skill_commands.untold_problems():
+            await self._face.notice("warning", SKILLS_TITLE, f"skipped {problem}")
+
+    async def _mcp_problem(self, problem: str) -> None:
+        await self._face.notice("warning", MCP_TITLE, problem)
 
     async def _name_after(self, text: str) -> None:
         first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")

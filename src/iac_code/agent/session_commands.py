@@ -27,10 +27,10 @@ from iac_code.agent.commands import ARGUMENTS, INIT, CustomCommand, load_command
 from iac_code.agent.events import TurnEnd
 from iac_code.agent.policy import MODES
 from iac_code.skills.discovery import SkillCatalog
-from iac_code.skills.skill_file import SkillFileError, read_body
+from iac_code.skills.skill_file import SkillFileError, SkillProblem, read_body
 
 S = TypeVar("S")
-SKILLS_MARKER = "[skills]"
+SKILLS_TITLE = "skills"  # of the notices of skills skipped
 
 
 class CommandError(Exception):
@@ -97,10 +97,10 @@ class SkillCommands:
         self._skills = {skill.name: skill for skill in catalog.skills if skill.name not in {*reserved, INIT.name}}
         self._untold = catalog.problems
 
-    def untold_problems(self) -> str:
-        """The skills skipped for their problems, as text for the user the first time; "" afterwards."""
+    def untold_problems(self) -> tuple[SkillProblem, ...]:
+        """The skills skipped for their problems, the first time; none afterwards."""
         problems, self._untold = self._untold, ()
-        return "".join(f"\n{SKILLS_MARKER} skipped {problem}" for problem in problems) + "\n" if problems else ""
+        return problems
 
     def available(self) -> list[CommandInfo]:
         return [

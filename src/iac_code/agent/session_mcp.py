@@ -4,9 +4,9 @@
   put the session's updates on hold, or when load/resume/reload opens it) and stops with it
   (`aclose()`), or in the background when the session is dropped without a close (`release()`:
   evicted for idleness, or taken over by another connection).
-- A server's problem is told to the user once, as an "[MCP] …" line (`tell`: an ACP client shows it as
-  an agent message, in or out of a turn; headless prints it on stderr); a change in what the servers
-  offer announces the session's commands again.
+- A server's problem is told to the user once (`tell`: the session makes it a notice titled "MCP", which an
+  ACP client shows as a notice or an "[MCP] …" agent message, in or out of a turn; headless prints it on
+  stderr); a change in what the servers offer announces the session's commands again.
 - The first turn waits a bounded time for servers still starting; each turn's loop then offers the
   tools of the servers ready at its start (`tools`, the loop's `extra_tools`).
 - `/mcp__<server>__<prompt> args` becomes the prompt's text as the server renders it; one that cannot
@@ -27,11 +27,12 @@ from iac_code.mcp.naming import PREFIX
 from iac_code.messages import Message
 from iac_code.tools.base import Tool
 
-MARKER = "[MCP]"
+TITLE = "MCP"  # of its notices
+MARKER = f"[{TITLE}]"
 
 # (on_problem, on_change) → the session's hub; the agent binds the settings, the client's list and the cwd
 HubFactory = Callable[[ProblemCallback, ChangeCallback], McpHub]
-Tell = Callable[[str], Awaitable[None]]  # a problem, as text for the user
+Tell = Callable[[str], Awaitable[None]]  # a server's problem, for the user
 
 _PROMPT_COMMAND = re.compile(rf"/({PREFIX}\S+)\s*(.*)", re.DOTALL)
 _releasing: set[asyncio.Task[None]] = set()  # hubs closing in the background after a release()
@@ -99,7 +100,7 @@ class SessionMcp:
 
     async def _problem(self, server: str, message: str) -> None:
         if not self._closed:
-            await self._tell(f"\n{MARKER} {message}\n")
+            await self._tell(message)
 
     async def _changed(self) -> None:
         if not self._closed:

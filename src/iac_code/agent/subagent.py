@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import replace
 
 from iac_code.agent.events import (
+    ElicitRequest,
     ErrorReport,
     Event,
     PermissionRequest,
@@ -82,6 +83,8 @@ async def follow_subagent(events: AsyncGenerator[Event, None], parent: ToolCall,
                     alone = shown[event.call.id] = _namespaced(parent, event.call)
                     await emit(replace(starts[event.call.id], call=alone))
                     await emit(replace(event, call=alone))  # the same answer future: the child waits on it
+                elif isinstance(event, ElicitRequest):  # an MCP server's question: asked within the parent call
+                    await emit(replace(event, call=parent))
                 elif isinstance(event, ToolRunning):
                     await show(event.call.id, "in_progress")
                     if event.call.id in shown:

@@ -78,6 +78,7 @@ def build_system_prompt(workspace: Workspace, *, today: date | None = None, conf
         ROLE,
         "Environment:\n"
         f"- Workspace (all file paths are relative to it; you cannot leave it): {workspace.root}\n"
+        f"{_additional_roots(workspace)}"
         f"- Platform: {platform.system()} {platform.machine()}\n"
         f"- Date: {(today or date.today()).isoformat()}",
     ]
@@ -111,8 +112,10 @@ def _left_out(count: int) -> str:
 
 def instruction_files(workspace: Workspace, config_dir: Path | None = None) -> list[Path]:
     """The instruction files that apply, most general first: the user's, then the repository root's
-    down to the workspace's. Outside a repository only the workspace's own is read."""
-    directories = ([config_dir] if config_dir else []) + list(workspace.project_dirs[::-1])
+    down to the workspace's. Outside a repository only the workspace's own is read. The additional directories'
+    come before the cwd's: the cwd's are nearer, and win."""
+    directories = [*([config_dir] if config_dir else []), *workspace.additional_project_dirs[::-1]]
+    directories += workspace.project_dirs[::-1]
     found = [_first_file(directory) for directory in directories]
     return [path for path in found if path is not None]
 
@@ -135,14 +138,24 @@ def _project_instructions(workspace: Workspace, config_dir: Path | None) -> str:
         if len(text) > budget:
             text = text[:budget] + TRUNCATED
         budget -= len(text)
-        sections.append(f"Instructions from {_shown(path, workspace.root, config_dir)}:\n{text}")
+        sections.append(f"Instructions from {_shown(path, workspace, config_dir)}:\n{text}")
     if not sections:
         return ""
     heading = "Project instructions (follow them; when they conflict, the later ones, nearer the workspace, win):"
     return "\n\n".join([heading, *reversed(sections)])
 
 
-def _shown(path: Path, workspace: Path, config_dir: Path | None) -> str:
+def _shown(path: Path, workspace: Workspace, config_dir: Path | None) -> str:
     if config_dir is not None and path.parent == config_dir:
         return f"{path} (your own, for every project)"
-    return os.path.relpath(path, workspace.resolve())
+    if path.parent in workspace.additional_project_dirs:  # an additional directory's: by its own path
+        return str(path)
+    return os.path.relpath(path, workspace.root.resolve())
+
+
+def _additional_roots(workspace: Workspace) -> str:
+    """The additional directories, named by absolute path (the only way a path reaches them)."""
+    if not workspace.additional:
+        return ""
+    listed = ", ".join(str(root) for root in workspace.additional)
+    return f"- Additional directories (part of the workspace too; name their files by absolute path): {listed}\n"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from iac_code.agent.audit import NoRecording, Recorder
 from iac_code.agent.events import (
+    ElicitRequest,
     Event,
     PermissionRequest,
     ToolFinished,
@@ -46,6 +47,7 @@ from iac_code.tools.base import (
     ToolResult,
 )
 from iac_code.tools.describe import describe_call
+from iac_code.tools.questions import Answer, Form, Link
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +91,7 @@ class ToolCalls:
         self._announced = announced
         self._emit = emit
         self._opened: dict[str, Path] = {}  # a file tool's path as it was judged, by call id (ToolContext.judged_path)
+        self.ends_turn = False  # a call asked the user in plain text (ToolResult.ends_turn)
 
     async def run(self, calls: list[ToolCall]) -> None:
         ctx = ToolContext(workspace=self._turn.workspace, io=self._turn.io)
@@ -133,6 +136,12 @@ class ToolCalls:
                 return await follow_subagent(subagent(prompt), call, self._emit)
 
             run_subagent = delegate
+
+        async def elicit(question: Form | Link) -> Answer:
+            answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+            await self._emit(ElicitRequest(call, question, answer))
+            return await answer
+
         return ToolContext(
             workspace=self._turn.workspace,
             run_subagent=run_subagent,
@@ -140,6 +149,7 @@ class ToolCalls:
             progress=progress,
             request_access=request_access,
             judged_path=self._opened.get(call.id),
+            elicit=elicit,
         )
 
     async def _request_access(
@@ -249,6 +259,7 @@ class ToolCalls:
         """The one place a finished call's record is made: the history keeps it (the model and the store
         read it there), and the client is shown it (a replay shows the same record); secrets redacted first."""
         result = redacted_result(result, self._turn.redactor)
+        self.ends_turn = self.ends_turn or result.ends_turn
         await self._turn.recorder.finished(call, result)  # an infrastructure change's exit status
         message = announced_result(result, call, self._announced)
         self._turn.append(message)

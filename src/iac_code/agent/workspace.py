@@ -12,12 +12,21 @@ from iac_code.skills.discovery import SkillCatalog
 
 @dataclass(frozen=True)
 class Workspace:
-    root: Path  # the session's cwd, resolved: where its tools act, and what its paths are relative to
+    root: Path  # the session's cwd, resolved: where its commands run, and what relative paths start from
     project_dirs: tuple[Path, ...]  # root up to the repository root, nearest first: where project files are read
     rules: Rules  # the permission rules in force when it opened, the project's trust included
     skills: SkillCatalog  # the skills found for it: the project's, the user's, the bundled ones
+    # ACP's additionalDirectories, admitted and resolved: roots beside the cwd, as much inside the workspace
+    additional: tuple[Path, ...] = ()
+    # their project directories (each root up to its repository root) that project_dirs does not hold already
+    additional_project_dirs: tuple[Path, ...] = ()
 
     @property
     def roots(self) -> tuple[Path, ...]:
-        """The directories the session may act in."""
-        return (self.root,)
+        """The directories the session may act in: the cwd first."""
+        return (self.root, *self.additional)
+
+    @property
+    def every_project_dir(self) -> tuple[Path, ...]:
+        """Where instruction files and skills are read: the cwd's directories, then the additional roots'."""
+        return (*self.project_dirs, *self.additional_project_dirs)

@@ -44,6 +44,7 @@ class SessionOpening:
     mcp_servers: Sequence[Any] = field(default_factory=list)  # the client's, as admitted (host/client_mcp.py)
     answered_by: AnsweredBy = "user"  # who answers its questions, as the audit records it
     remembered_trust: bool = True  # whether the user's earlier `/permissions trust` counts (headless: no)
+    additional: tuple[Path, ...] = ()  # its additionalDirectories, admitted and resolved (host/workspaces.py)
 
 
 def assemble(
@@ -74,6 +75,7 @@ def assemble(
         title=record.title,
         always=dict(record.permissions),
         model=record.model,
+        options=record.options,
         history=opening.history,
         principal=opening.principal,
         io=io,
@@ -88,6 +90,7 @@ def resolved_workspace(settings: Settings, opening: SessionOpening) -> Workspace
     principal, the skills found. InvalidParams on `cwd` for a bad project rule."""
     root = opening.root
     directories = tuple(project_directories(root))
+    others = [project_directories(extra) for extra in opening.additional]
     try:
         rules = load_rules(
             directories,
@@ -96,10 +99,23 @@ def resolved_workspace(settings: Settings, opening: SessionOpening) -> Workspace
             settings.config_dir,
             remembered_trust=opening.remembered_trust,
             principal=opening.principal,
+            additional=others,
         )
     except RulesError as exc:  # a bad rule in the project's .iac-code/settings.json, named with its file
         raise InvalidParams("cwd", str(exc)) from None
-    return Workspace(root, directories, rules, find_skills(directories, settings.config_dir))
+    extra_dirs = _not_yet_in(directories, others)
+    skills = find_skills((*directories, *extra_dirs), settings.config_dir)
+    return Workspace(root, directories, rules, skills, opening.additional, extra_dirs)
+
+
+def _not_yet_in(directories: Sequence[Path], others: Sequence[Sequence[Path]]) -> tuple[Path, ...]:
+    """The directories of `others` that `directories` (and earlier ones of `others`) do not hold, in order: a
+    repository root shared with the cwd is read once."""
+    found: dict[Path, None] = {}
+    for directory in (d for dirs in others for d in dirs):
+        if directory not in directories:
+            found.setdefault(directory)
+    return tuple(found)
 
 
 def _build_loop(settings: Settings, prewarm_checkers: bool, workspace: Workspace, parts: LoopParts) -> AgentLoop:

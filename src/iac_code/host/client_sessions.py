@@ -22,13 +22,14 @@ from iac_code.host.assembly import SessionOpening, assemble
 from iac_code.host.client_mcp import ClientMcp
 from iac_code.host.ownership import may_delete, visible
 from iac_code.host.residency import Residency
-from iac_code.host.workspaces import check_recorded_cwd
+from iac_code.host.workspaces import FIELD, admitted_directories, check_recorded_cwd
 from iac_code.iac.plans.store import discard_session_plans
 from iac_code.messages import Message
 from iac_code.principals import Principal
 from iac_code.sessions.owners import SessionOwners
-from iac_code.sessions.store import SessionRecord, SessionStore
+from iac_code.sessions.store import RecordChanges, SessionRecord, SessionStore
 from iac_code.tools.backends import WorkspaceIO
+from iac_code.tools.workspace import Roots
 
 if TYPE_CHECKING:
     from iac_code.host.assembly import LoopMaker
@@ -60,8 +61,9 @@ class Front(Protocol):
         """Where the session shows what happens and asks its questions."""
         ...
 
-    def io(self, session_id: str, workspace: Path) -> WorkspaceIO | None:
-        """Where its tools read, write and run (the client's fs and terminals); None: the local disk."""
+    def io(self, session_id: str, workspace: Roots) -> WorkspaceIO | None:
+        """Where its tools read, write and run (the client's fs and terminals), confined to the session's roots
+        (its cwd first); None: the local disk."""
         ...
 
     def opening(self, session_id: str) -> None:
@@ -82,36 +84,53 @@ class ClientSessions:
         self._client_servers: dict[str, Sequence[Any]] = {}
         self._client_mcp = ClientMcp(host.settings, principal, host.store)
 
-    async def create(self, cwd: str, mcp_servers: list[Any]) -> SessionCore:
+    async def create(self, cwd: str, mcp_servers: list[Any], directories: Sequence[str] = ()) -> SessionCore:
         workspace = self._host.workspace(self.principal, cwd)
+        additional = self._admitted_directories(directories)
         servers = await self._client_mcp.admitted(mcp_servers, workspace)
         with _model_settings_as_auth_required():
             record = self._host.new_record(self.principal, workspace)
+        record.additional_directories = [str(directory) for directory in additional]
         store = await self._host.store()
         # assembled before it is stored: a bad project rule is refused with nothing left behind
-        opening = SessionOpening(record.session_id, workspace, self.principal, record, (), servers)
+        opening = SessionOpening(
+            record.session_id, workspace, self.principal, record, (), servers, additional=additional
+        )
         core = self._assemble(opening, store)
         await self._host.store_new(record)
         return await self._bring_up(core, fresh=True)
 
-    async def restore(self, session_id: str, cwd: str, mcp_servers: list[Any]) -> SessionCore:
+    async def restore(
+        self, session_id: str, cwd: str, mcp_servers: list[Any], directories: Sequence[str] = ()
+    ) -> SessionCore:
         """The session live in this connection, or rebuilt from the store (after a restart, a close, an
-        eviction, or from another connection of this process, which then loses it)."""
+        eviction, or from another connection of this process, which then loses it). `directories` (ACP's
+        additionalDirectories of load and resume) are its additional directories from now on, as the spec
+        says (none when omitted), and stored: a reload after idling keeps them, and session/list shows them."""
         workspace = self._host.workspace(self.principal, cwd)
+        additional = self._admitted_directories(directories)
         servers = await self._client_mcp.admitted(mcp_servers, workspace)
         if (core := self.live.get(session_id)) is not None:
             check_recorded_cwd(session_id, str(core.cwd), workspace)
-            self._residency.touch(session_id)
-            return core
+            if core.workspace.additional == additional:
+                self._residency.touch(session_id)
+                return core
+            if core.busy:  # its tools are at work in the roots it has: they change between turns only
+                raise InvalidParams(FIELD, "a prompt is running for this session")
+            await self._drop(session_id)  # its workspace is assembled anew (rules, skills, instructions)
         store = await self._stored(session_id, workspace)
         await self._residency.claim(session_id)  # before the log is read: the other runtime stops writing
         record, history = await store.load(session_id)
         if (core := self.live.get(session_id)) is not None:  # a concurrent call opened it meanwhile
             return core
+        record = await self._with_directories(store, record, additional)
         return await self._bring_up(self._assemble_stored(store, record, history, servers), fresh=False)
 
-    async def fork(self, session_id: str, cwd: str, mcp_servers: list[Any]) -> SessionCore:
+    async def fork(
+        self, session_id: str, cwd: str, mcp_servers: list[Any], directories: Sequence[str] = ()
+    ) -> SessionCore:
         workspace = self._host.workspace(self.principal, cwd)
+        additional = self._admitted_directories(directories)
         servers = await self._client_mcp.admitted(mcp_servers, workspace)
         store = await self._stored(session_id, workspace)
         fork_id = self._host.new_session_id()
@@ -119,6 +138,7 @@ class ClientSessions:
             await source.flush()
         await store.fork(session_id, fork_id, owner=self.principal.name)  # the log so far: complete messages only
         record, history = await store.load(fork_id)
+        record = await self._with_directories(store, record, additional)
         return await self._bring_up(self._assemble_stored(store, record, history, servers), fresh=True)
 
     async def get(self, session_id: str) -> SessionCore:
@@ -178,6 +198,19 @@ class ClientSessions:
 
     # -- bringing a runtime up ---------------------------------------------------------------
 
+    def _admitted_directories(self, directories: Sequence[str]) -> tuple[Path, ...]:
+        return admitted_directories(self._host.settings, self.principal, directories)
+
+    @staticmethod
+    async def _with_directories(
+        store: SessionStore, record: SessionRecord, additional: tuple[Path, ...]
+    ) -> SessionRecord:
+        """`record` with `additional` as its additional directories, stored when they changed."""
+        wanted = [str(directory) for directory in additional]
+        if record.additional_directories == wanted:
+            return record
+        return await store.update(record.session_id, RecordChanges(additional_directories=wanted))
+
     async def _stored(self, session_id: str, workspace: Path) -> SessionStore:
         """The store, once it is known to hold the session, recorded for `workspace`, visible to the principal."""
         store = await self._host.store()
@@ -191,7 +224,11 @@ class ClientSessions:
     def _assemble_stored(
         self, store: SessionStore, record: SessionRecord, history: list[Message], servers: Sequence[Any]
     ) -> SessionCore:
-        opening = SessionOpening(record.session_id, Path(record.cwd), self.principal, record, history, servers)
+        # the directories as admitted at the last attach (a reload after idling checks nothing again)
+        additional = tuple(Path(directory) for directory in record.additional_directories)
+        opening = SessionOpening(
+            record.session_id, Path(record.cwd), self.principal, record, history, servers, additional=additional
+        )
         return self._assemble(opening, store)
 
     def _assemble(self, opening: SessionOpening, store: SessionStore) -> SessionCore:
@@ -202,7 +239,7 @@ class ClientSessions:
                 opening,
                 self._front.face(session_id, root),
                 store=store,
-                io=self._front.io(session_id, root),
+                io=self._front.io(session_id, (root, *opening.additional)),
                 make_loop=self._host.make_loop,
             )
         self._client_servers[session_id] = opening.mcp_servers

@@ -36,8 +36,10 @@ import iac_code
 from iac_code.mcp.addresses import Reach
 from iac_code.mcp.checked_http import checked_client
 from iac_code.mcp.config import HttpServer, StdioServer, describe, safe_url
+from iac_code.mcp.elicitation import CANCEL, DECLINE, Unreadable, question_of, result_of
 from iac_code.mcp.stdio import StderrTail, stdio_transport
 from iac_code.tools.base import ToolError
+from iac_code.tools.questions import Elicit
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +90,9 @@ class ServerConnection:
         self._task: asyncio.Task[None] | None = None
         self._exit_code: int | None = None
         self._crashed = False
+        # the calls in flight that may ask the user (their ToolContext.elicit), the latest last: a server's
+        # elicitation/create is asked within the latest (MCP does not say which call a request serves)
+        self._askers: list[_Asker] = []
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"mcp-server:{self.name}")
@@ -107,8 +112,19 @@ class ServerConnection:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any], timeout: float) -> mcp_types.CallToolResult:
-        result = await self._request(f"'{tool}'", lambda client: client.call_tool(tool, arguments), timeout)
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any], timeout: float, elicit: Elicit | None = None
+    ) -> mcp_types.CallToolResult:
+        """`elicit`: how the server's questions during the call reach the user (None: they are declined)."""
+        asker = _Asker(elicit) if elicit is not None else None
+        if asker is not None:
+            self._askers.append(asker)
+        try:
+            result = await self._request(f"'{tool}'", lambda client: client.call_tool(tool, arguments), timeout)
+        finally:
+            if asker is not None:
+                self._askers.remove(asker)
+                asker.over.set()  # a question still open is cancelled with its call
         if not self._lists_current.is_set():  # the call changed the server's tools: let the model see them
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(CHANGE_WAIT):
@@ -185,8 +201,36 @@ class ServerConnection:
             stack.push_async_callback(http.aclose)
             transport = streamable_http_client(spec.url, http_client=http)
         return Client(
-            transport, client_info=CLIENT_INFO, cache=None, message_handler=self._on_message, mode=PROTOCOL_MODE
+            transport,
+            client_info=CLIENT_INFO,
+            cache=None,
+            message_handler=self._on_message,
+            elicitation_callback=self._on_elicitation,
+            mode=PROTOCOL_MODE,
         )
+
+    async def _on_elicitation(
+        self, context: object, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
+        """The server asks the user something: within the call in flight, or declined when none may ask."""
+        if not self._askers:
+            return DECLINE
+        try:
+            question = question_of(params)
+        except Unreadable as exc:
+            logger.warning("MCP server %s asked a question a form cannot show (%s): declined", self.name, exc)
+            return DECLINE
+        asker = self._askers[-1]
+        asking = asyncio.ensure_future(asker.elicit(question))
+        over = asyncio.ensure_future(asker.over.wait())
+        try:
+            await asyncio.wait({asking, over}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            over.cancel()
+        if not asking.done():  # the call ended (cancelled, timed out) while the user was being asked
+            asking.cancel()
+            return CANCEL
+        return result_of(question, asking.result())
 
     async def _on_message(self, message: object) -> None:
         """What the server sends outside of requests (the SDK's reader task calls this: it must not block)."""
@@ -291,6 +335,14 @@ class ServerConnection:
 
     def _summary(self) -> tuple[str, str, int, int]:
         return self.name, describe(self.spec), len(self.tools), len(self.prompts)
+
+
+class _Asker:
+    """A call in flight that may ask the user its server's questions, until it is over."""
+
+    def __init__(self, elicit: Elicit) -> None:
+        self.elicit = elicit
+        self.over = asyncio.Event()
 
 
 class _StartupTimeout(Exception):

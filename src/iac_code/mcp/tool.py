@@ -52,7 +52,7 @@ class McpTool:
         return []
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return tool_result(await self._connection.call_tool(self.tool_name, args, self._timeout))
+        return tool_result(await self._connection.call_tool(self.tool_name, args, self._timeout, ctx.elicit))
 
 
 def _kind(hints: mcp_types.ToolAnnotations) -> Kind:

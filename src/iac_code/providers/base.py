@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from iac_code.messages import Message, ToolCall
 from iac_code.messages import Usage as Usage  # part of a provider's vocabulary, kept with the messages
@@ -20,12 +20,14 @@ FinishReason = Literal["end_turn", "tool_use", "max_tokens", "refusal"]
 @dataclass
 class TextDelta:
     text: str
+    message_id: str = ""  # the agent message it belongs to: the loop sets it (agent/model_call.py), not a provider
 
 
 @dataclass
 class ThinkingDelta:
     text: str
     signature: str = ""  # Anthropic signs thinking blocks; they must be echoed back verbatim.
+    message_id: str = ""  # as TextDelta's: the thinking's own message (messages.thought_id)
 
 
 @dataclass
@@ -53,6 +55,14 @@ class ToolSchema:
 
 class ProviderError(Exception):
     """A model call failed for good (after the SDK's retries). The message is safe to show a user."""
+
+    kind: ClassVar[Literal["auth", "model"]] = "model"
+
+
+class ProviderAuthError(ProviderError):
+    """The provider refused the key (HTTP 401 or 403): the user has to sign in or fix it, a retry cannot help."""
+
+    kind = "auth"
 
 
 class ModelProvider(Protocol):

@@ -144,9 +144,14 @@ def demo_provider() -> DemoProvider:
     return DemoProvider(json.loads(text)["steps"], model=DEMO_MODEL, notice=DEMO_NOTICE)
 
 
+SIGNED_OUT = "signed out: sign in again (ACP authenticate), and set IAC_CODE_API_KEY if no key is stored"
+
+
 def check_settings(settings: Settings) -> None:
     """Raise the ConfigError build_provider would, for everything that can be checked without
     importing a model SDK (a scripted provider's script is only read when it is built)."""
+    if settings.signed_out:
+        raise ConfigError(SIGNED_OUT)
     if not settings.provider:
         return
     name = canonical_name(settings.provider)

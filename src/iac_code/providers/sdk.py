@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx2
 
-from iac_code.providers.base import ProviderError
+from iac_code.providers.base import ProviderAuthError, ProviderError
 from iac_code.safe_json import loads
 
 logger = logging.getLogger(__name__)
@@ -21,7 +21,7 @@ def provider_error(
     """A failure after the SDK's own retries, as a message safe to show (never key material)."""
     if isinstance(exc, (sdk.AuthenticationError, sdk.PermissionDeniedError)):
         also = f" (or {key_env})" if key_env else ""
-        return ProviderError(f"authentication failed for provider {name}: check IAC_CODE_API_KEY{also}")
+        return ProviderAuthError(f"authentication failed for provider {name}: check IAC_CODE_API_KEY{also}")
     if isinstance(exc, sdk.APIStatusError):
         return ProviderError(f"{name} returned HTTP {exc.status_code}: {_api_message(exc)}")
     if isinstance(exc, sdk.APITimeoutError):

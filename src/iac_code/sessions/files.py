@@ -95,8 +95,8 @@ class FileSessionStore:
     def create(self, record: SessionRecord) -> None:
         session_dir = self._dir(record.session_id)
         now = iso_time()
-        times = {"created_at": record.created_at or now, "updated_at": record.updated_at or now}
-        record = replace(record, **times, permissions=dict(record.permissions))
+        created, updated = record.created_at or now, record.updated_at or now
+        record = replace(record, created_at=created, updated_at=updated, permissions=dict(record.permissions))
         self._make_dir(session_dir)
         os.close(os.open(session_dir / "messages.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self._save(record)
@@ -184,6 +184,7 @@ class FileSessionStore:
             created_at=now,
             updated_at=now,
             permissions=dict(source.permissions),
+            options=dict(source.options),
             owner=source.owner if owner is None else owner,
         )
         self._save(record)

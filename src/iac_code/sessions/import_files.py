@@ -97,7 +97,7 @@ def read_file_session(session_dir: Path) -> tuple[SessionRecord, list[Message]] 
 
 def _insert(conn: sqlite3.Connection, record: SessionRecord, messages: list[Message]) -> bool:
     """Add the session unless the database has one of that id already (kept as it is)."""
-    insert = f"INSERT INTO iac_sessions ({INSERT_COLUMNS}, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    insert = f"INSERT INTO iac_sessions ({INSERT_COLUMNS}, last_seq) VALUES ({', '.join('?' * 13)})"
     insert += " ON CONFLICT DO NOTHING"
     if conn.execute(insert, [*record_row(record), len(messages)]).rowcount == 0:
         return False

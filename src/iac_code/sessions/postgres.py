@@ -47,10 +47,13 @@ def _moment(iso: str) -> datetime | None:
 
 
 def _record(row: TupleRow) -> SessionRecord:
-    session_id, cwd, title, created_at, updated_at, model, mode, permissions, owner = row
+    session_id, cwd, title, created_at, updated_at, model, mode, permissions, owner, directories, options = row
     cwd, title, model, mode, owner = (cast(str, from_json_text(text)) for text in (cwd, title, model, mode, owner))
     created, updated = _iso(created_at), _iso(updated_at)
-    return SessionRecord(session_id, cwd, title, created, updated, model, mode, dict(permissions), owner)
+    directories = [str(d) for d in directories]
+    return SessionRecord(
+        session_id, cwd, title, created, updated, model, mode, dict(permissions), owner, directories, dict(options)
+    )
 
 
 def _line(message: Message) -> str:
@@ -93,7 +96,7 @@ class PostgresSessionStore:
         check_id(record.session_id)
         query = f"""
             INSERT INTO iac_sessions ({INSERT_COLUMNS})
-            VALUES (%s, %s, %s, %s, coalesce(%s, now()), coalesce(%s, now()), %s, %s, %s, %s)
+            VALUES (%s, %s, %s, %s, coalesce(%s, now()), coalesce(%s, now()), %s, %s, %s, %s, %s, %s)
             ON CONFLICT (session_id) DO NOTHING"""
         params = [
             record.session_id,
@@ -106,6 +109,8 @@ class PostgresSessionStore:
             to_json_text(record.mode),
             to_json_text(dict(record.permissions)),
             to_json_text(record.owner),
+            to_json_text(list(record.additional_directories)),
+            to_json_text(dict(record.options)),
         ]
         async with self._pool.connection() as conn:
             cursor = await conn.execute(query, params)
@@ -179,8 +184,10 @@ class PostgresSessionStore:
         check_id(new_session_id)
         copy_session = sql.SQL("""
             INSERT INTO iac_sessions
-                (session_id, cwd, cwd_key, title, created_at, updated_at, model, mode, permissions, owner, last_seq)
-            SELECT %s, cwd, cwd_key, title, now(), now(), model, mode, permissions, coalesce(%s, owner), last_seq
+                (session_id, cwd, cwd_key, title, created_at, updated_at, model, mode, permissions, owner,
+                 additional_directories, options, last_seq)
+            SELECT %s, cwd, cwd_key, title, now(), now(), model, mode, permissions, coalesce(%s, owner),
+                additional_directories, options, last_seq
             FROM iac_sessions WHERE session_id = %s
             ON CONFLICT (session_id) DO NOTHING
             RETURNING {}""").format(_COLUMNS)

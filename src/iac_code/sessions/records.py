@@ -19,7 +19,8 @@ from iac_code.sessions.store import Decision, SessionRecord
 
 RECORD_FIELDS = frozenset(SessionRecord.__dataclass_fields__)
 _TEXT_FIELDS = ("cwd", "title", "created_at", "updated_at", "model", "mode", "owner")
-_OPTIONAL_FIELDS = frozenset({"owner"})  # absent from what stores wrote before principals existed
+# absent from what stores wrote before principals (owner), additionalDirectories and options existed
+_OPTIONAL_FIELDS = frozenset({"owner", "additional_directories", "options"})
 _DECISIONS = frozenset(get_args(Decision))
 _ROLES = frozenset(get_args(Role))
 _MESSAGE_TEXT = ("text", "thinking", "thinking_signature", "tool_call_id", "tool_name")
@@ -48,6 +49,12 @@ def record_problem(data: Any, *, complete: bool = True) -> str | None:
         isinstance(tool, str) and decision in _DECISIONS for tool, decision in permissions.items()
     ):
         return 'permissions must map tool names to "allow" or "reject"'
+    directories = data.get("additional_directories", [])
+    if not isinstance(directories, list) or not all(isinstance(d, str) for d in directories):
+        return "additional_directories must be a list of paths"
+    options = data.get("options", {})
+    if not isinstance(options, dict) or not all(isinstance(value, bool) for value in options.values()):
+        return "options must map option ids to true or false"
     return None
 
 

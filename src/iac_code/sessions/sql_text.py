@@ -12,8 +12,13 @@ import os
 
 from iac_code.database.json_text import to_json_text
 
-COLUMNS = "session_id, cwd, title, created_at, updated_at, model, mode, permissions, owner"
-INSERT_COLUMNS = "session_id, cwd, cwd_key, title, created_at, updated_at, model, mode, permissions, owner"
+COLUMNS = (
+    "session_id, cwd, title, created_at, updated_at, model, mode, permissions, owner, additional_directories, options"
+)
+INSERT_COLUMNS = (
+    "session_id, cwd, cwd_key, title, created_at, updated_at, model, mode, permissions, owner, additional_directories,"
+    " options"
+)
 
 
 def cwd_key(cwd: str) -> str:

@@ -41,8 +41,8 @@ from iac_code.sessions.threaded import ThreadedStore
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-_JSON_FIELDS = ("cwd", "title", "model", "mode", "permissions", "owner")
-_INSERT = f"INSERT INTO iac_sessions ({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+_JSON_FIELDS = ("cwd", "title", "model", "mode", "permissions", "owner", "additional_directories", "options")
+_INSERT = f"INSERT INTO iac_sessions ({INSERT_COLUMNS}) VALUES ({', '.join('?' * 12)}) ON CONFLICT DO NOTHING"
 _BUMP = "updated_at = max(updated_at, ?)"  # never backwards, whatever the clock did
 
 
@@ -59,6 +59,8 @@ def record_row(record: SessionRecord) -> tuple[str, ...]:
         to_json_text(record.mode),
         to_json_text(dict(record.permissions)),
         to_json_text(record.owner),
+        to_json_text(list(record.additional_directories)),
+        to_json_text(dict(record.options)),
     )
 
 
@@ -209,7 +211,8 @@ class SqliteSessions:
         now = iso_time()
         copy_session = f"""
             INSERT INTO iac_sessions ({INSERT_COLUMNS}, last_seq)
-            SELECT ?, cwd, cwd_key, title, ?, ?, model, mode, permissions, coalesce(?, owner), last_seq
+            SELECT ?, cwd, cwd_key, title, ?, ?, model, mode, permissions, coalesce(?, owner), additional_directories,
+                options, last_seq
             FROM iac_sessions WHERE session_id = ?"""
         copy_messages = """
             INSERT INTO iac_messages (session_id, seq, body)

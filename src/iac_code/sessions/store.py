@@ -31,6 +31,9 @@ class SessionRecord:
     mode: str = "default"
     permissions: dict[str, Decision] = field(default_factory=dict)  # tool name → allow/reject_always
     owner: str = ""  # the principal that created it; "" for sessions stored before principals existed
+    # ACP's additionalDirectories of its last attach (new, load, resume, fork): absolute, admitted, in order
+    additional_directories: list[str] = field(default_factory=list)
+    options: dict[str, bool] = field(default_factory=dict)  # its on/off settings by id (acp/config_options.py)
 
 
 @dataclass(frozen=True)
@@ -41,10 +44,19 @@ class RecordChanges:
     model: str | None = None
     mode: str | None = None
     permissions: dict[str, Decision] | None = None
+    additional_directories: list[str] | None = None
+    options: dict[str, bool] | None = None
 
-    def given(self) -> dict[str, str | dict[str, Decision]]:
+    def given(self) -> dict[str, str | dict[str, Decision] | list[str] | dict[str, bool]]:
         """The fields to change, by name."""
-        named = {"title": self.title, "model": self.model, "mode": self.mode, "permissions": self.permissions}
+        named = {
+            "title": self.title,
+            "model": self.model,
+            "mode": self.mode,
+            "permissions": self.permissions,
+            "additional_directories": self.additional_directories,
+            "options": self.options,
+        }
         return {name: value for name, value in named.items() if value is not None}
 
     def applied_to(self, record: SessionRecord) -> SessionRecord:
@@ -59,6 +71,10 @@ class RecordChanges:
             mode=record.mode if self.mode is None else self.mode,
             permissions=dict(record.permissions if self.permissions is None else self.permissions),
             owner=record.owner,
+            additional_directories=list(
+                record.additional_directories if self.additional_directories is None else self.additional_directories
+            ),
+            options=dict(record.options if self.options is None else self.options),
         )
 
 

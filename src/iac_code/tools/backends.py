@@ -17,7 +17,7 @@ from iac_code.tools.common import MAX_OUTPUT_CHARS
 from iac_code.tools.confined_io import read_text_file, write_text_file
 from iac_code.tools.file_work import run_file_work
 from iac_code.tools.local_shell import CommandRun, run_bash
-from iac_code.tools.workspace import confined, resolve_in_workspace
+from iac_code.tools.workspace import Roots, confined, resolve_in_workspace
 
 # Called with the client's terminal id as soon as the terminal exists, so the tool call can show its
 # live output before the command ends.
@@ -25,7 +25,7 @@ OnTerminal = Callable[[str], Awaitable[None]]
 
 
 class WorkspaceIO(Protocol):
-    workspace: Path
+    workspace: Roots
 
     async def read_text(self, path: str | Path) -> str:
         """The file's whole text. Raises ToolError (outside the workspace, missing, binary, ...)."""
@@ -54,8 +54,8 @@ class WorkspaceIO(Protocol):
 class LocalIO:
     """The agent's own disk and processes: what the tools have always done."""
 
-    def __init__(self, workspace: Path) -> None:
-        self.workspace = workspace
+    def __init__(self, workspace: Roots) -> None:
+        self.workspace = workspace  # the session's roots (or its cwd alone): every path stays inside one
 
     async def read_text(self, path: str | Path) -> str:
         return await run_file_work(read_text_file, self.workspace, self._target(path))

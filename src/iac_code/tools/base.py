@@ -17,6 +17,8 @@ from iac_code.messages import Diff as Diff  # tools build their results with the
 from iac_code.messages import Location as Location
 from iac_code.tools.common import MAX_OUTPUT_CHARS as MAX_OUTPUT_CHARS  # every tool imports these from here
 from iac_code.tools.common import ToolError as ToolError
+from iac_code.tools.questions import Elicit
+from iac_code.tools.workspace import roots_of
 
 if TYPE_CHECKING:  # no cycle (backends builds on common.py, not here): only the cost of loading it, see _local_io
     from iac_code.tools.backends import WorkspaceIO
@@ -126,6 +128,9 @@ class ToolResult:
     # Secret values only this call knows (name → value: the guard's token of a bash call), redacted from the
     # result with the session's own (agent/secrets.py) before anyone sees it; never recorded.
     secrets: dict[str, str] = field(default_factory=dict, repr=False)
+    # The user was asked in plain text (a client without forms): the turn ends after this step, and their
+    # answer is their next prompt.
+    ends_turn: bool = False
 
     def record(self, call: ToolCall, *, title: str = "", kind: str = "") -> Message:
         """The result as the history keeps it: what the model reads, and what the client is shown (title
@@ -137,7 +142,7 @@ class ToolResult:
 
 
 class ToolContext:
-    """What a running tool may use. `workspace` is the session's cwd; no path may leave it."""
+    """What a running tool may use. `workspace` is the session's cwd; no path may leave its roots (`roots`)."""
 
     def __init__(
         self,
@@ -147,6 +152,7 @@ class ToolContext:
         progress: ReportProgress | None = None,
         request_access: RequestAccess | None = None,
         judged_path: Path | None = None,
+        elicit: Elicit | None = None,
     ) -> None:
         self.workspace = workspace
         self.run_subagent = run_subagent  # set by the loop for the `agent` tool, not inside a sub-agent
@@ -160,6 +166,15 @@ class ToolContext:
         # The tool opens this path (without following links: confined_io.py), never a fresh resolution of
         # the argument, which a link flipped since the judgement would send elsewhere.
         self.judged_path = judged_path
+        # set by the loop for each call: asks the user a structured question (tools/questions.py); without
+        # it (a tool run outside a turn) there is no one to ask
+        self.elicit = elicit
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        """Where paths may lead, resolved: the cwd, then the session's additional directories (its io's: the
+        backend that opens them confines them to the same)."""
+        return roots_of(self.io.workspace)
 
 
 def _local_io(workspace: Path) -> WorkspaceIO:

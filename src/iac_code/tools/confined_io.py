@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from iac_code.tools.common import ToolError
+from iac_code.tools.workspace import Roots, root_of
 
 BINARY_SNIFF_BYTES = 8192
 MAX_TEXT_FILE_BYTES = 64 * 1024 * 1024  # beyond this, loading the file whole is not worth it
@@ -34,7 +35,7 @@ _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
-def read_text_file(workspace: Path, path: Path) -> str:
+def read_text_file(workspace: Roots, path: Path) -> str:
     """The whole file as UTF-8 text, refusing directories, binary files and what read_file_bytes refuses."""
     try:
         data = read_file_bytes(workspace, path, MAX_TEXT_FILE_BYTES)
@@ -48,7 +49,7 @@ def read_text_file(workspace: Path, path: Path) -> str:
         raise ToolError(f"{path} is not UTF-8 text (binary file?)") from None
 
 
-def write_text_file(workspace: Path, path: Path, content: str) -> str | None:
+def write_text_file(workspace: Roots, path: Path, content: str) -> str | None:
     """Write `content` atomically; return what the file held before (None if it did not exist)."""
     try:
         old = replace_file(workspace, path, content.encode())
@@ -57,7 +58,7 @@ def write_text_file(workspace: Path, path: Path, content: str) -> str | None:
     return None if old is None else old.decode("utf-8", errors="replace")
 
 
-def read_file_bytes(workspace: Path, path: Path, max_bytes: int) -> bytes:
+def read_file_bytes(workspace: Roots, path: Path, max_bytes: int) -> bytes:
     """The content of the regular, singly-linked file `path` (inside `workspace`, symlink-free)."""
     with _parent(workspace, path, create=False) as parent:
         fd = _open_existing(parent, path)
@@ -72,7 +73,7 @@ def read_file_bytes(workspace: Path, path: Path, max_bytes: int) -> bytes:
             os.close(fd)
 
 
-def open_regular_file(workspace: Path, path: Path) -> int:
+def open_regular_file(workspace: Roots, path: Path) -> int:
     """A read descriptor on the regular, singly-linked file `path` (inside `workspace`, symlink-free), for a
     program to read as its stdin (grep of one file): the caller closes it."""
     with _parent(workspace, path, create=False) as parent:
@@ -82,7 +83,7 @@ def open_regular_file(workspace: Path, path: Path) -> int:
         return fd
 
 
-def replace_file(workspace: Path, path: Path, data: bytes) -> bytes | None:
+def replace_file(workspace: Roots, path: Path, data: bytes) -> bytes | None:
     """Write `data` to `path` atomically, creating missing parent directories; return the old
     content (None for a new file)."""
     with _parent(workspace, path, create=True) as parent:
@@ -100,9 +101,9 @@ def replace_file(workspace: Path, path: Path, data: bytes) -> bytes | None:
 
 
 @contextlib.contextmanager
-def _parent(workspace: Path, path: Path, *, create: bool) -> Iterator[int]:
-    """A descriptor of `path`'s directory, reached from the workspace root without following links."""
-    root = workspace.resolve()
+def _parent(workspace: Roots, path: Path, *, create: bool) -> Iterator[int]:
+    """A descriptor of `path`'s directory, reached from the root holding it without following links."""
+    root = root_of(workspace, path)
     if path == root:
         raise ToolError(f"{path} is a directory")
     parts = path.relative_to(root).parts[:-1]

@@ -41,7 +41,7 @@ LIST_MAX_DEPTH = 5
 
 def _locations(args: dict[str, Any], ctx: ToolContext) -> list[str]:
     try:
-        return [str(resolve_in_workspace(ctx.workspace, str(args.get("path") or ".")))]
+        return [str(resolve_in_workspace(ctx.roots, str(args.get("path") or ".")))]
     except ToolError:
         return []
 
@@ -75,7 +75,7 @@ class ReadFileTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = judged_or_resolved(ctx.workspace, required_text(args, "path"), ctx.judged_path)
+        path = judged_or_resolved(ctx.roots, required_text(args, "path"), ctx.judged_path)
         offset = integer_arg(args, "offset", 1, low=1)
         limit = integer_arg(args, "limit", READ_DEFAULT_LINES, low=1)
         text = await ctx.io.read_text(path)
@@ -138,7 +138,7 @@ class ListFilesTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        directory = judged_or_resolved(ctx.workspace, str(args.get("path") or "."), ctx.judged_path)
+        directory = judged_or_resolved(ctx.roots, str(args.get("path") or "."), ctx.judged_path)
         depth = integer_arg(args, "depth", 1, low=1, high=LIST_MAX_DEPTH)
         if not directory.is_dir():
             raise ToolError(f"not a directory: {directory}")
@@ -213,14 +213,14 @@ class WriteFileTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = judged_or_resolved(ctx.workspace, required_text(args, "path"), ctx.judged_path)
+        path = judged_or_resolved(ctx.roots, required_text(args, "path"), ctx.judged_path)
         content = args.get("content")
         if not isinstance(content, str):
             raise ToolError("'content' must be a string")
         old_text = await ctx.io.write_text(path, content)
         verb = "Created" if old_text is None else "Overwrote"
         lines = len(content.splitlines())
-        name = relative_to_workspace(ctx.workspace, path)
+        name = relative_to_workspace(ctx.roots, path)
         return ToolResult(f"{verb} {name} ({lines} lines).", diff=Diff(str(path), old_text, content))
 
 
@@ -254,7 +254,7 @@ class EditFileTool:
         return _locations(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = judged_or_resolved(ctx.workspace, required_text(args, "path"), ctx.judged_path)
+        path = judged_or_resolved(ctx.roots, required_text(args, "path"), ctx.judged_path)
         old, new = args.get("old_string"), args.get("new_string")
         if not isinstance(old, str) or not isinstance(new, str):
             raise ToolError("'old_string' and 'new_string' must be strings")
@@ -263,7 +263,7 @@ class EditFileTool:
         if old == new:
             raise ToolError("'old_string' and 'new_string' are the same: nothing to change")
         replace_all = bool(args.get("replace_all", False))
-        name = relative_to_workspace(ctx.workspace, path)
+        name = relative_to_workspace(ctx.roots, path)
         original = await ctx.io.read_text(path)
         count = original.count(old)
         if count == 0:

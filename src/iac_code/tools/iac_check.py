@@ -25,7 +25,7 @@ from iac_code.messages import ToolCall
 from iac_code.system.processes import unreadable_paths
 from iac_code.tools.base import Access, Category, Kind, Location, ToolContext, ToolError, ToolResult
 from iac_code.tools.iac_plan import Unreadable, denied_paths
-from iac_code.tools.workspace import path_argument_locations, resolve_in_workspace, shorten
+from iac_code.tools.workspace import path_argument_locations, resolve_in_workspace, root_of, shorten
 
 MAX_LOCATIONS = 50
 TEXT_BUDGET = 8_000  # characters of findings in the model's text, then counts of what was left out
@@ -84,23 +84,26 @@ class IacCheckTool:
         return "Check infrastructure code" if path in (".", "./") else f"Check {shorten(path, 50)}"
 
     def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
-        return path_argument_locations(ctx.workspace, args)
+        return path_argument_locations(ctx.roots, args)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        target = resolve_in_workspace(ctx.workspace, _path_argument(args))
+        target = resolve_in_workspace(ctx.roots, _path_argument(args))
+        root = root_of(ctx.roots, target)  # the cwd, or the additional directory holding the target
         if not target.exists():
             raise ToolError(f"path not found: {args.get('path')}")
         requested = self._requested(args.get("checks"))
         try:
             with unreadable_paths(await denied_paths(self.unreadable)):
                 report = await run_checks(
-                    ctx.workspace, target, self.checkers, self._result_cache(), requested, ctx.request_access
+                    root, target, self.checkers, self._result_cache(), requested, ctx.request_access
                 )
         except walk.WalkFailed as exc:
             raise ToolError(str(exc)) from None
-        root = ctx.workspace.resolve()
+        text = render_text(report)
+        if root != ctx.roots[0]:  # in an additional directory: its findings' paths are relative to it
+            text = f"Paths are relative to {root}.\n{text}"
         return ToolResult(
-            text=render_text(report),
+            text=text,
             raw_output=report.raw_output(),
             locations=finding_locations(root, report.findings),
         )
@@ -124,6 +127,11 @@ class IacCheckTool:
 def workspace_check_call() -> ToolCall:
     """The call the /check command makes on the user's behalf: every checker on the whole workspace."""
     return ToolCall(id=f"check_{uuid.uuid4().hex[:16]}", name=IacCheckTool.name, arguments={"path": "."})
+
+
+def path_check_call(path: str) -> ToolCall:
+    """A call made on the user's behalf on one file or directory (the session option that checks each edit)."""
+    return ToolCall(id=f"check_{uuid.uuid4().hex[:16]}", name=IacCheckTool.name, arguments={"path": path})
 
 
 def _path_argument(args: dict[str, Any]) -> str:

@@ -13,17 +13,26 @@ import asyncio
 import json
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from iac_code.iac.plans.locations import address_locations
-from iac_code.iac.plans.runner import PlanFailed, PlanRequest, make_plan
+from iac_code.iac.plans.runner import Plan, PlanFailed, PlanRequest, make_plan
 from iac_code.iac.plans.store import PlanStore
 from iac_code.iac.plans.summary import TEXT_ORDER
 from iac_code.messages import ToolCall
 from iac_code.system.processes import unreadable_paths
 from iac_code.tools.base import Access, Category, Kind, Location, ToolContext, ToolError, ToolResult
-from iac_code.tools.workspace import path_argument_locations, relative_to_workspace, resolve_in_workspace, shorten
+from iac_code.tools.plan_variables import values_for_unset
+from iac_code.tools.workspace import (
+    Roots,
+    path_argument_locations,
+    relative_to_workspace,
+    resolve_in_workspace,
+    root_of,
+    shorten,
+)
 
 # The paths a session's Read rules deny, as they exist now (agent/read_denials.py)
 Unreadable = Callable[[], list[str]]
@@ -85,31 +94,46 @@ class IacPlanTool:
         return what if path in (".", "./") else f"{what} {shorten(path, 50)}"
 
     def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
-        return path_argument_locations(ctx.workspace, args)
+        return path_argument_locations(ctx.roots, args)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        request = plan_request(args, ctx.workspace)
+        request = plan_request(args, ctx.roots)
         if (refusal := await ask_for_plugins(request.directory, ctx)) is not None:
-            rel = relative_to_workspace(ctx.workspace, request.directory)
+            rel = relative_to_workspace(ctx.roots, request.directory)
             raise ToolError(f"Not planned: {refusal.rstrip('.')} (terraform plan would start {plugins_words(rel)}).")
+        given: dict[str, str] = {}
         try:
-            with unreadable_paths(await denied_paths(self.unreadable)):
-                plan = await make_plan(request, self.store)
-        except PlanFailed as exc:
-            raise ToolError(str(exc)) from None
-        root = ctx.workspace.resolve()
+            plan = await self._plan(request)
+        except PlanFailed as failure:  # input variables without a value are asked for (plan_variables.py)
+            shown_as = relative_to_workspace(ctx.roots, request.directory)
+            given = await values_for_unset(failure, request.directory, shown_as, ctx)
+            request = replace(request, variables={**request.variables, **given})
+            try:
+                plan = await self._plan(request)
+            except PlanFailed as again:
+                raise ToolError(f"{again}\n{given_text(given)}") from None
+        root = root_of(ctx.roots, request.directory)
         changes = sorted(plan.contract["resources"], key=lambda entry: TEXT_ORDER.index(entry["action"]))
         places = address_locations(
             root, request.directory, ((e["address"], e["action"]) for e in changes), MAX_LOCATIONS
         )
         return ToolResult(
-            text=plan.text,
+            text=f"{plan.text}\n\n{given_text(given)}" if given else plan.text,
             raw_output={"plan": plan.contract},
             locations=[Location(path=str(path), line=line) for path, line in places],
         )
 
+    async def _plan(self, request: PlanRequest) -> Plan:
+        with unreadable_paths(await denied_paths(self.unreadable)):
+            return await make_plan(request, self.store)
 
-def plan_request(args: dict[str, Any], workspace: Path) -> PlanRequest:
+
+def given_text(given: dict[str, str]) -> str:
+    values = ", ".join(f"{name}={value}" for name, value in given.items())
+    return f"Planned with the values the user gave for the variables that had none: {values} (pass them in `vars`)."
+
+
+def plan_request(args: dict[str, Any], workspace: Roots) -> PlanRequest:
     """The arguments as a PlanRequest for a root module inside the workspace; ToolError the model can act on."""
     path = args.get("path") or "."
     if not isinstance(path, str):
@@ -139,11 +163,11 @@ async def denied_paths(unreadable: Unreadable | None) -> list[str]:
     return await asyncio.to_thread(unreadable) if unreadable is not None else []
 
 
-def confine_var_files(workspace: Path, directory: Path, var_files: list[str]) -> None:
+def confine_var_files(workspace: Roots, directory: Path, var_files: list[str]) -> None:
     """ToolError unless each var file (relative to the root module `directory`, as terraform reads it) is in
     the workspace: terraform quotes a var file's lines in its errors."""
     for var_file in var_files:
-        resolve_in_workspace(workspace, str(directory.relative_to(workspace.resolve()) / var_file))
+        resolve_in_workspace(workspace, str(directory / var_file))
 
 
 def preview_call(arguments: str) -> ToolCall:
@@ -160,7 +184,7 @@ async def ask_for_plugins(
     data = directory / ".terraform"
     if not any(_has_entries(data / folder) for folder in PLUGIN_FOLDERS):
         return None
-    rel = relative_to_workspace(ctx.workspace, directory)
+    rel = relative_to_workspace(ctx.roots, directory)
     if ctx.request_access is None:
         return NO_ONE_TO_ASK
     question = f"{asker} wants to run {command}, which starts {plugins_words(rel)}"

@@ -16,7 +16,7 @@ from iac_code.iac.schemas.store import SchemaStore
 from iac_code.iac.schemas.text import schema_text
 from iac_code.tools.base import Access, Category, Kind, ToolContext, ToolError, ToolResult, required_text
 from iac_code.tools.iac_plan import ask_for_plugins
-from iac_code.tools.workspace import path_argument_locations, resolve_in_workspace, shorten
+from iac_code.tools.workspace import Roots, path_argument_locations, resolve_in_workspace, root_of, shorten
 
 KINDS = ("resource", "data")
 
@@ -61,10 +61,10 @@ class ProviderSchemaTool:
         return f"Schema of {kind} {shorten(str(args.get('type') or ''), 60)}"
 
     def locations(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
-        return path_argument_locations(ctx.workspace, args)
+        return path_argument_locations(ctx.roots, args)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        query = schema_query(args, ctx.workspace)
+        query = schema_query(args, ctx.roots)
 
         async def before_plugins(directory: Path) -> str | None:
             return await ask_for_plugins(directory, ctx, self.name, "terraform providers schema")
@@ -76,7 +76,7 @@ class ProviderSchemaTool:
         return ToolResult(text=schema_text(schema), raw_output=schema)
 
 
-def schema_query(args: dict[str, Any], workspace: Path) -> SchemaQuery:
+def schema_query(args: dict[str, Any], workspace: Roots) -> SchemaQuery:
     """The arguments as a query for a module directory inside the workspace; ToolError the model can act on."""
     name = required_text(args, "type", blank_ok=False).strip()
     kind = args.get("kind") or "resource"
@@ -88,4 +88,4 @@ def schema_query(args: dict[str, Any], workspace: Path) -> SchemaQuery:
     directory = resolve_in_workspace(workspace, path)
     if not directory.is_dir():
         raise ToolError(f"not a directory: {path}")
-    return SchemaQuery(workspace=workspace, directory=directory, kind=kind, name=name)
+    return SchemaQuery(workspace=root_of(workspace, directory), directory=directory, kind=kind, name=name)

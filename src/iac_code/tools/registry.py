@@ -7,6 +7,7 @@ from pathlib import Path
 from iac_code.iac.checkers.terraform import TerraformValidateChecker
 from iac_code.iac.checkers.tflint import TflintChecker
 from iac_code.skills.discovery import SkillCatalog
+from iac_code.tools.ask_user import AskUserTool
 from iac_code.tools.base import Tool
 from iac_code.tools.files import EditFileTool, ListFilesTool, ReadFileTool, WriteFileTool
 from iac_code.tools.iac_check import IacCheckTool
@@ -48,6 +49,7 @@ def default_tools(
         WebFetchTool(),
         AgentTool(),
         UpdatePlanTool(),
+        AskUserTool(),
     ]
     if skills is not None and skills.skills:
         tools.append(SkillTool(skills))

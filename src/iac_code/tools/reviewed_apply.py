@@ -77,7 +77,7 @@ async def review(line: str, title: str, ctx: ToolContext, store: PlanStore) -> A
 
 def _directory(bound: BoundApply, ctx: ToolContext) -> Path:
     try:
-        directory = resolve_in_workspace(ctx.workspace, bound.directory)
+        directory = resolve_in_workspace(ctx.roots, bound.directory)
     except ToolError as exc:
         raise NotBound(str(exc)) from None
     if not directory.is_dir():
@@ -93,10 +93,10 @@ async def _plan(bound: BoundApply, directory: Path, ctx: ToolContext, store: Pla
             raise NotBound(f"{bound.plan_file} is not a plan iac_plan made in this session")
         return contract
     if (refusal := await ask_for_plugins(directory, ctx)) is not None:
-        rel = relative_to_workspace(ctx.workspace, directory)
+        rel = relative_to_workspace(ctx.roots, directory)
         return ToolResult(f"Not run: {refusal.rstrip('.')} (planning starts {plugins_words(rel)}).", is_error=True)
     try:
-        confine_var_files(ctx.workspace, directory, bound.var_files)
+        confine_var_files(ctx.roots, directory, bound.var_files)
     except ToolError as exc:  # never planned: terraform would quote the file's lines in its errors
         raise NotBound(f"a -var-file is outside the workspace ({exc})") from None
     try:
@@ -114,7 +114,7 @@ async def _ask_with_plan(
         if made_here:
             store.discard(Path(contract["planFile"]))
         return ToolResult(f"No changes: nothing to apply, nothing ran.\n{text}", raw_output={"plan": contract})
-    where = relative_to_workspace(ctx.workspace, Path(contract["directory"])).rstrip("/")
+    where = relative_to_workspace(ctx.roots, Path(contract["directory"])).rstrip("/")
     question = f"{contract['tool']} {bound.subcommand} in {where}/: {counts_line(contract['counts'])}"
     if bound.skipped:
         text += "\nNot run (only the reviewed plan is applied): " + "; ".join(bound.skipped)

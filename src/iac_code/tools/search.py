@@ -77,7 +77,7 @@ async def run_ripgrep(
 
 
 def _search_target(args: dict[str, Any], ctx: ToolContext) -> Path:
-    target = judged_or_resolved(ctx.workspace, str(args.get("path") or "."), ctx.judged_path)
+    target = judged_or_resolved(ctx.roots, str(args.get("path") or "."), ctx.judged_path)
     if not target.exists():
         raise ToolError(f"path not found: {args.get('path')}")
     # ripgrep skips FIFOs, sockets and devices when it walks a directory, but opens one it is given.
@@ -88,7 +88,7 @@ def _search_target(args: dict[str, Any], ctx: ToolContext) -> Path:
 
 def _workspace_prefix(ctx: ToolContext, directory: Path) -> str:
     """What turns a path rg printed from `directory` into a workspace-relative one."""
-    relative = relative_to_workspace(ctx.workspace, directory)
+    relative = relative_to_workspace(ctx.roots, directory)
     return "" if relative == "." else relative + "/"
 
 
@@ -227,7 +227,7 @@ async def _grep_one_file(
     """rg on one file, which we open (from the workspace root, without following links: the file the rules
     judged) and hand it as stdin; rg given the path would follow a link put there since. rg names stdin
     `<stdin>`: the lines get the file's name back."""
-    fd = await run_file_work(open_regular_file, ctx.workspace, target)
+    fd = await run_file_work(open_regular_file, ctx.roots, target)
     try:
         lines, capped, code, stderr = await run_ripgrep([*flags, "--", pattern, "-"], target.parent, max_results, fd)
     finally:

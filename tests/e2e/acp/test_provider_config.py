@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.e2e.acp.wire import AgentProcess, answer_text, model_env
+from tests.e2e.acp.wire import AgentProcess, model_env
 
 
 def _agent(tmp_path, **env: str) -> AgentProcess:
@@ -26,9 +26,8 @@ def test_a_problem_found_when_building_is_reported_on_the_first_prompt(tmp_path)
     agent = _agent(tmp_path, IAC_CODE_PROVIDER="scripted", IAC_CODE_SCRIPT=str(tmp_path / "missing.json"))
     try:
         session_id = agent.new_session(tmp_path)
-        response, seen = agent.prompt(session_id, "hello")
-        assert response["result"]["stopReason"] == "end_turn"
-        assert "[error]" in answer_text(seen) and "IAC_CODE_SCRIPT" in answer_text(seen)
+        response, _ = agent.prompt(session_id, "hello")
+        assert response["error"]["code"] == -32603 and "IAC_CODE_SCRIPT" in response["error"]["message"]
     finally:
         assert agent.close() == 0
 

@@ -16,8 +16,16 @@ def test_initialize_answers_the_seed_capabilities_and_repeats_itself(agent):
     assert first["agentCapabilities"] == {
         "loadSession": True,
         "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-        "sessionCapabilities": {"list": {}, "close": {}, "fork": {}, "resume": {}, "delete": {}},
+        "sessionCapabilities": {
+            "list": {},
+            "close": {},
+            "resume": {},
+            "delete": {},
+            "additionalDirectories": {},
+            "_meta": {"iac-code/unstable": {"fork": {}}},
+        },
         "mcpCapabilities": {"http": True, "sse": True},
+        "auth": {"logout": {}},
     }
     assert first["agentInfo"]["name"] == "iac-code"
     assert first["authMethods"] == []  # a model is configured

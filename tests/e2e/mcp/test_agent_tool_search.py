@@ -60,7 +60,7 @@ def test_the_model_searches_ten_thousand_tools_and_calls_the_one_it_found(spawn,
     assert offered[-1] == "tool_search" and set(BUILT_IN) <= set(offered)
     assert not [name for name in offered if name.startswith("mcp__")]
     search = next(tool["function"] for tool in searched["tools"] if tool["function"]["name"] == "tool_search")
-    assert "They have 10,013 tools (servers: big (10,013))" in search["description"]
+    assert "They have 10,016 tools (servers: big (10,016))" in search["description"]
     # the tools found are appended, best first, and the list then stays as it is (a provider's cached prefix holds)
     found = tool_names(called)[len(offered) :]
     assert tool_names(called)[: len(offered)] == offered

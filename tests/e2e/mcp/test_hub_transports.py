@@ -36,6 +36,9 @@ FIXTURE_TOOLS = {
     "hang_up",
     "crash",
     "grow",
+    "place_bucket",
+    "place_bucket_resolved",
+    "sign_in",
 }
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp.schema import NewSessionResponse, SessionConfigOptionSelect, SessionModeState
+from acp.schema import NewSessionResponse, SessionConfigOptionBoolean, SessionConfigOptionSelect, SessionModeState
 
 from iac_code.acp.agent import IacAgent
-from iac_code.acp.config_options import config_options, mode_state
+from iac_code.acp.config_options import config_options, mode_state, new_session_toggles
 from iac_code.acp.early import EarlyAnswers
 from iac_code.acp.early_session import plain_new_session_workspace
 from iac_code.acp.server import serve
@@ -75,6 +75,17 @@ def test_the_plain_config_state_is_the_sdk_models_wire_form(mode):
     assert SessionModeState.model_validate(state).model_dump(**_DUMP) == state
     for option in config_options(mode, "m1", ["m1", "m2"]):
         assert SessionConfigOptionSelect.model_validate(option).model_dump(**_DUMP) == option
+
+
+def test_boolean_options_are_the_sdk_models_wire_form_and_only_for_a_client_that_shows_them():
+    booleans = config_options("default", "m1", ["m1"], {"check_after_edit": True})[2:]
+    assert [option["id"] for option in booleans] == ["check_after_edit"] and booleans[0]["currentValue"] is True
+    for option in booleans:
+        assert SessionConfigOptionBoolean.model_validate(option).model_dump(**_DUMP) == option
+    assert [option["type"] for option in config_options("default", "m1", ["m1"])] == ["select", "select"]
+    assert new_session_toggles({"session": {"configOptions": {"boolean": {}}}}) == {}
+    assert new_session_toggles({"session": {"configOptions": {}}}) is None
+    assert new_session_toggles(None) is None
 
 
 async def test_the_early_session_is_stored_with_its_workspace_and_model(tmp_path):

@@ -6,13 +6,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from acp.helpers import text_block
 from tests.unit.agent.fakes import FakeProvider, FakeTool, call, say, workspace_at
 from tests.unit.agent.test_session import loop_factory
 
 from iac_code.acp.face import AcpFace, prompt_turn
+from iac_code.acp.router import request_error
 from iac_code.agent.policy import PLAN_MODE_REFUSAL
 from iac_code.agent.session import SessionCore
+from iac_code.errors import IacError
+from iac_code.providers.base import ProviderAuthError, ProviderError
 
 DUMP = {"mode": "json", "by_alias": True, "exclude_none": True}
 
@@ -149,3 +153,24 @@ async def test_slash_clear_forgets_the_history_in_memory_and_in_the_store(tmp_pa
 def peer_text(live: Live) -> list[str]:
     seen = live.peer.seen
     return [m["content"]["text"] for m in seen if m.get("sessionUpdate") == "agent_message_chunk"]
+
+
+class BrokenTool(FakeTool):
+    def access(self, args: dict[str, Any]) -> str:
+        raise RuntimeError("a bug in the tool's access()")
+
+
+async def test_a_failed_turn_is_the_prompts_error_by_its_kind_and_nothing_is_said_as_a_chunk(tmp_path):
+    cases = [
+        (ProviderAuthError("authentication failed for provider fake"), [], -32000, "Authentication required: "),
+        (ProviderError("fake returned HTTP 500: down"), [], -32603, "fake returned HTTP 500: down"),
+        (call("broken"), [BrokenTool("broken")], -32603, "Internal error"),  # a bug: no details for the client
+    ]
+    for reply, tools, code, message in cases:
+        peer = ScriptedPeer()
+        live = session(tmp_path, peer, FakeProvider(reply), tools)
+        with pytest.raises(IacError) as caught:
+            await live.prompt(prompt("go"))
+        error = request_error(caught.value)
+        assert (error.code, str(error).startswith(message)) == (code, True), str(error)
+        assert [m for m in peer.seen if m.get("sessionUpdate") == "agent_message_chunk"] == []

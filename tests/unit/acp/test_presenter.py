@@ -172,7 +172,7 @@ def test_replay_shows_a_call_as_live(tmp_path):
         Message(role="assistant", text="", tool_calls=[call]),
         Message(role="tool", text="Created main.tf", tool_call_id="c1", tool_name="write_file"),
     ]
-    updates = [wire(u) for u in replay_updates(history, default_tools(), tmp_path)]
+    updates = [wire(u) for u in replay_updates("s1", history, default_tools(), tmp_path)]
     tools = default_tools()
     live_start = wire(tool_call_start(call, describe_call(call, tools["write_file"], ToolContext(tmp_path))))
     assert updates[1] == live_start

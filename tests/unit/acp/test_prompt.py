@@ -1,6 +1,7 @@
 """Prompt blocks → the user message: text, images (checked), markers, and resource links read from the workspace."""
 
 import base64
+import json
 
 import pytest
 from acp.schema import (
@@ -15,7 +16,7 @@ from acp.schema import (
 from iac_code.acp.prompt import MAX_LINKED_FILE_BYTES, user_blocks, user_message
 from iac_code.errors import InvalidParams
 from iac_code.image_data import MAX_IMAGE_DATA_CHARS
-from iac_code.messages import Image
+from iac_code.messages import Image, Message
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 WEBP = base64.b64encode(b"RIFF\x24\x00\x00\x00WEBPVP8 " + b"\x00" * 20).decode()
@@ -114,3 +115,31 @@ async def test_embedded_resources_are_included(tmp_path):
 async def test_user_blocks_give_back_what_was_sent(tmp_path):
     message = await user_message([text("Explain"), image(PNG)], tmp_path, images=True)
     assert user_blocks(message) == [text("Explain"), image(PNG)]
+
+
+async def test_the_blocks_sent_survive_the_store_as_they_came_and_an_attached_image_is_stored_once(tmp_path):
+    link = ResourceContentBlock(type="resource_link", name="docs", uri="https://example.com/docs", field_meta={"k": 1})
+    embedded = EmbeddedResourceContentBlock(
+        type="resource", resource=TextResourceContents(uri="file:///x/main.tf", text="x = 1", mime_type="text/x-hcl")
+    )
+    wrapped = image(PNG[:40] + "\n" + PNG[40:])  # some clients wrap base64 lines: the model gets it unwrapped
+    sent = [text("Explain"), link, embedded, wrapped]
+    message = await user_message(sent, tmp_path, images=True)
+    stored = message.to_dict()
+    assert PNG not in json.dumps(stored["blocks"]) and stored["blocks"][3]["image"] == 0
+    assert user_blocks(Message.from_dict(json.loads(json.dumps(stored)))) == [
+        text("Explain"),
+        link,
+        embedded,
+        image(PNG),
+    ]
+
+
+async def test_an_image_the_model_does_not_read_is_kept_with_the_blocks(tmp_path):
+    message = await user_message([text("Look"), image(PNG)], tmp_path, images=False)
+    assert message.images == [] and user_blocks(Message.from_dict(message.to_dict())) == [text("Look"), image(PNG)]
+
+
+def test_a_message_stored_before_blocks_were_kept_shows_its_text_and_images():
+    message = Message.from_dict({"role": "user", "text": "Why?", "images": [{"mime_type": "image/png", "data": PNG}]})
+    assert user_blocks(message) == [text("Why?"), image(PNG)]

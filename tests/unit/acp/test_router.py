@@ -8,9 +8,12 @@ import pytest
 from acp import RequestError
 
 from iac_code.acp.agent import IacAgent
+from iac_code.acp.cancellation import InFlight
 from iac_code.acp.router import build_handler
 from iac_code.config import Settings
 from iac_code.host.host import SessionHost
+from iac_code.principals import Principal
+from iac_code.stored_credentials import store_api_key, stored_api_key
 
 
 class RecordingPeer:
@@ -41,10 +44,14 @@ def make_agent(tmp_path: Path) -> IacAgent:
     return agent
 
 
+def handler_of(agent: IacAgent) -> Any:
+    return build_handler(agent, InFlight(agent, NoOutbox()))  # type: ignore[arg-type]
+
+
 @pytest.fixture
 async def handle(tmp_path: Path):
     agent = make_agent(tmp_path)
-    yield build_handler(agent)
+    yield handler_of(agent)
     await agent.shutdown()
 
 
@@ -84,7 +91,7 @@ async def test_an_unexpected_error_is_an_internal_error(tmp_path):
 
     agent = make_agent(tmp_path)
     agent.list_sessions = broken  # type: ignore[method-assign,assignment]
-    handle = build_handler(agent)
+    handle = handler_of(agent)
     with pytest.raises(RequestError) as error:
         await handle("session/list", {}, False)
     assert error.value.code == -32603
@@ -94,7 +101,7 @@ async def test_one_router_serves_each_connection_its_own_agent(tmp_path):
     # The router is shared by the process; which agent a message reaches is the handler's, even when the
     # connections' messages are handled at the same time.
     agents = [make_agent(tmp_path / name) for name in ("a", "b")]
-    handles = [build_handler(agent) for agent in agents]
+    handles = [handler_of(agent) for agent in agents]
 
     async def create_then_list(handle, cwd: Path) -> tuple[str, list[str]]:
         created = wire(await handle("session/new", {"cwd": str(cwd)}, False))["sessionId"]
@@ -109,3 +116,15 @@ async def test_one_router_serves_each_connection_its_own_agent(tmp_path):
             await agent.shutdown()
     assert [listed for _, listed in results] == [[created] for created, _ in results]
     assert results[0][0] != results[1][0]
+
+
+async def test_only_an_administrator_signs_a_shared_server_out(tmp_path):
+    settings = Settings(config_dir=tmp_path / "config")
+    store_api_key(settings.config_dir, "sk-stored")
+    user = IacAgent(SessionHost(settings), NoOutbox(), principal=Principal("alice"))  # type: ignore[arg-type]
+    with pytest.raises(RequestError) as error:
+        await handler_of(user)("logout", {}, False)
+    assert error.value.code == -32602 and stored_api_key(settings.config_dir) == "sk-stored"
+    admin = IacAgent(SessionHost(settings), NoOutbox(), principal=Principal("root", admin=True))  # type: ignore[arg-type]
+    assert await handler_of(admin)("logout", None, False) == {}
+    assert stored_api_key(settings.config_dir) == "" and settings.signed_out

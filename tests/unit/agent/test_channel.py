@@ -34,6 +34,13 @@ async def test_differently_signed_thinking_blocks_stay_apart():
     assert await drain(channel) == [ThinkingDelta("ab", "s1"), ThinkingDelta("c", "s2")]
 
 
+async def test_deltas_of_different_messages_stay_apart_and_keep_their_ids():
+    channel = EventChannel()
+    for event in [TextDelta("a", "m1"), TextDelta("b", "m1"), TextDelta("c", "m2"), ThinkingDelta("t", "", "m3"), None]:
+        await channel.put(event)
+    assert await drain(channel) == [TextDelta("ab", "m1"), TextDelta("c", "m2"), ThinkingDelta("t", "", "m3")]
+
+
 async def test_a_full_channel_makes_the_producer_wait():
     channel = EventChannel(limit=2)
     await channel.put(ErrorReport("1"))

@@ -20,9 +20,10 @@ from iac_code.agent.events import (
 )
 from iac_code.agent.loop import CANCELLED, LoopConfig
 from iac_code.agent.policy import PERMISSION_DENIED, decide
-from iac_code.messages import Message, ToolCall, unanswered_tool_calls
-from iac_code.providers.base import Finish, ProviderError, ToolCallReady
+from iac_code.messages import Message, ToolCall, thought_id, unanswered_tool_calls
+from iac_code.providers.base import Finish, ProviderAuthError, ProviderError, ThinkingDelta, ToolCallReady
 from iac_code.providers.base import TextDelta as Delta
+from iac_code.redaction import Redactor, Values
 from iac_code.tools.base import Terminal
 
 
@@ -126,10 +127,39 @@ async def test_tool_calls_cut_by_the_output_limit_are_answered():
 
 
 async def test_provider_error_is_reported_and_the_turn_ends():
-    loop = make_loop(FakeProvider(ProviderError("authentication failed for provider fake")))
+    loop = make_loop(FakeProvider(ProviderAuthError("authentication failed for provider fake")))
     events = await collect(loop.run("go"))
     assert isinstance(events[-2], ErrorReport) and "authentication failed" in events[-2].message
     assert events[-1].stop_reason == "error"
+    assert events[-1].error == ErrorReport("authentication failed for provider fake", "auth")
+
+
+async def test_a_failed_model_call_ends_the_turn_with_its_words_redacted_after_keeping_what_was_said():
+    secret = "sk-live-0123456789abcdef"
+    failing = ProviderError(f"fake returned HTTP 500: upstream rejected {secret}")
+    loop = make_loop(FakeProvider([Delta("Looking first."), *call("look")], failing), [FakeTool("look")])
+    loop.redactor = Redactor([Values({"IAC_CODE_API_KEY": secret})])
+    events = await collect(loop.run("go"))
+    end = events[-1]
+    assert end.stop_reason == "error" and end.error is not None and end.error.kind == "model"
+    assert secret not in end.error.message and "HTTP 500: upstream rejected" in end.error.message
+    assert [m.role for m in loop.history] == ["user", "assistant", "tool"]  # the first answer and its call stay
+    assert loop.history[1].text == "Looking first."
+
+
+async def test_every_appended_message_has_an_id_and_the_streamed_deltas_carry_their_messages():
+    thinking = [ThinkingDelta("Hmm."), Delta("Let me look."), *call("look")]
+    loop = make_loop(FakeProvider(thinking, say("Done.")), [FakeTool("look")])
+    events = await collect(loop.run("go"))
+    ids = [m.id for m in loop.history]
+    assert all(ids) and len(set(ids)) == len(ids)
+    first, second = (m for m in loop.history if m.role == "assistant")
+    deltas = [(type(e).__name__, e.message_id) for e in events if isinstance(e, Delta | ThinkingDelta)]
+    assert deltas == [
+        ("ThinkingDelta", thought_id(first.id)),
+        ("TextDelta", first.id),
+        ("TextDelta", second.id),
+    ]
 
 
 async def test_unknown_tool_is_an_error_result_not_a_crash():
@@ -156,7 +186,10 @@ async def test_cancel_mid_stream_stops_within_a_second_and_keeps_what_was_shown(
     await asyncio.wait_for(task, 1.0)
     assert time.monotonic() - started < 1.0
     assert events[-1].stop_reason == "cancelled"
-    assert loop.history[-1] == Message(role="assistant", text="partial ")
+    shown = next(e for e in events if isinstance(e, TextDelta))
+    assert loop.history[-1] == Message(
+        role="assistant", id=shown.message_id, text="partial "
+    )  # the id it was shown with
     assert not loop.running
 
 

@@ -157,3 +157,35 @@ def test_a_read_rule_sees_through_a_symbolic_link(tmp_path: Path, config_dir: Pa
     rules = load_rules(project_directories(tmp_path), {"deny": ["Read(.env)"]}, None, config_dir)
     hit = rules.match(JudgedCall("read_file", "read", {"path": "innocent.txt"}))
     assert hit is not None and hit.entry == "Read(.env)"
+
+
+def test_an_additional_directorys_project_rules_hold_from_it_and_its_allow_waits_for_its_trust(
+    tmp_path: Path, repo: Path, config_dir: Path
+) -> None:
+    extra = tmp_path / "modules"
+    extra.mkdir()
+    file = settings_file(extra, {"deny": ["Read(secret.txt)", "Read(/abs/x)"], "allow": ["Bash(*)"]})
+    rules = load_rules(project_directories(repo), None, None, config_dir, additional=[project_directories(extra)])
+    assert [r.pattern.entry for r in rules.deny] == [f"Read({extra}/secret.txt)", "Read(/abs/x)"]
+    assert file in rules.project_files
+    hit = rules.match(JudgedCall("read_file", "read", {"path": str(extra / "secret.txt")}))
+    assert hit is not None and hit.file == str(file)
+    assert rules.match(JudgedCall("read_file", "read", {"path": "secret.txt"})) is None  # the cwd's is not it
+    assert verdict_word(rules) == "Ask" and [r.pattern.entry for r in rules.untrusted_allow] == ["Bash(*)"]
+    trusted = load_rules(
+        project_directories(repo), None, [str(extra)], config_dir, additional=[project_directories(extra)]
+    )
+    assert verdict_word(trusted) == "Run" and not trusted.trusted  # its own trust, not the cwd's
+
+
+def test_an_additional_directory_inside_the_repository_reads_a_shared_file_once(repo: Path, config_dir: Path) -> None:
+    settings_file(repo, {"deny": ["Bash(rm *)"]})
+    (repo / "envs").mkdir()
+    (repo / "modules").mkdir()
+    nested = settings_file(repo / "modules", {"deny": ["Write(locked/**)"]})
+    rules = load_rules(
+        project_directories(repo / "envs"), None, None, config_dir, additional=[project_directories(repo / "modules")]
+    )
+    assert [r.pattern.entry for r in rules.deny] == ["Bash(rm *)", f"Write({repo / 'modules'}/locked/**)"]
+    write = JudgedCall("write_file", "write", {"path": str(repo / "modules" / "locked" / "a.tf")})
+    assert (hit := rules.match(write)) is not None and hit.file == str(nested)

@@ -37,8 +37,8 @@ class RecordingFace:
     async def say(self, text: str) -> None:
         self.seen.append(("say", text))
 
-    async def warn(self, text: str) -> None:
-        self.seen.append(("warn", text))
+    async def notice(self, severity: str, title: str, detail: str) -> None:
+        self.seen.append(("notice", (severity, title, detail)))
 
     async def command_failed(self, text: str) -> None:
         self.seen.append(("command_failed", text))
@@ -177,9 +177,12 @@ async def test_a_skill_wins_over_a_markdown_command_of_its_name_and_a_bad_one_is
     await live.announce_commands()
     await live.prompt(user("/tagging modules/vpc"))
     await live.prompt(user("again"))
-    (warning,) = face.of("warn")
-    assert warning == f"\n[skills] skipped {skills_dir / 'Broken' / 'SKILL.md'}: " + (
-        "`name` 'Broken' must be lower-case letters, digits and single hyphens, at most 64 characters\n"
+    (warning,) = face.of("notice")
+    assert warning == (
+        "warning",
+        "skills",
+        f"skipped {skills_dir / 'Broken' / 'SKILL.md'}: "
+        "`name` 'Broken' must be lower-case letters, digits and single hyphens, at most 64 characters",
     )
     (listed,) = face.of("commands")
     assert [c.description for c in listed if c.name == "tagging"] == ["Tags."]

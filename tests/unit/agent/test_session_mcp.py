@@ -104,7 +104,7 @@ async def test_problems_are_told_and_nothing_is_told_after_close():
     assert recorder.hub.closed
     await recorder.hub.on_problem("tf", "late")
     await recorder.hub.on_change()
-    assert recorder.told == ["\n[MCP] MCP server 'tf' is unavailable: it exited (code 1) before it was ready\n"]
+    assert recorder.told == ["MCP server 'tf' is unavailable: it exited (code 1) before it was ready"]
     assert recorder.changes == 1
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from iac_code.config import Settings
 from iac_code.errors import InvalidParams
-from iac_code.host.workspaces import admitted_workspace, workspace_roots
+from iac_code.host.workspaces import admitted_directories, admitted_workspace, workspace_roots
 from iac_code.principals import LOCAL, Principal
 
 ALICE, BOB, ROOT, BOSS = Principal("alice"), Principal("bob"), Principal("root", admin=True), Principal("boss", True)
@@ -59,3 +59,29 @@ def test_principals_are_held_to_their_roots_and_admins_only_when_named(place: Pa
 def test_without_roots_a_principal_may_open_any_directory(place: Path) -> None:
     assert workspace_roots(Settings(config_dir=place / "config"), BOB) is None
     assert workspace_roots(Settings(config_dir=place, workspace_roots={"alice": ()}), ALICE) == []
+
+
+def test_additional_directories_are_admitted_as_the_cwd_is_each_refusal_naming_its_entry(place: Path) -> None:
+    settings = Settings(config_dir=place / "config", workspace_roots={"alice": [str(place / "alice")]})
+    (place / "alice" / "modules").mkdir()
+    (place / "alice" / "file.txt").write_text("x")
+    modules = str(place / "alice" / "modules")
+    assert admitted_directories(settings, ALICE, [modules, str(place / "alice"), modules]) == (
+        (place / "alice" / "modules").resolve(),
+        (place / "alice").resolve(),
+    )  # in order, a repeat once
+    refusals = {
+        "relative": ("modules", "not an absolute path: 'modules'"),
+        "missing": (str(place / "alice" / "gone"), f"no such directory: {place / 'alice' / 'gone'}"),
+        "a file": (str(place / "alice" / "file.txt"), f"no such directory: {place / 'alice' / 'file.txt'}"),
+        "own state": (str(place / "config"), "inside the agent's own state"),
+        "another's root": (str(place / "team"), "outside the workspaces alice may open"),
+    }
+    for bad, problem in refusals.values():
+        with pytest.raises(InvalidParams) as refused:
+            admitted_directories(settings, ALICE, [modules, bad])
+        assert refused.value.field == "additionalDirectories[1]"
+        assert problem in refused.value.data["additionalDirectories[1]"]
+    assert admitted_directories(settings, LOCAL, [str(place / "team")]) == ((place / "team").resolve(),)
+    with pytest.raises(InvalidParams, match="at most 32 directories"):
+        admitted_directories(settings, LOCAL, [str(place / "team")] * 33)

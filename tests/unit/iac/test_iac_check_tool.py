@@ -14,6 +14,7 @@ from iac_code.iac.checker import Selection, Tree, Unit
 from iac_code.iac.checkers.warm import CHECKOV_HINT
 from iac_code.iac.classify import FileKind
 from iac_code.iac.findings import Finding
+from iac_code.tools.backends import LocalIO
 from iac_code.tools.base import ToolContext, ToolError
 from iac_code.tools.iac_check import MAX_LOCATIONS, IacCheckTool
 
@@ -136,6 +137,20 @@ def test_confined_to_the_workspace(tmp_path: Path) -> None:
         run_tool(workspace, {"path": "link/outside.tf"})
     with pytest.raises(ToolError, match="path not found"):
         run_tool(workspace, {"path": "nope"})
+
+
+def test_an_additional_directory_is_checked_from_its_own_root(tmp_path: Path) -> None:
+    workspace, extra = tmp_path / "envs", tmp_path / "modules"
+    (extra / "vpc").mkdir(parents=True)
+    workspace.mkdir()
+    (extra / "vpc" / "main.tf").write_text("x = = 1\n")
+    ctx = ToolContext(workspace=workspace, io=LocalIO((workspace, extra)))
+    result = asyncio.run(IacCheckTool(cache=ResultCache(None)).run({"path": str(extra), "checks": ["hcl-syntax"]}, ctx))
+    assert [f["file"] for f in result.raw_output["findings"]] == ["vpc/main.tf"]
+    assert result.text.startswith(f"Paths are relative to {extra.resolve()}.\n")
+    assert [location.path for location in result.locations] == [str(extra.resolve() / "vpc" / "main.tf")]
+    with pytest.raises(ToolError, match="outside the workspace"):
+        run_tool(workspace, {"path": str(extra)})  # the cwd alone
 
 
 def test_a_walk_that_cannot_list_the_files_is_the_tools_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,16 @@ import pytest
 
 from iac_code.messages import Message, ToolCall, tool_result, user
 from iac_code.providers.anthropic import AnthropicProvider, to_anthropic_messages
-from iac_code.providers.base import Finish, ProviderError, TextDelta, ThinkingDelta, ToolCallReady, ToolSchema, Usage
+from iac_code.providers.base import (
+    Finish,
+    ProviderAuthError,
+    ProviderError,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallReady,
+    ToolSchema,
+    Usage,
+)
 
 SECRET = "sk-ant-test-do-not-print-987"
 WRITE = ToolSchema("write_file", "Write a file.", {"type": "object", "properties": {"path": {"type": "string"}}})
@@ -127,7 +136,7 @@ async def test_retry_then_success(anthropic_server):
 
 async def test_auth_failure_hides_key(anthropic_server):
     anthropic_server.add({"status": 401})
-    with pytest.raises(ProviderError) as caught:
+    with pytest.raises(ProviderAuthError) as caught:  # its own kind: the client is told to sign in
         await run(provider(anthropic_server, max_retries=2))
     assert (
         str(caught.value)

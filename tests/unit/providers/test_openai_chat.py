@@ -5,7 +5,16 @@ import asyncio
 import pytest
 
 from iac_code.messages import Message, ToolCall, tool_result, user
-from iac_code.providers.base import Finish, ProviderError, TextDelta, ThinkingDelta, ToolCallReady, ToolSchema, Usage
+from iac_code.providers.base import (
+    Finish,
+    ProviderAuthError,
+    ProviderError,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallReady,
+    ToolSchema,
+    Usage,
+)
 from iac_code.providers.openai_chat import OpenAIChatProvider, usage_of
 
 SECRET = "sk-test-do-not-print-0123456789"
@@ -121,7 +130,7 @@ async def test_retry_after_429_then_success(openai_server):
 
 async def test_auth_failure_is_not_retried_and_hides_the_key(openai_server):
     openai_server.add({"status": 401}, {"text": "never"})
-    with pytest.raises(ProviderError) as caught:
+    with pytest.raises(ProviderAuthError) as caught:  # its own kind: the client is told to sign in
         await run(provider(openai_server, max_retries=2))
     message = str(caught.value)
     assert message == "authentication failed for provider openai: check IAC_CODE_API_KEY (or OPENAI_API_KEY)"
@@ -130,9 +139,9 @@ async def test_auth_failure_is_not_retried_and_hides_the_key(openai_server):
 
 async def test_server_error_after_retries(openai_server):
     openai_server.add({"status": 500, "text": "boom"}, {"status": 500, "text": "boom"})
-    with pytest.raises(ProviderError, match="HTTP 500: boom"):
+    with pytest.raises(ProviderError, match="HTTP 500: boom") as caught:
         await run(provider(openai_server, max_retries=1))
-    assert len(openai_server.requests) == 2
+    assert len(openai_server.requests) == 2 and caught.value.kind == "model"
 
 
 async def test_dangling_tool_call_400_becomes_provider_error(openai_server):

@@ -391,3 +391,36 @@ async def test_delete_is_complete_and_idempotent(open_store: Opener) -> None:
     assert ids((await other.list(None))[0]) == ["kept"]
     await new_session(other, "gone")  # the id is free again, with an empty log
     assert (await other.load("gone"))[1] == []
+
+
+# ---- additional directories (ACP's additionalDirectories) ----
+
+
+async def test_additional_directories_are_kept_updated_and_forked(open_store: Opener) -> None:
+    store = await open_store()
+    await new_session(store, "s", additional_directories=["/work/modules", "/work/shared"])
+    assert (await new_session(store, "none")).additional_directories == []
+    again = await open_store()
+    assert (await again.get("s")).additional_directories == ["/work/modules", "/work/shared"]
+    assert [r.additional_directories for r in (await again.list(None))[0] if r.session_id == "s"] == [
+        ["/work/modules", "/work/shared"]
+    ]
+    forked = await again.fork("s", "f")
+    assert forked.additional_directories == ["/work/modules", "/work/shared"]
+    changed = await again.update("s", RecordChanges(additional_directories=["/work/other"]))
+    assert changed.additional_directories == ["/work/other"]
+    assert (await (await open_store()).get("s")).additional_directories == ["/work/other"]
+    assert (await again.get("f")).additional_directories == ["/work/modules", "/work/shared"]
+    kept = await again.update("s", RecordChanges(title="t"))  # None leaves them as they are
+    assert kept.additional_directories == ["/work/other"]
+
+
+async def test_options_are_stored_changed_reopened_and_forked(open_store: Opener) -> None:
+    store = await open_store()
+    await new_session(store, "src", options={"check_after_edit": True})
+    changed = await store.update("src", RecordChanges(options={"check_after_edit": False, "other": True}))
+    assert changed.options == {"check_after_edit": False, "other": True}
+    assert (await store.fork("src", "copy")).options == changed.options
+    reopened = await open_store()
+    assert (await reopened.get("src")).options == changed.options
+    assert (await reopened.get("copy")).options == changed.options

@@ -17,6 +17,7 @@ def test_every_tool_is_registered_under_its_own_name() -> None:
         "web_fetch",
         "agent",
         "update_plan",
+        "ask_user",
     ]
     assert sorted(tools) == sorted(expected)
     assert all(name == tool.name for name, tool in tools.items())
@@ -34,6 +35,7 @@ def test_read_only_tools_are_exactly_the_read_category() -> None:
         "provider_schema",
         "web_fetch",
         "update_plan",
+        "ask_user",
     }
 
 
@@ -54,6 +56,7 @@ def test_kinds_and_schemas() -> None:
         "web_fetch": "fetch",
         "agent": "execute",
         "update_plan": "think",
+        "ask_user": "other",
     }
     for tool in tools.values():
         assert tool.parameters["type"] == "object"

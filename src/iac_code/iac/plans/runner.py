@@ -24,6 +24,7 @@ from iac_code.iac.handed_dirs import Problem, terraform_dir_problems
 from iac_code.iac.plans.diagnostics import diagnostics_text, redacted, unredacted_text
 from iac_code.iac.plans.store import PlanStore
 from iac_code.iac.plans.summary import PlanDocumentError, plan_contract, summary_text
+from iac_code.iac.plans.variables import unset_variables
 from iac_code.iac.safe_read import file_problem, read_beneath
 from iac_code.system.processes import command_environment, communicate_within, contained, spawn, wait_for_exit
 
@@ -36,7 +37,12 @@ PLAN_ENVIRONMENT = {"TF_IN_AUTOMATION": "1", "CHECKPOINT_DISABLE": "1", "TF_INPU
 
 
 class PlanFailed(Exception):
-    """No plan: the message is terraform's own error text (trimmed) and what to do, for the model and user."""
+    """No plan: the message is terraform's own error text (trimmed) and what to do, for the model and user;
+    `unset`: the input variables terraform said have no value (variables.py)."""
+
+    def __init__(self, message: str, unset: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.unset = tuple(unset)
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,7 @@ async def make_plan(request: PlanRequest, store: PlanStore, base_environment: Ma
             PLAN_TIMEOUT,
         )
         if code != 0:
-            raise PlanFailed(_failure(tool, "plan", directory, messages, errors))
+            raise PlanFailed(_failure(tool, "plan", directory, messages, errors), unset_variables(messages))
         code, shown, errors = await _run(
             [program, "show", "-json", "-no-color", str(plan_file)], directory, environment, SHOW_TIMEOUT
         )

@@ -122,3 +122,15 @@ def test_preview_call_plans_the_given_directory_or_the_workspace():
     assert preview_call("  net ").arguments == {"path": "net"}
     assert preview_call("").arguments == {"path": "."}
     assert preview_call("").name == "iac_plan"
+
+
+def test_a_root_module_in_an_additional_directory_is_planned_there(workspace, tmp_path):
+    extra = tmp_path / "modules"
+    (extra / "net").mkdir(parents=True)
+    roots = (workspace, extra)
+    request = plan_request({"path": str(extra / "net"), "var_files": ["../prod.tfvars"]}, roots)
+    assert request.directory == extra.resolve() / "net"
+    with pytest.raises(ToolError, match="outside the workspace"):
+        plan_request({"path": str(extra / "net"), "var_files": ["../../secret.tfvars"]}, roots)
+    with pytest.raises(ToolError, match="outside the workspace"):
+        plan_request({"path": str(extra / "net")}, workspace)  # the cwd alone
