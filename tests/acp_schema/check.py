@@ -145,14 +145,17 @@ def _envelope(required: list[str], members: dict[str, Any]) -> dict[str, Any]:
 
 _ID = {"$ref": "#/$defs/RequestId"}
 _SHAPES: dict[str, Any] = {
-    # A request and a notification carry params whenever their definition has required members; the official
-    # unions also allow `params: null` for the Ext* methods, which accept anything anyway.
-    "request": lambda ref: _envelope(["id", "method", "params"], {"id": _ID, "params": ref}),
-    "notification": lambda ref: _envelope(["method", "params"], {"params": ref}),
-    "result": lambda ref: {**_envelope(["id", "result"], {"id": _ID, "result": ref}), "not": {"required": ["error"]}},
-    "error": lambda ref: {**_envelope(["id", "error"], {"id": _ID, "error": ref}), "not": {"required": ["result"]}},
+    # The official unions require only `id` and `method`; params are required where the method's definition has
+    # required members (every ACP method; not the Ext* ones, which take anything or nothing).
+    "request": lambda ref, params: _envelope(["id", "method", *params], {"id": _ID, "params": ref}),
+    "notification": lambda ref, params: _envelope(["method", *params], {"params": ref}),
+    "result": lambda ref, _: {
+        **_envelope(["id", "result"], {"id": _ID, "result": ref}),
+        "not": {"required": ["error"]},
+    },
+    "error": lambda ref, _: {**_envelope(["id", "error"], {"id": _ID, "error": ref}), "not": {"required": ["result"]}},
     # The whole union, for a response this client cannot place (it never sent that id).
-    "response": lambda ref: {"allOf": [_envelope(["id"], {}), ref]},
+    "response": lambda ref, _: {"allOf": [_envelope(["id"], {}), ref]},
 }
 
 
@@ -184,9 +187,10 @@ def validator(kind: str, definition: Definition) -> Draft202012Validator:
     """One compiled validator per (message kind, definition), built once per test process: the suite reads
     tens of thousands of messages."""
     document = _document(definition.document)
+    required = document["$defs"][definition.name].get("required")
     schema = {
         "$schema": document["$schema"],
-        **_SHAPES[kind]({"$ref": f"#/$defs/{definition.name}"}),
+        **_SHAPES[kind]({"$ref": f"#/$defs/{definition.name}"}, ["params"] if required else []),
         "$defs": document["$defs"],
     }
     return Draft202012Validator(schema, format_checker=FORMATS)

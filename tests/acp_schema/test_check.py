@@ -92,6 +92,9 @@ def test_an_error_response_is_checked_against_the_error_shape():
 def test_extensions_and_meta_pass_as_the_schema_allows():
     assert check.problems({"jsonrpc": "2.0", "method": "_iac/anything", "params": {"free": [1, "form"]}}) == []
     assert check.problems({"jsonrpc": "2.0", "id": 5, "result": 7}, "_iac/ask") == []
+    assert check.problems({"jsonrpc": "2.0", "method": "_iac/ping"}) == [], "an extension may have no params"
+    (problem,) = check.problems({"jsonrpc": "2.0", "method": "session/update"})
+    assert problem.endswith("at .: 'params' is a required property")
     assert check.problems(with_change(CHUNK, ["params", "_meta"], {"iac-code/x": 1})) == []
     (problem,) = check.problems(with_change(CHUNK, ["params", "_meta"], "not an object"))
     assert "at .params._meta" in problem
