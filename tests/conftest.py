@@ -12,7 +12,7 @@ from tests.terraform_binary import put_terraform_on_path, require_terraform
 
 from iac_code.cloud_credentials import is_credential_variable
 
-pytest_plugins = ["tests.pg.fixtures"]
+pytest_plugins = ["tests.pg.fixtures", "tests.acp_schema.plugin"]
 put_terraform_on_path()
 for _name in [name for name in os.environ if is_credential_variable(name)]:
     del os.environ[_name]

@@ -38,6 +38,7 @@ from acp.schema import (
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
+from tests.acp_schema import check
 from tests.e2e.acp.wire import model_env
 
 EVERYTHING = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True)
@@ -223,8 +224,10 @@ async def editing(
 ) -> AsyncIterator[ClientSideConnection]:
     """An initialized connection from `editor` to a fresh `iac-code acp`."""
     command = (sys.executable, "-m", "iac_code.cli", "acp")
+    observers = [check.Conformance("the SDK client (editor)").observe]
+    env_of_agent = model_env(model_url, config_dir, **env)
     try:
-        async with spawn_agent_process(editor, *command, env=model_env(model_url, config_dir, **env)) as (conn, _):
+        async with spawn_agent_process(editor, *command, env=env_of_agent, observers=observers) as (conn, _):
             await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)
             yield conn
     finally:

@@ -12,6 +12,7 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
 )
+from tests.acp_schema import check
 from tests.e2e.acp.wire import model_env
 
 
@@ -36,7 +37,9 @@ async def test_sdk_client_runs_a_prompt_with_a_permission(model, workspace, tmp_
     )
     client = RecordingClient()
     env = model_env(model.url, tmp_path / "config")
-    async with spawn_agent_process(client, sys.executable, "-m", "iac_code.cli", "acp", env=env) as (conn, _):
+    observers = [check.Conformance("the SDK client").observe]
+    command = (sys.executable, "-m", "iac_code.cli", "acp")
+    async with spawn_agent_process(client, *command, env=env, observers=observers) as (conn, _):
         init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
         assert init.agent_capabilities.load_session is True
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tests import evidence
+from tests.acp_schema import check
 
 Message = dict[str, Any]
 
@@ -33,7 +34,8 @@ def model_env(url: str, config_dir: Path, **extra: str) -> dict[str, str]:
 
 
 class AgentProcess:
-    """`iac-code acp` on real pipes. Every stdout line must be JSON (checked as it is read)."""
+    """`iac-code acp` on real pipes. Every stdout line must be JSON and conform to the ACP schema (checked as it
+    is read, tests/acp_schema)."""
 
     def __init__(
         self, env: dict[str, str], *args: str, program: list[str] | None = None, cwd: Path | None = None
@@ -50,6 +52,7 @@ class AgentProcess:
         self.stdout_problems: list[str] = []
         self.stderr_lines: list[str] = []
         self.transcript = evidence.Transcript()
+        self.conformance = check.Conformance(f"iac-code acp (pid {self.proc.pid})")
         self._inbox: queue.Queue[Message | None] = queue.Queue()
         self._ids = itertools.count(1)
         threading.Thread(target=self._read_stdout, daemon=True).start()
@@ -78,6 +81,7 @@ class AgentProcess:
                 self.stdout_problems.append(line[:200].decode(errors="replace"))
                 continue
             self.transcript.received(message)
+            self.conformance.received(message)
             self._inbox.put(message)
         self._inbox.put(None)
 
@@ -91,6 +95,7 @@ class AgentProcess:
     def send_line(self, line: str | bytes) -> None:
         assert self.proc.stdin is not None
         self.transcript.sent(line)
+        self.conformance.sent(line)
         self.proc.stdin.write(line if isinstance(line, bytes) else line.encode())
         self.proc.stdin.write(b"\n")
         self.proc.stdin.flush()
@@ -116,6 +121,7 @@ class AgentProcess:
 
     def next(self, timeout: float = 15) -> Message:
         message = self._inbox.get(timeout=timeout)
+        check.raise_found()
         assert message is not None, f"agent exited; stderr:\n{''.join(self.stderr_lines)}"
         return message
 

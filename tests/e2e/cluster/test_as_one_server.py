@@ -7,6 +7,7 @@ import itertools
 import json
 import subprocess
 
+from tests.acp_schema import check
 from tests.e2e.http import test_sdk_client as sdk
 from tests.e2e.http.client import AcpHttp, agent_text, is_response
 from tests.e2e.http.test_curl_walkthrough import WALKTHROUGH, _parse_sse
@@ -48,6 +49,7 @@ def test_seed_curl_walkthrough_with_every_request_on_another_instance(two, model
     events = _parse_sse(sse_out.read_text())
     assert [int(e["id"]) for e in events] == list(range(1, len(events) + 1))
     messages = [json.loads(e["data"]) for e in events]
+    check.check_transcript("the walkthrough's SSE stream", messages, {2: "session/new", 3: "session/prompt"})
     assert messages[0]["id"] == 2 and messages[-1]["id"] == 3 and messages[-1]["result"]["stopReason"] == "end_turn"
     text = "".join(
         m["params"]["update"]["content"]["text"]

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 from tests import evidence
+from tests.acp_schema import check
 
 INIT = {
     "jsonrpc": "2.0",
@@ -21,10 +22,18 @@ INIT = {
 
 
 class SseListener:
-    """Reads one SSE stream in a thread; events (dicts with id/event/data) land in a queue."""
+    """Reads one SSE stream in a thread; events (dicts with id/event/data) land in a queue. Each message is
+    checked against the ACP schema (tests/acp_schema) by its connection's `conformance`."""
 
-    def __init__(self, url: str, headers: dict[str, str], transcript: evidence.Transcript | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        headers: dict[str, str],
+        transcript: evidence.Transcript | None = None,
+        conformance: check.Conformance | None = None,
+    ) -> None:
         self.transcript = transcript or evidence.Transcript()
+        self.conformance = conformance or check.Conformance(f"SSE stream of {url}")
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
         self.status: int | None = None
         self.headers: httpx.Headers = httpx.Headers()
@@ -50,6 +59,7 @@ class SseListener:
                         if "data" in fields:
                             fields["data"] = json.loads(fields["data"])
                             self.transcript.received(fields["data"])
+                            self.conformance.received(fields["data"])
                             self.events.put(fields)
                         fields = {}
                     elif not line.startswith(":"):
@@ -62,7 +72,9 @@ class SseListener:
             self.events.put({"eof": True})
 
     def next(self, timeout: float = 15) -> dict[str, Any]:
-        return self.events.get(timeout=timeout)
+        event = self.events.get(timeout=timeout)
+        check.raise_found()
+        return event
 
     def until(self, predicate, timeout: float = 15) -> list[dict[str, Any]]:
         seen = []
@@ -87,9 +99,13 @@ class AcpHttp:
         self.url = url
         self.headers = headers or {}
         self.http = httpx.Client(timeout=30, headers=self.headers)
+        self.conformance = check.Conformance(f"HTTP client of {url}")
+        self.conformance.sent(INIT)
         response = self.http.post(url, json=INIT)
         assert response.status_code == 200, response.text
         self.initialize_result = response.json()
+        self.conformance.received(self.initialize_result)
+        check.raise_found()
         self.initialize_headers = response.headers
         self.connection_id = response.headers["Acp-Connection-Id"]
         self.transcript = evidence.Transcript()
@@ -107,6 +123,7 @@ class AcpHttp:
 
     def post(self, message: dict[str, Any], **headers: str) -> httpx.Response:
         self.transcript.sent(message)
+        self.conformance.sent(message)
         response = self.http.post(self.url, json=message, headers={"Acp-Connection-Id": self.connection_id, **headers})
         if response.status_code != 202:
             self.transcript.received(f"HTTP {response.status_code} {response.text}")
@@ -114,7 +131,7 @@ class AcpHttp:
 
     def stream(self, **headers: str) -> SseListener:
         headers = {**self.headers, "Acp-Connection-Id": self.connection_id, **headers}
-        return SseListener(self.url, headers, self.transcript)
+        return SseListener(self.url, headers, self.transcript, self.conformance)
 
     def new_session(self, listener: SseListener, cwd: str, request_id: int = 2) -> str:
         message = {

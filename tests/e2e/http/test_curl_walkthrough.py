@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+from tests.acp_schema import check
+
 WALKTHROUGH = r"""
 set -u
 U="$ACP_URL"
@@ -70,6 +72,7 @@ def test_seed_curl_walkthrough(live, model, tmp_path):
     assert ids == list(range(1, len(ids) + 1))
     assert all(e["event"] == "message" and e["retry"] == "5000" for e in events)
     messages = [json.loads(e["data"]) for e in events]
+    check.check_transcript("the walkthrough's SSE stream", messages, {2: "session/new", 3: "session/prompt"})
     assert messages[0]["id"] == 2 and messages[0]["result"]["sessionId"]
     text = "".join(
         m["params"]["update"]["content"]["text"]

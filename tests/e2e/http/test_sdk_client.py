@@ -9,6 +9,7 @@ import pytest
 from acp import connect_to_agent, text_block
 from acp.http import create_http_stream
 from acp.schema import AllowedOutcome, ClientCapabilities, Implementation, RequestPermissionResponse
+from tests.acp_schema import check
 
 
 class RecordingClient:
@@ -29,7 +30,9 @@ class RecordingClient:
 
 
 async def _connect(url: str, client: RecordingClient):
-    conn = connect_to_agent(client, create_http_stream(url))
+    conn = connect_to_agent(
+        client, create_http_stream(url), observers=[check.Conformance("the SDK HTTP client").observe]
+    )
     init = await conn.initialize(
         protocol_version=1,
         client_capabilities=ClientCapabilities(),

@@ -12,6 +12,7 @@ import pytest
 from acp import connect_to_agent, text_block
 from acp.schema import ClientCapabilities, Implementation
 from acp.ws import create_websocket_stream
+from tests.acp_schema import check
 from tests.e2e.http.client import AcpHttp, agent_text, is_response
 from tests.e2e.http.server_process import http_server
 from tests.e2e.http.test_sdk_client import RecordingClient
@@ -169,7 +170,8 @@ async def test_the_official_sdk_websocket_client_where_the_operator_lets_it_in(m
     )
     with http_server(model.url, env={"IAC_CODE_WEBSOCKET_WITHOUT_ACP": "true"}) as live:
         client = RecordingClient()
-        conn = connect_to_agent(client, await create_websocket_stream(ws_url(live.url)))
+        stream = await create_websocket_stream(ws_url(live.url))
+        conn = connect_to_agent(client, stream, observers=[check.Conformance("the SDK WebSocket client").observe])
         await conn.initialize(
             protocol_version=1,
             client_capabilities=ClientCapabilities(),

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from tests import evidence
+from tests.acp_schema import check
 from tests.e2e.http.client import INIT, agent_text, is_response
 from websockets.asyncio.client import ClientConnection, connect
 
@@ -27,6 +28,7 @@ class AcpSocket:
     def __init__(self, ws: ClientConnection) -> None:
         self.ws = ws
         self.transcript = evidence.Transcript()
+        self.conformance = check.Conformance("WebSocket client")
         evidence.watch(self)
 
     def evidence_title(self) -> str:
@@ -48,11 +50,15 @@ class AcpSocket:
 
     async def send(self, message: dict[str, Any]) -> None:
         self.transcript.sent(message)
+        self.conformance.sent(message)
         await self.ws.send(json.dumps(message))
 
     async def next(self, timeout: float = 15) -> dict[str, Any]:
         message = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
         self.transcript.received(message)
+        violation = self.conformance.received(message)
+        if violation is not None:
+            raise violation
         return message
 
     async def until(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 15) -> list[dict[str, Any]]:
