@@ -17,7 +17,7 @@ from iac_code.iac.session_start import start_workspace_summary
 from iac_code.messages import Message
 from iac_code.providers.base import ModelProvider
 from iac_code.providers.presets import session_prices
-from iac_code.tools.backends import WorkspaceIO
+from iac_code.tools.backends import LocalIO, WorkspaceIO
 from iac_code.tools.base import Tool
 from iac_code.tools.registry import default_tools
 
@@ -78,9 +78,8 @@ def build_loop(
         history=list(parts.history),
         on_message=parts.on_message,
         extra_tools=parts.extra_tools,
-        io=parts.io,
+        io=parts.io if parts.io is not None else LocalIO(workspace.roots),  # the session's every root
         recorder=parts.recorder,
         redactor=session_redactor(settings),
         workspace_summary=start_workspace_summary(workspace.root, prewarm=prewarm_checkers),
-        roots=workspace.roots,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -104,7 +104,6 @@ class AgentLoop:
         recorder: Recorder | None = None,
         redactor: Redactor | None = None,
         workspace_summary: Future[str] | None = None,
-        roots: Sequence[Path] = (),  # every directory the tools may act in, `workspace` first; () is it alone
     ) -> None:
         self.config = config
         self.provider = provider
@@ -132,7 +131,7 @@ class AgentLoop:
         self.mode_instructions = config.mode_instructions
         self.meter = compaction.ContextMeter()
         # e.g. the editor's fs and terminals; its roots are where the tools may act (ToolContext.roots)
-        self.io: WorkspaceIO = io if io is not None else LocalIO(tuple(roots) or workspace)
+        self.io: WorkspaceIO = io if io is not None else LocalIO(workspace)
         self._turn: asyncio.Task[None] | None = None
         self._partial: list[str] = []  # text streamed so far in the current model call
         self._reply_id = ""  # the id of the current model call's message (its streamed deltas carry it)
