@@ -26,15 +26,14 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
-    TextContentBlock,
     UserMessageChunk,
 )
 
 from iac_code.acp.plan import last_plan_update
 from iac_code.acp.presenter import tool_call_result, tool_call_start
 from iac_code.acp.prompt import PromptBlock, user_blocks
-from iac_code.acp.schema_v1_21 import CompactionUpdate, ContentBlock, ToolCallProgress, ToolCallStart
-from iac_code.acp.updates import message_chunk, thought_chunk
+from iac_code.acp.schema_v1_21 import CompactionUpdate, ToolCallProgress, ToolCallStart
+from iac_code.acp.updates import completed_compaction, message_chunk, thought_chunk
 from iac_code.agent.compaction import SUMMARY_PREFIX
 from iac_code.mcp.naming import title_from_name
 from iac_code.messages import Message, ToolCall, message_ids, thought_id
@@ -92,9 +91,7 @@ def replay_updates(
 def compaction_update(message_id: str, summary: Message) -> CompactionUpdate:
     """A stored summary as the completed compaction that wrote it, under the summary message's id (the
     compaction's id live, agent/loop.py; derived from its place for a session stored before ids were kept)."""
-    text = summary.text.removeprefix(SUMMARY_PREFIX)
-    content: list[ContentBlock] = [TextContentBlock(type="text", text=text)]
-    return CompactionUpdate(compaction_id=message_id, status="completed", summary=content)
+    return completed_compaction(message_id, summary.text.removeprefix(SUMMARY_PREFIX))
 
 
 def _user_chunk(block: PromptBlock, message_id: str) -> UserMessageChunk:

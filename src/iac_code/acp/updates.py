@@ -101,10 +101,15 @@ def compaction_updates(event: Compaction) -> list[CompactionUpdate | CompactionS
     if event.stage == "started":
         return [CompactionUpdate(compaction_id=event.id, status="in_progress")]
     if event.stage == "completed":
-        summary: list[ContentBlock] = [TextContentBlock(type="text", text=event.summary)]
-        return [CompactionUpdate(compaction_id=event.id, status="completed", summary=summary)]
+        return [completed_compaction(event.id, event.summary)]
     error = event.message if event.stage == "failed" else None
     return [CompactionUpdate(compaction_id=event.id, status=event.stage, error=error)]
+
+
+def completed_compaction(compaction_id: str, summary: str) -> CompactionUpdate:
+    """A compaction done, with its whole summary: live, and on a replay from the stored summary message."""
+    content: list[ContentBlock] = [TextContentBlock(type="text", text=summary)]
+    return CompactionUpdate(compaction_id=compaction_id, status="completed", summary=content)
 
 
 def turn_usage(end: TurnEnd) -> Usage:
