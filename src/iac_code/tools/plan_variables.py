@@ -2,11 +2,12 @@
 
 terraform names the variables that have no value (iac/plans/variables.py); the root module's `variable`
 blocks say their type, description and whether they are sensitive. The non-sensitive ones are asked in one
-form (ToolContext.elicit): the name as the title, `string`/`number`/`bool` as such, any other type as a
-string holding an HCL/JSON value. The answers are passed as `-var` for this plan only (never written into the
-user's files). A sensitive one is never asked (a form's answer passes through the client and the
-conversation): the user is told to set it (TF_VAR_name), and nothing is asked while one is missing, since the
-plan would fail anyway. Without a client that shows forms the plan fails as it always did.
+form (ToolContext.elicit), in the order the module declares them: the name as the title,
+`string`/`number`/`bool` as such, any other type as a string holding an HCL/JSON value. The answers are
+passed as `-var` for this plan only (never written into the user's files). A sensitive one is never asked (a
+form's answer passes through the client and the conversation): the user is told to set it (TF_VAR_name),
+and nothing is asked while one is missing, since the plan would fail anyway. Without a client that shows
+forms the plan fails as it always did.
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ async def values_for_unset(failure: PlanFailed, directory: Path, shown_as: str, 
     if not failure.unset or ctx.elicit is None:
         raise ToolError(str(failure))
     declared = await asyncio.to_thread(declared_variables, directory, configuration_files(directory))
-    blocks = [declared.get(name, Declared(name)) for name in failure.unset]
+    # in the module's order: terraform names the unset ones in no fixed order (it evaluates them concurrently)
+    unset = set(failure.unset)
+    blocks = [block for name, block in declared.items() if name in unset]
+    blocks += [Declared(name) for name in failure.unset if name not in declared]
     if sensitive := [block.name for block in blocks if block.sensitive]:
         raise ToolError(f"{failure}\n{sensitive_advice(sensitive)}")
     form = variables_form(blocks, shown_as)

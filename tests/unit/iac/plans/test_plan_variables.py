@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 
+from iac_code.iac.plans.runner import PlanFailed
 from iac_code.iac.plans.variables import Declared, declared_variables, unset_variables
-from iac_code.tools.plan_variables import var_text, variables_form
+from iac_code.tools.base import ToolContext
+from iac_code.tools.plan_variables import values_for_unset, var_text, variables_form
+from iac_code.tools.questions import Accepted, Answer, Form, Link
 
 
 def _diagnostic(summary: str, detail: str, severity: str = "error") -> str:
@@ -64,3 +67,20 @@ def test_the_form_maps_types_and_asks_every_variable():
 
 def test_answers_become_what_terraform_reads_in_var():
     assert [var_text(v) for v in ("eu", 2, 2.5, True, False)] == ["eu", "2", "2.5", "true", "false"]
+
+
+async def test_the_form_asks_in_the_order_the_module_declares_whatever_order_terraform_named_them(tmp_path):
+    (tmp_path / "main.tf").write_text('variable "region" {}\nvariable "copies" { type = number }\n')
+    (tmp_path / "tags.tf").write_text('variable "tags" {}\n')
+    asked: list[Form | Link] = []
+
+    async def elicit(question: Form | Link) -> Answer:
+        asked.append(question)
+        return Accepted({"region": "eu", "copies": 2, "tags": "{}", "undeclared": "x"})
+
+    failure = PlanFailed("No value for required variable", unset=["tags", "copies", "region", "undeclared"])
+    given = await values_for_unset(failure, tmp_path, ".", ToolContext(tmp_path, elicit=elicit))
+    (form,) = asked
+    assert isinstance(form, Form)
+    assert [field.name for field in form.fields] == ["region", "copies", "tags", "undeclared"]
+    assert given == {"region": "eu", "copies": "2", "tags": "{}", "undeclared": "x"}
